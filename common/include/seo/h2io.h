@@ -1,0 +1,61 @@
+/*
+ * seo/h2io.h: drives one nghttp2 session over one libevent bufferevent.
+ *
+ * The one HTTP/2 engine of the project: the gRPC server and client and the
+ * gateway's HTTP/2 front end all move bytes between a socket and nghttp2
+ * through this pump. It feeds what the bufferevent reads to
+ * nghttp2_session_mem_recv() and writes what nghttp2_session_mem_send()
+ * produces, with back-pressure (it stops asking nghttp2 for output while the
+ * output buffer holds more than a high-water mark, and resumes on drain).
+ *
+ * Threading: everything runs on the event_base thread of the bufferevent.
+ */
+#ifndef SEO_H2IO_H
+#define SEO_H2IO_H
+
+#include <event2/bufferevent.h>
+#include <nghttp2/nghttp2.h>
+
+typedef struct seo_h2io seo_h2io;
+
+/*
+ * Called once when the connection ends: the peer closed, a socket error, a
+ * protocol error, or both sides have nothing more to say (GOAWAY sent and
+ * no stream left). After it returns the pump may be freed; it has not freed
+ * itself.
+ */
+typedef void (*seo_h2io_close_fn)(seo_h2io *io, void *ud);
+
+/*
+ * Creates a pump. It takes ownership of `bev` (freed, with its socket, by
+ * seo_h2io_free()) but not of `session`, which the caller created with its
+ * own callbacks and frees after seo_h2io_free(). Bytes already waiting in
+ * the bufferevent's input (for example a peeked client preface) are
+ * processed at once.
+ *
+ * Returns 0 and sets *out, or SEO_ENOMEM.
+ */
+int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
+		 seo_h2io_close_fn on_close, void *ud, seo_h2io **out);
+
+/*
+ * Sends whatever nghttp2 has queued (call after any nghttp2_submit_*() or
+ * nghttp2_session_resume_data()). Returns 0, or SEO_EIO when the session
+ * failed, in which case on_close will be called from the event loop.
+ */
+int seo_h2io_flush(seo_h2io *io);
+
+/*
+ * Submits GOAWAY (NO_ERROR, last stream id as nghttp2 knows it) and lets
+ * open streams finish; on_close follows when none remain.
+ */
+void seo_h2io_shutdown(seo_h2io *io);
+
+/* The bufferevent, for the peer address or TLS state. Owned by the pump. */
+struct bufferevent *seo_h2io_bev(seo_h2io *io);
+
+/* Frees the pump and its bufferevent. NULL is allowed. Never calls
+ * on_close. */
+void seo_h2io_free(seo_h2io *io);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * seo/rpc.h: gRPC over cleartext HTTP/2 (prior knowledge), with protobuf-c
+ * messages. The wire rules are grpc's doc/PROTOCOL-HTTP2.md: 5-byte
+ * length-prefixed messages, grpc-status / grpc-message (percent-encoded)
+ * trailers, trailers-only responses for errors, grpc-timeout deadlines,
+ * 415 for a non-gRPC content-type, a 4 MiB message cap (RESOURCE_EXHAUSTED),
+ * RST_STREAM(NO_ERROR) after trailers sent before the request ended, GOAWAY
+ * before close. Every server also answers grpc.health.v1.Health/Check.
+ *
+ * Errors carry one of the public codes of seo/errors.h in the custom
+ * trailer `seo-error-code`, and optionally a JSON object of extra error
+ * fields (e.g. {"retry_after": 12}) in `seo-error-extra`; stock clients
+ * see the plain grpc-status and grpc-message.
+ *
+ * Metadata: the gateway sends `x-request-id` and the caller identity
+ * (`seo-workspace-id`, `seo-user-id`, `seo-key-id`, `seo-role`) as request
+ * headers; handlers read them with rpc_ctx_meta().
+ *
+ * Threading: servers and clients live on one event_base thread. A server
+ * created with workers > 0 runs handlers on that many threads, so that a
+ * handler may block (on PostgreSQL, say); replies are handed back to the
+ * loop thread. All functions return 0 or a negative SEO_E* code.
+ */
+#ifndef SEO_RPC_H
+#define SEO_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "seo/arena.h"
+
+#define RPC_MAX_MESSAGE (4 * 1024 * 1024)
+
+/* ---- server ------------------------------------------------------------ */
+
+typedef struct rpc_server rpc_server;
+typedef struct rpc_ctx rpc_ctx;
+
+/*
+ * A handler. `req` was unpacked with the call's arena allocator. On success
+ * it sets *resp (allocated on rpc_ctx_arena() or static) and returns 0. On
+ * failure it returns the result of rpc_ctx_fail(). Everything on the arena
+ * is freed after the reply is written.
+ */
+typedef int (*rpc_handler_fn)(rpc_ctx *ctx, const ProtobufCMessage *req,
+			      ProtobufCMessage **resp);
+
+typedef struct rpc_method {
+	const char *path; /* "/seo.account.v1.Account/Authorize" */
+	const ProtobufCMessageDescriptor *input;
+	const ProtobufCMessageDescriptor *output;
+	rpc_handler_fn handler;
+} rpc_method;
+
+/*
+ * Creates a server on `base` for `methods` (the array must outlive the
+ * server). `service` is handed to handlers through rpc_ctx_service().
+ * `workers` > 0 runs handlers on a pool of that many threads; 0 runs them on
+ * the loop thread (they must not block then).
+ */
+int rpc_server_new(struct event_base *base, const rpc_method *methods,
+		   size_t n_methods, void *service, int workers,
+		   rpc_server **out);
+
+/* Listens on "host:port". Returns SEO_EIO when the address cannot be
+ * bound. */
+int rpc_server_listen(rpc_server *srv, const char *addr);
+
+/* Health status answered by grpc.health.v1.Health/Check (default
+ * SERVING). */
+void rpc_server_set_serving(rpc_server *srv, int serving);
+
+/* Sends GOAWAY on every connection, stops accepting, and lets calls in
+ * flight finish. */
+void rpc_server_shutdown(rpc_server *srv);
+
+/* Frees the server; calls still running on workers are waited for. */
+void rpc_server_free(rpc_server *srv);
+
+/* The call's arena and a protobuf-c allocator on it (valid until the reply
+ * is written). */
+seo_arena *rpc_ctx_arena(rpc_ctx *ctx);
+ProtobufCAllocator *rpc_ctx_allocator(rpc_ctx *ctx);
+
+/* The `service` pointer given to rpc_server_new(). */
+void *rpc_ctx_service(rpc_ctx *ctx);
+
+/* Request metadata value by lowercase name, or NULL. Owned by the call. */
+const char *rpc_ctx_meta(rpc_ctx *ctx, const char *name);
+
+/* Absolute deadline in seo_mono_ms() terms, 0 when the caller gave none. */
+int64_t rpc_ctx_deadline(rpc_ctx *ctx);
+
+/* 1 when the deadline has passed or the caller cancelled. */
+int rpc_ctx_cancelled(rpc_ctx *ctx);
+
+/*
+ * Records a failure with public code `code` (a row of seo/errors.h; its
+ * gRPC status is used on the wire) and a message. Returns -1, so that a
+ * handler can `return rpc_ctx_fail(...)`.
+ */
+int rpc_ctx_fail(rpc_ctx *ctx, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Adds extra error fields (a JSON object text, copied) to the failure. */
+void rpc_ctx_fail_extra(rpc_ctx *ctx, const char *json_object);
+
+/* ---- client ------------------------------------------------------------ */
+
+typedef struct rpc_client rpc_client;
+
+typedef struct rpc_meta {
+	const char *name;  /* lowercase */
+	const char *value;
+} rpc_meta;
+
+typedef struct rpc_result {
+	int grpc_status;         /* SEO_GRPC_OK on success */
+	const char *code;        /* seo-error-code trailer, or NULL */
+	const char *message;     /* grpc-message, decoded; "" when none */
+	const char *extra_json;  /* seo-error-extra, or NULL */
+	ProtobufCMessage *response; /* on success; allocated with the call's
+				     * allocator, owned by the caller */
+} rpc_result;
+
+/* Called exactly once per call, always from the event loop (never from
+ * inside rpc_client_call()). The strings in `res` live until it returns. */
+typedef void (*rpc_done_fn)(const rpc_result *res, void *ud);
+
+/*
+ * Creates a client for "host:port". It connects lazily, keeps one HTTP/2
+ * connection with many concurrent streams, and reconnects after a failure
+ * (with a short back-off). Calls made while no connection can be had fail
+ * with UNAVAILABLE without waiting for their deadline.
+ */
+int rpc_client_new(struct event_base *base, const char *addr,
+		   rpc_client **out);
+
+/*
+ * Starts a call. `alloc` unpacks the response (e.g. the request's arena);
+ * NULL uses malloc. `timeout_ms` > 0 is sent as grpc-timeout and enforced
+ * locally (DEADLINE_EXCEEDED). `meta` adds request headers.
+ * Returns 0 (done will be called) or SEO_ENOMEM (it will not).
+ */
+int rpc_client_call(rpc_client *c, const char *path,
+		    const ProtobufCMessage *req,
+		    const ProtobufCMessageDescriptor *resp_desc,
+		    ProtobufCAllocator *alloc, int timeout_ms,
+		    const rpc_meta *meta, size_t n_meta, rpc_done_fn done,
+		    void *ud);
+
+/* Fails every call in flight with UNAVAILABLE and frees the client. */
+void rpc_client_free(rpc_client *c);
+
+/*
+ * Blocking convenience for tools and tests: runs its own event_base until
+ * the call ends. `*res` strings and response are allocated on `arena`.
+ */
+int rpc_call_sync(const char *addr, const char *path,
+		  const ProtobufCMessage *req,
+		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
+		  int timeout_ms, const rpc_meta *meta, size_t n_meta,
+		  rpc_result *res);
+
+/* ---- a service's main() ------------------------------------------------ */
+
+/*
+ * Runs a service process: logs as `name`, listens on `addr`, serves
+ * `methods` with `workers` threads, stops cleanly on SIGINT/SIGTERM
+ * (GOAWAY, calls in flight finish). Returns the process exit code.
+ */
+int rpc_service_main(const char *name, const char *addr,
+		     const rpc_method *methods, size_t n_methods,
+		     void *service, int workers);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * seo/util.h: clocks, hashes and randomness used everywhere.
+ */
+#ifndef SEO_UTIL_H
+#define SEO_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Wall-clock time in Unix milliseconds. */
+int64_t seo_now_ms(void);
+
+/* Monotonic time in milliseconds, for deadlines and latencies. */
+int64_t seo_mono_ms(void);
+
+/* Monotonic time in microseconds. */
+int64_t seo_mono_us(void);
+
+/* Writes the lowercase hex SHA-256 of `data` into `out` (65 bytes with the
+ * NUL). */
+void seo_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Lowercase hex HMAC-SHA256 of `data` under `key` into `out` (65 bytes). */
+void seo_hmac_sha256_hex(const void *key, size_t keylen, const void *data,
+			 size_t len, char out[65]);
+
+/* Constant-time comparison of two NUL-terminated strings; 1 when equal. */
+int seo_secure_streq(const char *a, const char *b);
+
+/*
+ * Fills `out` with `n` characters drawn uniformly from `alphabet` using the
+ * OpenSSL CSPRNG, then a NUL (`out` holds n + 1 bytes). Returns 0, or
+ * SEO_EIO when the generator fails.
+ */
+int seo_random_string(char *out, size_t n, const char *alphabet);
+
+/* Alphabets for seo_random_string(). */
+#define SEO_ALPHANUM "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#define SEO_URLSAFE SEO_ALPHANUM "-_"
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * gw_json.h: the one generic transcoder between the public JSON interface
+ * and protobuf-c messages, driven by message descriptors and the route's
+ * parameter rules; and the OpenAPI 3.1 document built from the same.
+ *
+ * JSON names are the proto field names (snake_case, as the specification
+ * shows them). Encoding emits every declared field: required and repeated
+ * fields always, an unset optional field as null. int64 fields are JSON
+ * integers, double/float numbers, bool booleans, bytes base64, enums their
+ * value name in lowercase without the enum-type prefix (ROLE_OWNER ->
+ * "owner"), nested messages objects (null when unset).
+ */
+#ifndef GW_JSON_H
+#define GW_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "gw_routes.h"
+#include "seo/arena.h"
+
+typedef struct gw_json_error {
+	const char *code;    /* public error code, e.g. "invalid_parameter" */
+	int http_status;     /* 400, 413, 415 */
+	char message[256];   /* names the field and what was wrong */
+} gw_json_error;
+
+/*
+ * Builds the request message of `route` from path parameters, the raw
+ * query string (without '?', may be "") and the body (JSON object for
+ * GW_IN_JSON; raw bytes for GW_IN_RAW together with `signature`, the value
+ * of the signature header or NULL). Query values are converted to the
+ * field's type ("true"/"false"/"1"/"0" for bool, decimal for integers,
+ * comma-separated or repeated parameters for repeated fields). The route's
+ * parameter rules are then applied: required, defaults, ranges (400 with
+ * the rule's code, or clamp, or fallback). Missing required proto fields
+ * are reported as missing parameters.
+ *
+ * The message and everything in it is allocated on `arena`. Returns 0 and
+ * sets *out, or SEO_EINVAL and fills *err.
+ */
+int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
+			   size_t n_path_params, const char *query,
+			   const char *body, size_t body_len,
+			   const char *signature, seo_arena *arena,
+			   ProtobufCMessage **out, gw_json_error *err);
+
+/*
+ * Encodes `msg` as a new JSON object (caller json_decref()s it), or NULL
+ * when out of memory.
+ */
+json_t *gw_json_encode_message(const ProtobufCMessage *msg);
+
+/*
+ * Reads an integer field (or the length of a repeated field) named
+ * `field` of `msg`, for per-item billing. Returns 0 and sets *value, or
+ * SEO_ENOTFOUND.
+ */
+int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
+			long long *value);
+
+/*
+ * Returns the value of the first field rule flagged GW_P_USAGE in the
+ * decoded request (the domain or URL queried), allocated on `arena`, or
+ * NULL.
+ */
+const char *gw_json_usage_value(const gw_route *route,
+				const ProtobufCMessage *req, seo_arena *arena);
+
+/*
+ * Builds the OpenAPI 3.1 document for `routes`: every route with its
+ * parameters (from the input descriptor and rules), request body, success
+ * response schema (from the output descriptor, plus credits_used /
+ * credits_remaining for GW_R_ENVELOPE), error responses (from the route's
+ * codes and the generic ones, with the shared Error schema), credit cost
+ * (x-credit-cost, x-billing) and the X-API-Key security scheme. Caller
+ * json_decref()s *out. Returns 0 or SEO_ENOMEM.
+ */
+int gw_openapi_build(const gw_route *routes, size_t n_routes,
+		     const char *server_url, json_t **out);
+
+#endif
