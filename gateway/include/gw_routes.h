@@ -121,10 +121,14 @@ typedef struct gw_kv {
 
 #define GW_MAX_PATH_PARAMS 4
 
+/* Bytes of scratch gw_route_match() needs beyond strlen(path) + 1. */
+#define GW_ROUTE_SCRATCH_EXTRA 128
+
 /*
- * Finds the route for `method` and `path`. Returns the row and fills
- * `params` (values allocated on nothing: they point into `scratch`, which
- * must hold strlen(path) + 1 bytes) with up to GW_MAX_PATH_PARAMS entries.
+ * Finds the route for `method` and `path` (HEAD matches GET rows). Returns
+ * the row and fills `params` with up to GW_MAX_PATH_PARAMS entries whose
+ * names and values are copied into `scratch`, which must hold
+ * strlen(path) + 1 + GW_ROUTE_SCRATCH_EXTRA bytes.
  * Returns NULL and sets *path_known to 1 when the path exists under
  * another method (405), 0 when it does not exist at all (404).
  */

@@ -1,0 +1,42 @@
+/*
+ * gw.h: the gateway. It maps /v1 JSON requests to service methods through
+ * the route table: authenticates the key, rate-limits and charges credits
+ * (one Authorize call to svc-account), calls the service over gRPC,
+ * refunds on failure, answers JSON, writes one log line per request and
+ * counts metrics. Services never see an API key: they get the caller's
+ * workspace, user, key id and role as metadata.
+ */
+#ifndef GW_H
+#define GW_H
+
+#include <event2/event.h>
+
+typedef struct gw_gateway gw_gateway;
+
+typedef struct gw_config {
+	const char *http_addr;            /* listen address */
+	const char *service_addr[6];      /* indexed by gw_service */
+	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
+	size_t body_limit;                /* bytes */
+	int rpc_timeout_ms;               /* deadline of a service call */
+} gw_config;
+
+/* Fills `cfg` from the environment (seo/config.h). Strings are owned by
+ * the environment or the config table. */
+void gw_config_from_env(gw_config *cfg);
+
+/* Creates the gateway on `base` and starts listening. Returns 0, SEO_EIO
+ * when the address cannot be bound, SEO_ENOMEM. */
+int gw_gateway_new(struct event_base *base, const gw_config *cfg,
+		   gw_gateway **out);
+
+/* The event_base the gateway runs on. */
+struct event_base *gw_gateway_base(gw_gateway *gw);
+
+/* Stops accepting and lets requests in flight finish. */
+void gw_gateway_shutdown(gw_gateway *gw);
+
+/* Frees the gateway (after the loop has stopped). */
+void gw_gateway_free(gw_gateway *gw);
+
+#endif

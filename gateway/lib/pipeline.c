@@ -1,0 +1,691 @@
+/*
+ * The request path: route, decode, authorize (key, rate, role, debit in one
+ * svc-account call), call the service, refund on failure, answer JSON, log,
+ * count. Everything runs on the loop thread; a request's state lives in one
+ * arena freed when its answer has left.
+ */
+#include "gw.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "grpc/health/v1/health.pb-c.h"
+#include "gw_http.h"
+#include "gw_json.h"
+#include "gw_routes.h"
+#include "metrics.h"
+#include "seo/account/v1/account.pb-c.h"
+#include "seo/arena.h"
+#include "seo/config.h"
+#include "seo/errors.h"
+#include "seo/log.h"
+#include "seo/rpc.h"
+#include "seo/util.h"
+
+#define API_KEY_HEADER "X-API-Key"
+#define SIGNATURE_HEADER "Stripe-Signature"
+#define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
+#define REFUND_PATH "/seo.account.v1.Account/Refund"
+#define HEALTH_PATH "/grpc.health.v1.Health/Check"
+#define HEALTH_TIMEOUT_MS 1000
+
+static const char *const service_names[GW__SVC_COUNT] = {
+	[GW_SVC_ACCOUNT] = "account",
+	[GW_SVC_GRAPH] = "graph",
+	[GW_SVC_REALTIME] = "realtime",
+	[GW_SVC_AGENT] = "agent",
+	[GW_SVC_RANKS] = "ranks",
+};
+
+struct gw_gateway {
+	struct event_base *base;
+	gw_http_server *http;
+	rpc_client *clients[GW__SVC_COUNT];
+	gw_metrics *metrics;
+	const gw_route *routes;
+	size_t n_routes;
+	char *openapi;  /* built once: the table never changes */
+	size_t openapi_len;
+	int rpc_timeout_ms;
+	char id_prefix[9];
+	unsigned long long id_counter;
+};
+
+typedef struct gw_call {
+	gw_gateway *gw;
+	gw_http_req *req;
+	seo_arena *arena;
+	ProtobufCAllocator alloc;
+	int64_t start_us;
+	char request_id[65];
+
+	const gw_route *route;
+	gw_kv params[GW_MAX_PATH_PARAMS];
+	size_t n_params;
+
+	ProtobufCMessage *input;
+	gw_json_error decode_err;
+	int decode_failed;
+
+	/* From Authorize. */
+	const char *workspace_id, *user_id, *key_id, *role;
+	int have_rate;
+	long long rate_limit, rate_remaining, rate_reset;
+	const char *charge_id;
+	long long charged, refunded, credits_remaining;
+
+	ProtobufCMessage *output;
+
+	/* A failure waiting for its refund before it is answered. */
+	int err_status;
+	const char *err_code;
+	const char *err_message;
+	const char *err_extra;
+
+	/* /healthz fan-in. */
+	int health_pending;
+	const char *health[GW__SVC_COUNT];
+} gw_call;
+
+static void call_finish(gw_call *c, int status, const char *body, size_t len);
+
+/* ---- answers ------------------------------------------------------------ */
+
+static size_t add_rate_headers(gw_call *c, gw_http_header *h, size_t n)
+{
+	if (!c->have_rate)
+		return n;
+	h[n].name = "RateLimit-Limit";
+	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_limit);
+	h[n].name = "RateLimit-Remaining";
+	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_remaining);
+	h[n].name = "RateLimit-Reset";
+	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_reset);
+	return n;
+}
+
+static void respond(gw_call *c, int status, const char *ctype,
+		    const char *body, size_t len)
+{
+	gw_http_header h[8];
+	size_t n = 0;
+
+	h[n].name = "Content-Type";
+	h[n++].value = ctype;
+	h[n].name = "X-Request-Id";
+	h[n++].value = c->request_id;
+	n = add_rate_headers(c, h, n);
+	gw_http_respond(c->req, status, h, n, body, len);
+	call_finish(c, status, body, len);
+}
+
+static void respond_json(gw_call *c, int status, json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+
+	json_decref(obj);
+	if (text == NULL) {
+		static const char oom[] = "{\"error\":\"Internal Server Error\","
+			"\"code\":\"internal_error\",\"message\":\"out of memory\"}";
+		respond(c, 500, "application/json", oom, sizeof(oom) - 1);
+		return;
+	}
+	respond(c, status, "application/json", text, strlen(text));
+	free(text);
+}
+
+/*
+ * Answers with the specification's error object. `extra_json` (may be
+ * NULL) is a JSON object whose members are merged in (retry_after, ...).
+ */
+static void respond_error(gw_call *c, const char *code, const char *message,
+			  const char *extra_json)
+{
+	const seo_error_def *def = seo_error_lookup(code);
+	int status;
+	json_t *obj, *extra;
+
+	if (def == NULL)
+		def = seo_error_lookup("internal_error");
+	status = def->http_status;
+	obj = json_pack("{s:s, s:s, s:s}", "error", seo_http_reason(status),
+			"code", def->code, "message",
+			message && *message ? message : def->summary);
+	if (obj == NULL) {
+		respond_json(c, 500, NULL);
+		return;
+	}
+	if (extra_json != NULL) {
+		extra = json_loads(extra_json, 0, NULL);
+		if (json_is_object(extra))
+			json_object_update_missing(obj, extra);
+		json_decref(extra);
+	}
+	respond_json(c, status, obj);
+}
+
+/* Maps a failed call's result onto the public error. */
+static void respond_rpc_error(gw_call *c, const rpc_result *res)
+{
+	const seo_error_def *def = seo_error_lookup(res->code);
+
+	if (def == NULL) {
+		def = seo_error_for_grpc(res->grpc_status);
+		log_warn("service call failed: %s %s",
+			 seo_grpc_status_name(res->grpc_status), res->message);
+		respond_error(c, def->code, def->summary, NULL);
+		return;
+	}
+	respond_error(c, def->code, res->message, res->extra_json);
+}
+
+/* ---- request end: log line, metrics, free -------------------------------- */
+
+static void call_finish(gw_call *c, int status, const char *body, size_t len)
+{
+	int64_t us = seo_mono_us() - c->start_us;
+	json_t *line;
+	char *text;
+
+	(void)body;
+	gw_metrics_observe(c->gw->metrics, c->route, status, us);
+	if (seo_log_min_level <= SEO_LOG_INFO) {
+		line = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:s?, s:s?}",
+				 "ts", (json_int_t)seo_now_ms(),
+				 "request_id", c->request_id,
+				 "method", gw_http_method(c->req),
+				 "path", gw_http_path(c->req),
+				 "route", c->route ? c->route->pattern : "",
+				 "status", status,
+				 "duration_ms", (double)us / 1000.0,
+				 "bytes", (json_int_t)len,
+				 "credits", (json_int_t)(c->charged - c->refunded),
+				 "workspace_id", c->workspace_id,
+				 "key_id", c->key_id);
+		if (line != NULL) {
+			text = json_dumps(line, JSON_COMPACT);
+			if (text != NULL)
+				seo_log_raw_line(text);
+			free(text);
+			json_decref(line);
+		}
+	}
+	seo_arena_free(c->arena);
+}
+
+/* ---- refunds ------------------------------------------------------------ */
+
+static void answer_success(gw_call *c);
+
+static void on_refund(const rpc_result *res, void *ud)
+{
+	gw_call *c = ud;
+	const Seo__Account__V1__RefundResponse *r = (const void *)res->response;
+
+	if (res->grpc_status == SEO_GRPC_OK) {
+		c->refunded = c->charged - r->credits_used;
+		c->credits_remaining = r->credits_remaining;
+		gw_metrics_credits(c->gw->metrics, 0, c->refunded);
+	} else {
+		/* The charge stays on the ledger; say so loudly, the call's
+		 * answer does not change. */
+		log_error("refund of %s failed: %s", c->charge_id, res->message);
+	}
+	if (c->err_code != NULL)
+		respond_error(c, c->err_code, c->err_message, c->err_extra);
+	else
+		answer_success(c);
+}
+
+/* Gives `amount` credits (0: all) of the call's charge back, then answers. */
+static void refund(gw_call *c, long long amount)
+{
+	Seo__Account__V1__RefundRequest req = SEO__ACCOUNT__V1__REFUND_REQUEST__INIT;
+	rpc_meta meta[] = {{"x-request-id", c->request_id}};
+
+	req.charge_id = (char *)c->charge_id;
+	req.amount = amount;
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], REFUND_PATH,
+			    &req.base, &seo__account__v1__refund_response__descriptor,
+			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1, on_refund,
+			    c) != 0) {
+		log_error("refund of %s not sent: out of memory", c->charge_id);
+		respond_error(c, "internal_error", "out of memory", NULL);
+	}
+}
+
+/* ---- the service call --------------------------------------------------- */
+
+static void answer_success(gw_call *c)
+{
+	json_t *obj = gw_json_encode_message(c->output);
+
+	if (obj == NULL) {
+		respond_error(c, "internal_error", "out of memory", NULL);
+		return;
+	}
+	if (c->route->flags & GW_R_ENVELOPE) {
+		json_object_set_new(obj, "credits_used",
+				    json_integer(c->charged - c->refunded));
+		json_object_set_new(obj, "credits_remaining",
+				    json_integer(c->credits_remaining));
+	}
+	respond_json(c, c->route->status, obj);
+}
+
+static void on_service(const rpc_result *res, void *ud)
+{
+	gw_call *c = ud;
+	long long billed;
+
+	if (res->grpc_status != SEO_GRPC_OK) {
+		if (c->charged > 0) {
+			const seo_error_def *def = seo_error_lookup(res->code);
+			if (def == NULL)
+				def = seo_error_for_grpc(res->grpc_status);
+			c->err_code = def->code;
+			c->err_message = seo_arena_strdup(c->arena, res->message);
+			c->err_extra = res->extra_json ?
+				seo_arena_strdup(c->arena, res->extra_json) : NULL;
+			refund(c, 0);
+			return;
+		}
+		respond_rpc_error(c, res);
+		return;
+	}
+	c->output = res->response;
+	if (c->route->bill == GW_BILL_PER_ITEM && c->charged > 0 &&
+	    gw_json_field_count(c->output, c->route->billed_field, &billed) == 0 &&
+	    billed * c->route->cost < c->charged) {
+		refund(c, c->charged - billed * c->route->cost);
+		return;
+	}
+	answer_success(c);
+}
+
+static void call_service(gw_call *c)
+{
+	rpc_meta meta[5];
+	size_t n = 0;
+
+	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
+	if (c->workspace_id != NULL) {
+		meta[n++] = (rpc_meta){"seo-workspace-id", c->workspace_id};
+		meta[n++] = (rpc_meta){"seo-user-id", c->user_id};
+		meta[n++] = (rpc_meta){"seo-key-id", c->key_id};
+		meta[n++] = (rpc_meta){"seo-role", c->role};
+	}
+	if (rpc_client_call(c->gw->clients[c->route->service],
+			    c->route->rpc_path, c->input, c->route->output,
+			    &c->alloc, c->gw->rpc_timeout_ms, meta, n,
+			    on_service, c) != 0)
+		respond_error(c, "internal_error", "out of memory", NULL);
+}
+
+/* ---- authorize ------------------------------------------------------------ */
+
+/* Reads rate state that a failed Authorize reports in its extra fields. */
+static void rate_from_extra(gw_call *c, const char *extra_json)
+{
+	json_t *extra = extra_json ? json_loads(extra_json, 0, NULL) : NULL;
+	json_int_t limit, remaining, reset;
+
+	if (extra != NULL &&
+	    json_unpack(extra, "{s:I, s:I, s:I}", "ratelimit_limit", &limit,
+			"ratelimit_remaining", &remaining, "ratelimit_reset",
+			&reset) == 0) {
+		c->have_rate = 1;
+		c->rate_limit = limit;
+		c->rate_remaining = remaining;
+		c->rate_reset = reset;
+	}
+	json_decref(extra);
+}
+
+static void on_authorize(const rpc_result *res, void *ud)
+{
+	gw_call *c = ud;
+	const Seo__Account__V1__AuthorizeResponse *a = (const void *)res->response;
+
+	if (res->grpc_status != SEO_GRPC_OK) {
+		rate_from_extra(c, res->extra_json);
+		respond_rpc_error(c, res);
+		return;
+	}
+	c->workspace_id = a->workspace_id;
+	c->user_id = a->user_id;
+	c->key_id = a->key_id;
+	c->role = a->role;
+	c->charge_id = a->charge_id && *a->charge_id ? a->charge_id : NULL;
+	c->credits_remaining = a->credits_remaining;
+	if (a->rate != NULL) {
+		c->have_rate = 1;
+		c->rate_limit = a->rate->limit;
+		c->rate_remaining = a->rate->remaining;
+		c->rate_reset = a->rate->reset_s;
+	}
+	if (c->charge_id != NULL)
+		gw_metrics_credits(c->gw->metrics, c->charged, 0);
+	else
+		c->charged = 0;
+	if (c->decode_failed) {
+		respond_error(c, c->decode_err.code, c->decode_err.message, NULL);
+		return;
+	}
+	call_service(c);
+}
+
+/* The credits to debit before the work. */
+static long long cost_before(const gw_call *c)
+{
+	long long items;
+
+	if (c->decode_failed)
+		return 0;
+	switch (c->route->bill) {
+	case GW_BILL_FIXED:
+		return c->route->cost;
+	case GW_BILL_PER_ITEM:
+		if (gw_json_field_count(c->input, c->route->items_field,
+					&items) != 0)
+			return 0;
+		return items * c->route->cost;
+	default:
+		return 0;
+	}
+}
+
+static void authorize(gw_call *c, const char *key)
+{
+	Seo__Account__V1__AuthorizeRequest req =
+		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
+	rpc_meta meta[] = {{"x-request-id", c->request_id}};
+	char hash[65];
+	const char *usage = NULL;
+
+	seo_sha256_hex(key, strlen(key), hash);
+	req.key_hash = hash;
+	req.endpoint = (char *)c->route->endpoint;
+	c->charged = cost_before(c);
+	req.cost = c->charged;
+	req.roles_allowed = c->route->roles;
+	if (!c->decode_failed)
+		usage = gw_json_usage_value(c->route, c->input, c->arena);
+	req.usage_domain = (char *)(usage ? usage : "");
+	req.rate_limited = !(c->route->flags & GW_R_NO_RATE_LIMIT);
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
+			    &req.base,
+			    &seo__account__v1__authorize_response__descriptor,
+			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1,
+			    on_authorize, c) != 0)
+		respond_error(c, "internal_error", "out of memory", NULL);
+}
+
+/* ---- built-in routes -------------------------------------------------------- */
+
+/*
+ * Answers of /healthz arrive in any order, so each check carries its own
+ * slot: the call for service i completes slot i.
+ */
+typedef struct health_slot {
+	gw_call *call;
+	int service;
+} health_slot;
+
+static void on_health_slot(const rpc_result *res, void *ud)
+{
+	health_slot *s = ud;
+	gw_call *c = s->call;
+	const Grpc__Health__V1__HealthCheckResponse *h = (const void *)res->response;
+	json_t *services, *obj;
+	int ok = 1;
+
+	c->health[s->service] = res->grpc_status == SEO_GRPC_OK &&
+		h->status == GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+		? "ok" : "unavailable";
+	if (--c->health_pending > 0)
+		return;
+	services = json_object();
+	for (int i = 1; i < GW__SVC_COUNT; i++) {
+		json_object_set_new(services, service_names[i],
+				    json_string(c->health[i]));
+		ok &= strcmp(c->health[i], "ok") == 0;
+	}
+	obj = json_pack("{s:s, s:o}", "status", ok ? "ok" : "unavailable",
+			"services", services);
+	respond_json(c, ok ? 200 : 503, obj);
+}
+
+static void serve_health(gw_call *c)
+{
+	Grpc__Health__V1__HealthCheckRequest req =
+		GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+	health_slot *slots = seo_arena_alloc(c->arena, sizeof(*slots) * GW__SVC_COUNT);
+
+	c->health_pending = GW__SVC_COUNT - 1;
+	for (int i = 1; i < GW__SVC_COUNT; i++) {
+		slots[i].call = c;
+		slots[i].service = i;
+		if (rpc_client_call(c->gw->clients[i], HEALTH_PATH, &req.base,
+				    &grpc__health__v1__health_check_response__descriptor,
+				    &c->alloc, HEALTH_TIMEOUT_MS, NULL, 0,
+				    on_health_slot, &slots[i]) != 0) {
+			respond_error(c, "internal_error", "out of memory", NULL);
+			return;
+		}
+	}
+}
+
+static void serve_builtin(gw_call *c)
+{
+	const char *p = c->route->pattern;
+
+	if (strcmp(p, "/healthz") == 0) {
+		serve_health(c);
+	} else if (strcmp(p, "/metrics") == 0) {
+		size_t len;
+		char *text = gw_metrics_render(c->gw->metrics, &len);
+		if (text == NULL) {
+			respond_error(c, "internal_error", "out of memory", NULL);
+			return;
+		}
+		respond(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+			text, len);
+		free(text);
+	} else {
+		respond(c, 200, "application/json", c->gw->openapi,
+			c->gw->openapi_len);
+	}
+}
+
+/* ---- entry ------------------------------------------------------------------- */
+
+/* Takes the caller's X-Request-Id when it is short and printable. */
+static void set_request_id(gw_call *c)
+{
+	const char *given = gw_http_header_get(c->req, "X-Request-Id");
+	size_t n;
+
+	if (given != NULL && (n = strlen(given)) > 0 && n < sizeof(c->request_id)) {
+		size_t i;
+		for (i = 0; i < n && isgraph((unsigned char)given[i]) &&
+			    given[i] != '"' && given[i] != '\\'; i++)
+			;
+		if (i == n) {
+			memcpy(c->request_id, given, n + 1);
+			return;
+		}
+	}
+	snprintf(c->request_id, sizeof(c->request_id), "%s%016llx",
+		 c->gw->id_prefix, ++c->gw->id_counter);
+}
+
+static void on_request(gw_http_req *req, void *ud)
+{
+	gw_gateway *gw = ud;
+	seo_arena *arena = seo_arena_new(0);
+	gw_call *c;
+	const char *path = gw_http_path(req), *key, *body;
+	char *scratch;
+	int path_known;
+	size_t body_len;
+
+	if (arena == NULL || (c = seo_arena_calloc(arena, sizeof(*c))) == NULL ||
+	    (scratch = seo_arena_alloc(arena, strlen(path) + 1 +
+				       GW_ROUTE_SCRATCH_EXTRA)) == NULL) {
+		static const char oom[] = "{\"error\":\"Service Unavailable\","
+			"\"code\":\"service_unavailable\",\"message\":\"out of memory\"}";
+		seo_arena_free(arena);
+		gw_http_respond(req, 503, NULL, 0, oom, sizeof(oom) - 1);
+		return;
+	}
+	c->gw = gw;
+	c->req = req;
+	c->arena = arena;
+	c->start_us = seo_mono_us();
+	seo_arena_pb_allocator(arena, &c->alloc);
+	set_request_id(c);
+
+	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
+				  &c->n_params, &path_known);
+	if (c->route == NULL) {
+		if (path_known)
+			respond_error(c, "method_not_allowed",
+				      seo_arena_printf(arena, "%s is not allowed on %s",
+						       gw_http_method(req), path),
+				      NULL);
+		else
+			respond_error(c, "not_found",
+				      seo_arena_printf(arena, "no route for %s", path),
+				      NULL);
+		return;
+	}
+	if (c->route->service == GW_SVC_NONE) {
+		serve_builtin(c);
+		return;
+	}
+
+	body = gw_http_body(req, &body_len);
+	if (gw_json_decode_request(c->route, c->params, c->n_params,
+				   gw_http_query(req), body, body_len,
+				   gw_http_header_get(req, SIGNATURE_HEADER),
+				   arena, &c->input, &c->decode_err) != 0)
+		c->decode_failed = 1;
+
+	if (c->route->flags & GW_R_NO_KEY) {
+		if (c->decode_failed) {
+			respond_error(c, c->decode_err.code,
+				      c->decode_err.message, NULL);
+			return;
+		}
+		call_service(c);
+		return;
+	}
+	key = gw_http_header_get(req, API_KEY_HEADER);
+	if (key == NULL || *key == '\0') {
+		respond_error(c, "invalid_api_key", "missing X-API-Key header",
+			      NULL);
+		return;
+	}
+	/* A bad request still authorizes first (at no cost), so that a bad
+	 * key is told 401 before a bad parameter is told 400. */
+	authorize(c, key);
+}
+
+/* ---- lifecycle ------------------------------------------------------------- */
+
+void gw_config_from_env(gw_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->http_addr = seo_config(SEO_CFG_HTTP_ADDR);
+	cfg->service_addr[GW_SVC_ACCOUNT] = seo_config(SEO_CFG_ACCOUNT_ADDR);
+	cfg->service_addr[GW_SVC_GRAPH] = seo_config(SEO_CFG_GRAPH_ADDR);
+	cfg->service_addr[GW_SVC_REALTIME] = seo_config(SEO_CFG_REALTIME_ADDR);
+	cfg->service_addr[GW_SVC_AGENT] = seo_config(SEO_CFG_AGENT_ADDR);
+	cfg->service_addr[GW_SVC_RANKS] = seo_config(SEO_CFG_RANKS_ADDR);
+	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
+	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
+	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
+	cfg->rpc_timeout_ms = (int)seo_config_int(SEO_CFG_RPC_TIMEOUT_MS, 30000);
+}
+
+int gw_gateway_new(struct event_base *base, const gw_config *cfg,
+		   gw_gateway **out)
+{
+	gw_gateway *gw = calloc(1, sizeof(*gw));
+	gw_http_config hc = {0};
+	json_t *doc = NULL;
+	char server_url[300];
+	int rc = SEO_ENOMEM;
+
+	if (gw == NULL)
+		return SEO_ENOMEM;
+	gw->base = base;
+	gw->rpc_timeout_ms = cfg->rpc_timeout_ms > 0 ? cfg->rpc_timeout_ms : 30000;
+	gw->routes = gw_routes(&gw->n_routes);
+	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0) {
+		rc = SEO_EIO;
+		goto out;
+	}
+	gw->metrics = gw_metrics_new(gw->routes, gw->n_routes);
+	if (gw->metrics == NULL)
+		goto out;
+	for (int i = 1; i < GW__SVC_COUNT; i++) {
+		rc = rpc_client_new(base, cfg->service_addr[i], &gw->clients[i]);
+		if (rc != 0)
+			goto out;
+	}
+	snprintf(server_url, sizeof(server_url), "%s://%s",
+		 cfg->tls_cert && *cfg->tls_cert ? "https" : "http",
+		 cfg->http_addr);
+	rc = gw_openapi_build(gw->routes, gw->n_routes, server_url, &doc);
+	if (rc != 0)
+		goto out;
+	gw->openapi = json_dumps(doc, JSON_COMPACT);
+	if (gw->openapi == NULL) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	gw->openapi_len = strlen(gw->openapi);
+
+	hc.addr = cfg->http_addr;
+	hc.body_limit = cfg->body_limit;
+	hc.tls_cert = cfg->tls_cert;
+	hc.tls_key = cfg->tls_key;
+	rc = gw_http_server_new(base, &hc, on_request, gw, &gw->http);
+out:
+	json_decref(doc);
+	if (rc != 0) {
+		gw_gateway_free(gw);
+		return rc;
+	}
+	*out = gw;
+	return 0;
+}
+
+struct event_base *gw_gateway_base(gw_gateway *gw)
+{
+	return gw->base;
+}
+
+void gw_gateway_shutdown(gw_gateway *gw)
+{
+	if (gw->http != NULL)
+		gw_http_server_shutdown(gw->http);
+}
+
+void gw_gateway_free(gw_gateway *gw)
+{
+	if (gw == NULL)
+		return;
+	gw_http_server_free(gw->http);
+	for (int i = 1; i < GW__SVC_COUNT; i++)
+		rpc_client_free(gw->clients[i]);
+	gw_metrics_free(gw->metrics);
+	free(gw->openapi);
+	free(gw);
+}

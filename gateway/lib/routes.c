@@ -1,0 +1,215 @@
+/*
+ * The route table. Each row is an endpoint of the public interface; see
+ * gw_routes.h for the columns. Keep rows in the order the specification
+ * lists them: the OpenAPI document follows this order.
+ */
+#include "gw_routes.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "seo/account/v1/account.pb-c.h"
+
+#define ACCOUNT(m) "/seo.account.v1.Account/" m
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define MSG(t) (&seo__account__v1__##t##__descriptor)
+
+static const gw_param_rule usage_params[] = {
+	{"limit", GW_P_DEFAULT | GW_P_RANGE | GW_P_CLAMP, 1, 200, 50, NULL,
+	 "page size; larger values are clamped to 200"},
+	{"offset", GW_P_DEFAULT | GW_P_RANGE, 0, LLONG_MAX, 0, NULL,
+	 "rows skipped"},
+};
+
+static const gw_param_rule checkout_params[] = {
+	{"credits", GW_P_REQUIRED | GW_P_RANGE, 100, 100000000, 0,
+	 "invalid_credits", "credits to buy, a whole number of at least 100"},
+};
+
+static const gw_param_rule create_key_params[] = {
+	{"name", 0, 0, 0, 0, NULL, "display name of the key; default Default"},
+};
+
+static const gw_param_rule revoke_key_params[] = {
+	{"id", GW_P_REQUIRED, 0, 0, 0, "key_not_found",
+	 "the key's id (its SHA-256), as listed by GET /v1/keys"},
+};
+
+static const char *const me_errors[] = {"user_not_found", NULL};
+static const char *const revoke_errors[] = {"key_not_found", NULL};
+static const char *const checkout_errors[] = {"invalid_credits",
+					      "checkout_failed", NULL};
+static const char *const webhook_errors[] = {"invalid_signature", NULL};
+static const char *const no_errors[] = {NULL};
+
+static const gw_route routes[] = {
+	{.method = "GET", .pattern = "/healthz", .endpoint = "healthz",
+	 .service = GW_SVC_NONE, .status = 200,
+	 .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
+	 .summary = "Health of the gateway and every service",
+	 .errors = no_errors},
+	{.method = "GET", .pattern = "/metrics", .endpoint = "metrics",
+	 .service = GW_SVC_NONE, .status = 200,
+	 .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
+	 .summary = "Prometheus metrics", .errors = no_errors},
+	{.method = "GET", .pattern = "/v1/openapi.json", .endpoint = "openapi",
+	 .service = GW_SVC_NONE, .status = 200,
+	 .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
+	 .summary = "This interface as an OpenAPI 3.1 document",
+	 .errors = no_errors},
+
+	/* Account endpoints. */
+	{.method = "GET", .pattern = "/v1/me", .endpoint = "me",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("GetMe"),
+	 .input = MSG(empty), .output = MSG(user), .in = GW_IN_NONE,
+	 .status = 200, .roles = GW_ROLES_ANY,
+	 .summary = "The key's user", .errors = me_errors},
+	{.method = "GET", .pattern = "/v1/credits", .endpoint = "credits",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("GetCredits"),
+	 .input = MSG(empty), .output = MSG(credits), .in = GW_IN_NONE,
+	 .status = 200, .roles = GW_ROLES_STAFF,
+	 .summary = "The workspace's credit balance", .errors = no_errors},
+	{.method = "GET", .pattern = "/v1/keys", .endpoint = "keys",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("ListKeys"),
+	 .input = MSG(empty), .output = MSG(list_keys_response),
+	 .in = GW_IN_NONE, .status = 200, .roles = GW_ROLES_STAFF,
+	 .summary = "Active API keys, newest first (members: their own)",
+	 .errors = no_errors},
+	{.method = "POST", .pattern = "/v1/keys", .endpoint = "keys",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("CreateKey"),
+	 .input = MSG(create_key_request), .output = MSG(created_key),
+	 .in = GW_IN_JSON, .status = 201, .roles = GW_ROLES_STAFF,
+	 .params = create_key_params, .n_params = N(create_key_params),
+	 .summary = "Create an API key; the raw key is shown once",
+	 .errors = no_errors},
+	{.method = "DELETE", .pattern = "/v1/keys/:id", .endpoint = "keys",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("RevokeKey"),
+	 .input = MSG(revoke_key_request), .output = MSG(success),
+	 .in = GW_IN_NONE, .status = 200, .roles = GW_ROLES_STAFF,
+	 .params = revoke_key_params, .n_params = N(revoke_key_params),
+	 .summary = "Revoke an API key, immediately and for good",
+	 .errors = revoke_errors},
+	{.method = "GET", .pattern = "/v1/usage", .endpoint = "usage",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("ListUsage"),
+	 .input = MSG(list_usage_request), .output = MSG(list_usage_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_STAFF,
+	 .params = usage_params, .n_params = N(usage_params),
+	 .summary = "Usage rows of the workspace, newest first",
+	 .errors = no_errors},
+	{.method = "GET", .pattern = "/v1/pricing", .endpoint = "pricing",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("GetPricing"),
+	 .input = MSG(empty), .output = MSG(pricing_response),
+	 .in = GW_IN_NONE, .status = 200,
+	 .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
+	 .summary = "Price tiers per credit", .errors = no_errors},
+	{.method = "POST", .pattern = "/v1/checkout", .endpoint = "checkout",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("CreateCheckout"),
+	 .input = MSG(checkout_request), .output = MSG(checkout_response),
+	 .in = GW_IN_JSON, .status = 200, .roles = GW_ROLES_MANAGERS,
+	 .params = checkout_params, .n_params = N(checkout_params),
+	 .summary = "Start a payment-provider checkout session for credits",
+	 .errors = checkout_errors},
+	{.method = "GET", .pattern = "/v1/websites", .endpoint = "websites",
+	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("ListWebsites"),
+	 .input = MSG(empty), .output = MSG(list_websites_response),
+	 .in = GW_IN_NONE, .status = 200, .roles = GW_ROLES_ANY,
+	 .summary = "The workspace's websites, ordered by name",
+	 .errors = no_errors},
+	{.method = "POST", .pattern = "/v1/webhooks/payments",
+	 .endpoint = "webhooks/payments", .service = GW_SVC_ACCOUNT,
+	 .rpc_path = ACCOUNT("PaymentWebhook"),
+	 .input = MSG(payment_webhook_request),
+	 .output = MSG(payment_webhook_response), .in = GW_IN_RAW,
+	 .status = 200, .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
+	 .summary = "Payment provider's signed payment-completed event",
+	 .errors = webhook_errors},
+};
+
+const gw_route *gw_routes(size_t *count)
+{
+	*count = N(routes);
+	return routes;
+}
+
+/*
+ * Matches one pattern segment by segment; ":name" binds a non-empty
+ * segment. `scratch` receives copies of bound values.
+ */
+static int pattern_match(const char *pattern, const char *path, char *scratch,
+			 gw_kv *params, size_t *n_params)
+{
+	const char *p = pattern, *s = path;
+	size_t n = 0;
+
+	while (*p != '\0' && *s != '\0') {
+		if (*p == ':') {
+			const char *name = p + 1;
+			const char *pend = strchr(name, '/');
+			const char *send = strchr(s, '/');
+			size_t plen = pend ? (size_t)(pend - name) : strlen(name);
+			size_t slen = send ? (size_t)(send - s) : strlen(s);
+
+			if (slen == 0 || n == GW_MAX_PATH_PARAMS)
+				return 0;
+			/* Names point into the pattern's copy in scratch too,
+			 * so that they are NUL-terminated. */
+			memcpy(scratch, s, slen);
+			scratch[slen] = '\0';
+			params[n].value = scratch;
+			scratch += slen + 1;
+			memcpy(scratch, name, plen);
+			scratch[plen] = '\0';
+			params[n].name = scratch;
+			scratch += plen + 1;
+			n++;
+			p = name + plen;
+			s += slen;
+			continue;
+		}
+		if (*p != *s)
+			return 0;
+		p++;
+		s++;
+	}
+	if (*p != '\0' || *s != '\0')
+		return 0;
+	*n_params = n;
+	return 1;
+}
+
+const gw_route *gw_route_match(const char *method, const char *path,
+			       char *scratch, gw_kv *params, size_t *n_params,
+			       int *path_known)
+{
+	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
+
+	*path_known = 0;
+	*n_params = 0;
+	for (size_t i = 0; i < N(routes); i++) {
+		if (!pattern_match(routes[i].pattern, path, scratch, params,
+				   n_params))
+			continue;
+		if (strcmp(routes[i].method, m) == 0)
+			return &routes[i];
+		*path_known = 1;
+	}
+	*n_params = 0;
+	return NULL;
+}
+
+unsigned gw_role_bit(const char *role)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} roles[] = {
+		{"owner", GW_ROLE_OWNER},
+		{"admin", GW_ROLE_ADMIN},
+		{"member", GW_ROLE_MEMBER},
+		{"client", GW_ROLE_CLIENT},
+	};
+	for (size_t i = 0; i < N(roles); i++)
+		if (role != NULL && strcmp(roles[i].name, role) == 0)
+			return roles[i].bit;
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* The gateway process: configuration from the environment, one event loop. */
+#include <signal.h>
+#include <stdio.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "gw.h"
+#include "seo/errors.h"
+#include "seo/log.h"
+
+static void on_signal(evutil_socket_t sig, short what, void *ud)
+{
+	gw_gateway *gw = ud;
+	/* Answers in flight get a moment to leave before the loop ends. */
+	struct timeval grace = {1, 0};
+
+	(void)what;
+	log_info("signal %d: shutting down", (int)sig);
+	gw_gateway_shutdown(gw);
+	event_base_loopexit(gw_gateway_base(gw), &grace);
+}
+
+int main(void)
+{
+	struct event_base *base;
+	struct event *sigint, *sigterm;
+	gw_gateway *gw;
+	gw_config cfg;
+	int rc;
+
+	seo_log_init("gateway");
+	signal(SIGPIPE, SIG_IGN);
+	evthread_use_pthreads();
+	base = event_base_new();
+	if (base == NULL) {
+		log_error("could not create the event loop");
+		return 1;
+	}
+	gw_config_from_env(&cfg);
+	rc = gw_gateway_new(base, &cfg, &gw);
+	if (rc != 0) {
+		log_error("could not start the gateway on %s: %s", cfg.http_addr,
+			  seo_strerror(rc));
+		event_base_free(base);
+		return 1;
+	}
+	sigint = evsignal_new(base, SIGINT, on_signal, gw);
+	sigterm = evsignal_new(base, SIGTERM, on_signal, gw);
+	evsignal_add(sigint, NULL);
+	evsignal_add(sigterm, NULL);
+	log_info("listening on %s", cfg.http_addr);
+	event_base_dispatch(base);
+	event_free(sigint);
+	event_free(sigterm);
+	gw_gateway_free(gw);
+	event_base_free(base);
+	return 0;
+}

@@ -1,0 +1,12 @@
+/*
+ * svc-ranks: answers grpc.health.v1.Health/Check (built into every rpc
+ * server) until its methods arrive with its issue.
+ */
+#include "seo/config.h"
+#include "seo/rpc.h"
+
+int main(void)
+{
+	return rpc_service_main("svc-ranks", seo_config(SEO_CFG_RANKS_ADDR),
+				NULL, 0, NULL, 0);
+}

@@ -1,0 +1,370 @@
+"""Integration test harness: starts the real processes against a real
+PostgreSQL and talks HTTP to the gateway.
+
+Each test program gets its own database (created on the server named by
+SEO_TEST_PG_URL, dropped at exit) and its own ports, so programs run in
+parallel under ctest. External providers are faked by the small servers in
+tests/fakes, which speak the provider's wire format.
+
+Only the standard library is used, so that Debian's /usr/bin/python3 runs it.
+"""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+
+SOURCE_DIR = os.environ.get(
+    "SEO_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD_DIR = os.environ.get("SEO_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+BIN = os.path.join(BUILD_DIR, "bin")
+
+SERVICES = ["svc-account", "svc-graph", "svc-realtime", "svc-agent", "svc-ranks"]
+SERVICE_ENV = {
+    "svc-account": "SEO_ACCOUNT_ADDR",
+    "svc-graph": "SEO_GRAPH_ADDR",
+    "svc-realtime": "SEO_REALTIME_ADDR",
+    "svc-agent": "SEO_AGENT_ADDR",
+    "svc-ranks": "SEO_RANKS_ADDR",
+}
+
+
+class Skip(Exception):
+    pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bin(name):
+    root = "/usr/lib/postgresql"
+    versions = sorted(os.listdir(root), key=lambda v: [int(x) for x in v.split(".")])
+    return os.path.join(root, versions[-1], "bin", name)
+
+
+class Database:
+    """A fresh database on the test server, dropped by close()."""
+
+    def __init__(self, label):
+        base = os.environ.get("SEO_TEST_PG_URL")
+        if not base:
+            raise Skip("SEO_TEST_PG_URL is not set")
+        self.admin_url = base
+        self.name = "it_%s_%d" % (label, os.getpid())
+        self.psql(base, "DROP DATABASE IF EXISTS %s" % self.name)
+        self.psql(base, "CREATE DATABASE %s" % self.name)
+        parts = urllib.parse.urlsplit(base)
+        self.url = urllib.parse.urlunsplit(parts._replace(path="/" + self.name))
+
+    @staticmethod
+    def psql(url, sql):
+        out = subprocess.run([pg_bin("psql"), url, "-AtqX", "-v", "ON_ERROR_STOP=1",
+                              "-c", sql], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError("psql failed: %s" % out.stderr.strip())
+        return out.stdout.strip()
+
+    def query(self, sql):
+        return self.psql(self.url, sql)
+
+    def close(self):
+        try:
+            self.psql(self.admin_url, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.name)
+        except RuntimeError as e:
+            print("warning: %s" % e)
+
+
+class Process:
+    def __init__(self, name, argv, env, log_dir):
+        self.name = name
+        self.log_path = os.path.join(log_dir, "%s.log" % name)
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def tail(self, n=30):
+        try:
+            with open(self.log_path, "rb") as f:
+                return b"\n".join(f.read().splitlines()[-n:]).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+    def __repr__(self):
+        return "<%d %s>" % (self.status, self.body[:300])
+
+
+class Stack:
+    """The services and one or more gateways, on fresh ports and a fresh
+    database. `env` adds SEO_* variables for every process."""
+
+    def __init__(self, label, env=None, gateways=1, services=None):
+        self.db = Database(label)
+        self.tmp = tempfile.mkdtemp(prefix="seo-it-%s-" % label)
+        self.env = dict(os.environ)
+        self.env.update({
+            "SEO_PG_URL": self.db.url,
+            "SEO_LOG_LEVEL": "info",
+            "SEO_DATA_DIR": os.path.join(self.tmp, "graph"),
+            "SEO_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-account", "migrations"),
+        })
+        for var in SERVICE_ENV.values():
+            self.env[var] = "127.0.0.1:%d" % free_port()
+        self.env.update(env or {})
+        self.procs = {}
+        self.gateways = []
+        self.closed = False
+        try:
+            for name in services or SERVICES:
+                self.start_service(name)
+            for i in range(gateways):
+                self.start_gateway()
+            self.wait_healthy()
+        except BaseException:
+            self.close()
+            raise
+
+    def binary(self, name):
+        path = os.path.join(BIN, name)
+        if not os.path.exists(path):
+            raise Skip("%s is not built" % name)
+        return path
+
+    def start_service(self, name):
+        self.procs[name] = Process(name, [self.binary(name)], self.env, self.tmp)
+
+    def stop_service(self, name):
+        self.procs.pop(name).stop()
+
+    def start_gateway(self):
+        port = free_port()
+        env = dict(self.env, SEO_HTTP_ADDR="127.0.0.1:%d" % port)
+        name = "gateway%d" % len(self.gateways)
+        self.procs[name] = Process(name, [self.binary("gateway")], env, self.tmp)
+        self.gateways.append(port)
+        return port
+
+    def wait_healthy(self, timeout=30):
+        deadline = time.time() + timeout
+        last = None
+        for port in self.gateways:
+            while time.time() < deadline:
+                try:
+                    last = self.request("GET", "/healthz", port=port)
+                    if last.status == 200:
+                        break
+                except OSError as e:
+                    last = e
+                for p in self.procs.values():
+                    if p.proc.poll() is not None:
+                        raise RuntimeError("%s exited:\n%s" % (p.name, p.tail()))
+                time.sleep(0.1)
+            else:
+                raise RuntimeError("gateway not healthy: %r" % (last,))
+
+    @property
+    def base_url(self):
+        return "http://127.0.0.1:%d" % self.gateways[0]
+
+    def request(self, method, path, key=None, body=None, headers=None,
+                port=None, raw_body=None, timeout=30):
+        conn = http.client.HTTPConnection("127.0.0.1", port or self.gateways[0],
+                                          timeout=timeout)
+        hdrs = dict(headers or {})
+        data = None
+        if key is not None:
+            hdrs["X-API-Key"] = key
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs["Content-Type"] = "application/json"
+        if raw_body is not None:
+            data = raw_body
+        try:
+            conn.request(method, path, body=data, headers=hdrs)
+            r = conn.getresponse()
+            return Response(r.status, r.getheaders(), r.read())
+        finally:
+            conn.close()
+
+    def get(self, path, key=None, **kw):
+        return self.request("GET", path, key=key, **kw)
+
+    def seoctl(self, *args, expect_ok=True):
+        out = subprocess.run([self.binary("seoctl")] + list(args), env=self.env,
+                             capture_output=True, text=True)
+        if expect_ok:
+            if out.returncode != 0:
+                raise AssertionError("seoctl %s failed: %s" % (" ".join(args), out.stderr))
+            return json.loads(out.stdout)
+        return out
+
+    def workspace(self, credits=1000, email=None):
+        email = email or "owner-%d@example.com" % free_port()
+        return self.seoctl("workspace", "create", "--name", "Test", "--email", email,
+                           "--credits", str(credits))
+
+    def logs(self):
+        return "\n".join("--- %s\n%s" % (n, p.tail()) for n, p in self.procs.items())
+
+    def close(self):
+        """Stops every process; returns a description of those that did not
+        exit cleanly (a sanitizer report exits non-zero), or None."""
+        if self.closed:
+            return None
+        self.closed = True
+        bad = []
+        for name, p in list(self.procs.items()):
+            code = p.stop()
+            if code != 0:
+                bad.append("%s exited with %s:\n%s" % (name, code, p.tail(60)))
+        self.db.close()
+        return "\n".join(bad) or None
+
+
+class Fake:
+    """A fake external provider from tests/fakes: prints its port on its
+    first line of output."""
+
+    def __init__(self, script, *args):
+        path = os.path.join(SOURCE_DIR, "tests", "fakes", script)
+        if not os.path.exists(path):
+            raise Skip("%s is missing" % script)
+        self.proc = subprocess.Popen([sys.executable, path] + list(args),
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("%s did not start" % script)
+        self.port = int(line.split()[-1])
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+
+
+# ---- a tiny runner -----------------------------------------------------
+
+_tests = []
+
+
+def test(fn):
+    _tests.append(fn)
+    return fn
+
+
+def check(cond, what, *detail):
+    if not cond:
+        raise AssertionError(what + ("" if not detail else ": " + " ".join(repr(d) for d in detail)))
+
+
+def eq(actual, expected, what=""):
+    if actual != expected:
+        raise AssertionError("%s: expected %r, got %r" % (what or "value", expected, actual))
+
+
+def expect_error(resp, status, code):
+    if resp.status != status:
+        raise AssertionError("expected %d %s, got %r" % (status, code, resp))
+    body = resp.json()
+    for field in ("error", "code", "message"):
+        check(field in body, "error object lacks %s" % field, body)
+    eq(body["code"], code, "error code")
+    return body
+
+
+def run(setup=None, teardown=None):
+    """Runs every @test function in order with the object setup() returns.
+    Prints one line per test and a closing 'N passed, N failed' line."""
+    passed = failed = skipped = 0
+    ctx = None
+    try:
+        ctx = setup() if setup else None
+    except Skip as e:
+        print("skipped: %s" % e)
+        print("0 passed, 0 failed, 1 skipped")
+        return 0
+    try:
+        for fn in _tests:
+            name = fn.__name__
+            t0 = time.time()
+            try:
+                fn(ctx) if setup else fn()
+                passed += 1
+                print("PASS %s (%.2fs)" % (name, time.time() - t0), flush=True)
+            except Skip as e:
+                skipped += 1
+                print("SKIP %s: %s" % (name, e), flush=True)
+            except Exception:
+                failed += 1
+                print("FAIL %s\n%s" % (name, traceback.format_exc()), flush=True)
+                if ctx is not None and hasattr(ctx, "logs"):
+                    print(ctx.logs())
+    finally:
+        if teardown and ctx is not None:
+            problem = teardown(ctx)
+            if problem:
+                failed += 1
+                print("FAIL teardown\n%s" % problem, flush=True)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+def parallel(n, fn):
+    """Runs fn(i) on n threads at once; returns the results in order."""
+    results = [None] * n
+    barrier = threading.Barrier(n)
+
+    def work(i):
+        barrier.wait()
+        try:
+            results[i] = fn(i)
+        except Exception as e:  # reported by the caller's assertions
+            results[i] = e
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
