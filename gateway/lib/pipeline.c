@@ -91,7 +91,7 @@ typedef struct gw_call {
 	const char *health[GW__SVC_COUNT];
 } gw_call;
 
-static void call_finish(gw_call *c, int status, const char *body, size_t len);
+static void call_log(gw_call *c, int status, size_t len);
 
 /* ---- answers ------------------------------------------------------------ */
 
@@ -119,8 +119,10 @@ static void respond(gw_call *c, int status, const char *ctype,
 	h[n].name = "X-Request-Id";
 	h[n++].value = c->request_id;
 	n = add_rate_headers(c, h, n);
+	/* The request is released by gw_http_respond(): log first. */
+	call_log(c, status, len);
 	gw_http_respond(c->req, status, h, n, body, len);
-	call_finish(c, status, body, len);
+	seo_arena_free(c->arena);
 }
 
 static void respond_json(gw_call *c, int status, json_t *obj)
@@ -183,15 +185,14 @@ static void respond_rpc_error(gw_call *c, const rpc_result *res)
 	respond_error(c, def->code, res->message, res->extra_json);
 }
 
-/* ---- request end: log line, metrics, free -------------------------------- */
+/* ---- request end: log line and metrics ------------------------------------ */
 
-static void call_finish(gw_call *c, int status, const char *body, size_t len)
+static void call_log(gw_call *c, int status, size_t len)
 {
 	int64_t us = seo_mono_us() - c->start_us;
 	json_t *line;
 	char *text;
 
-	(void)body;
 	gw_metrics_observe(c->gw->metrics, c->route, status, us);
 	if (seo_log_min_level <= SEO_LOG_INFO) {
 		line = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:s?, s:s?}",
@@ -214,7 +215,6 @@ static void call_finish(gw_call *c, int status, const char *body, size_t len)
 			json_decref(line);
 		}
 	}
-	seo_arena_free(c->arena);
 }
 
 /* ---- refunds ------------------------------------------------------------ */
@@ -627,6 +627,15 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	gw->base = base;
 	gw->rpc_timeout_ms = cfg->rpc_timeout_ms > 0 ? cfg->rpc_timeout_ms : 30000;
 	gw->routes = gw_routes(&gw->n_routes);
+	for (size_t i = 0; i < gw->n_routes; i++) {
+		char why[256];
+		if (gw_json_route_check(&gw->routes[i], why, sizeof(why)) != 0) {
+			log_error("route %s %s: %s", gw->routes[i].method,
+				  gw->routes[i].pattern, why);
+			rc = SEO_EINVAL;
+			goto out;
+		}
+	}
 	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0) {
 		rc = SEO_EIO;
 		goto out;
