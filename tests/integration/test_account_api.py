@@ -6,7 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -19,7 +21,8 @@ class Ctx:
 
 def setup():
     c = Ctx()
-    c.smtp = h.Fake("fake_smtp.py")
+    c.mail_dir = tempfile.mkdtemp(prefix="seo-it-mail-")
+    c.smtp = h.Fake("fake_smtp.py", "--dir", c.mail_dir)
     c.pay = h.Fake("fake_payments.py")
     c.stack = h.Stack("account", env={
         "SEO_SMTP_URL": "smtp://127.0.0.1:%d" % c.smtp.port,
@@ -198,6 +201,13 @@ def key_mail_goes_through_the_outbox(c):
     eq(pending, 0, "outbox drained to the SMTP server")
     eq(s.db.query("SELECT DISTINCT to_addr FROM outbox WHERE id > (SELECT max(id) - 2 FROM outbox)"),
        "owner@example.com")
+    received = []
+    for name in sorted(os.listdir(c.mail_dir)):
+        if name.endswith(".json"):
+            with open(os.path.join(c.mail_dir, name)) as f:
+                received.append(json.load(f))
+    check(len(received) >= 2, "mails at the SMTP server", received)
+    eq(received[-1]["rcpt_to"], ["owner@example.com"])
 
 
 @test
@@ -224,6 +234,54 @@ def checkout_rules(c):
     url = r.json()["url"]
     check(url.startswith("http"), "checkout url", url)
     eq(int(s.db.query("SELECT count(*) FROM payments WHERE status = 'open'")), 1)
+
+
+def complete_payment(c, session_id, **extra):
+    body = dict({"session_id": session_id, "secret": "whsec_test",
+                 "webhook_url": c.stack.base_url + "/v1/webhooks/payments"}, **extra)
+    req = urllib.request.Request(c.pay.url + "/_complete", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)
+
+
+@test
+def payment_webhook_adds_credits_exactly_once(c):
+    s = c.stack
+    key = c.other["api_key"]
+    before = s.get("/v1/credits", key=key).json()["credits"]
+    r = s.request("POST", "/v1/checkout", key=key, body={"credits": 250})
+    eq(r.status, 200, "checkout")
+    wid = c.other["workspace_id"]
+    session = s.db.query("SELECT id FROM payments WHERE workspace_id = '%s' "
+                         "ORDER BY created_at DESC LIMIT 1" % wid)
+    out = complete_payment(c, session)
+    eq(out["status"], 200, "webhook delivery: %r" % out)
+    eq(s.get("/v1/credits", key=key).json()["credits"], before + 250)
+    # The same event again, and another event for the same session.
+    eq(complete_payment(c, session, event_id=out["event"]["id"])["status"], 200)
+    eq(complete_payment(c, session)["status"], 200)
+    eq(s.get("/v1/credits", key=key).json()["credits"], before + 250, "credited once")
+    eq(int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid)),
+       before + 250, "ledger sum equals the balance")
+    # A forged signature adds nothing.
+    out = complete_payment(c, session, secret="wrong")
+    eq(out["status"], 400, "forged webhook: %r" % out)
+    eq(json.loads(out["body"])["code"], "invalid_signature")
+
+
+@test
+def checkout_provider_failure(c):
+    s = c.stack
+    urllib.request.urlopen(urllib.request.Request(c.pay.url + "/_control/fail?mode=500",
+                                                  method="POST"), timeout=10).read()
+    try:
+        body = expect_error(s.request("POST", "/v1/checkout", key=c.owner,
+                                      body={"credits": 100}), 500, "checkout_failed")
+        check(body["message"], "message")
+    finally:
+        urllib.request.urlopen(urllib.request.Request(c.pay.url + "/_control/fail?mode=none",
+                                                      method="POST"), timeout=10).read()
 
 
 @test
