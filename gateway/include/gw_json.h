@@ -40,6 +40,9 @@ typedef struct gw_json_error {
  *
  * The message and everything in it is allocated on `arena`. Returns 0 and
  * sets *out, or SEO_EINVAL and fills *err.
+ * (Also: SEO_ENOMEM with *err saying internal_error, 500, when out of
+ * memory; *out NULL for a route without an input descriptor. A field may
+ * come from one of path, body and query only.)
  */
 int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 			   size_t n_path_params, const char *query,
@@ -57,6 +60,9 @@ json_t *gw_json_encode_message(const ProtobufCMessage *msg);
  * Reads an integer field (or the length of a repeated field) named
  * `field` of `msg`, for per-item billing. Returns 0 and sets *value, or
  * SEO_ENOTFOUND.
+ * (Also SEO_ENOTFOUND for a field of another type and for an unset
+ * optional one: billing must not read "unset" as 0. uint64 values past
+ * LLONG_MAX read as LLONG_MAX.)
  */
 int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
 			long long *value);
@@ -68,6 +74,20 @@ int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
  */
 const char *gw_json_usage_value(const gw_route *route,
 				const ProtobufCMessage *req, seo_arena *arena);
+
+/*
+ * Checks one row of a route table against its descriptors, for tests and
+ * start-up: every path parameter and rule names a field of the input
+ * message of a type it can act on (ranges on numbers, item counts of
+ * repeated fields or lengths of strings; defaults and fallbacks on singular
+ * numbers, bools and enums, within the type, the range and the enum's
+ * values; the usage value on a string field), GW_IN_RAW inputs have a
+ * `payload` bytes and a `signature` string field, per-item billing names an
+ * integer or repeated field on both sides, and every public code is in the
+ * error table. Returns 0, or SEO_EINVAL with the first problem written to
+ * why[0..why_len) (NUL-terminated).
+ */
+int gw_json_route_check(const gw_route *route, char *why, size_t why_len);
 
 /*
  * Builds the OpenAPI 3.1 document for `routes`: every route with its

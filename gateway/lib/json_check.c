@@ -1,0 +1,198 @@
+/*
+ * json_check.c: gw_json_route_check(), the consistency check of a route row
+ * against its message descriptors, so that a table mistake fails a test or
+ * the start-up instead of misdecoding requests.
+ */
+#include "gw_json.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_int.h"
+#include "seo/errors.h"
+
+static int bad(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return SEO_EINVAL;
+}
+
+static const ProtobufCFieldDescriptor *
+field(const ProtobufCMessageDescriptor *desc, const char *name)
+{
+	if (desc == NULL || name == NULL)
+		return NULL;
+	return protobuf_c_message_descriptor_get_field_by_name(desc, name);
+}
+
+static int singular(const ProtobufCFieldDescriptor *f)
+{
+	return f->label != PROTOBUF_C_LABEL_REPEATED;
+}
+
+static int is_number(const ProtobufCFieldDescriptor *f)
+{
+	return singular(f) && (gw__is_int(f->type) ||
+			       f->type == PROTOBUF_C_TYPE_FLOAT ||
+			       f->type == PROTOBUF_C_TYPE_DOUBLE);
+}
+
+/* Whether v is a value an integer field of f's type can hold. */
+static int int_fits(const ProtobufCFieldDescriptor *f, long long v)
+{
+	long long min;
+	unsigned long long max;
+
+	if (!gw__is_int(f->type))
+		return 1;
+	gw__int_bounds(f->type, &min, &max);
+	return v >= min && (v < 0 || (unsigned long long)v <= max);
+}
+
+/* A count of items or of characters, or a singular number. */
+static int rangeable(const ProtobufCFieldDescriptor *f)
+{
+	return !singular(f) || is_number(f) || f->type == PROTOBUF_C_TYPE_STRING ||
+	       f->type == PROTOBUF_C_TYPE_BYTES;
+}
+
+static int check_default(const ProtobufCFieldDescriptor *f,
+			 const gw_param_rule *r)
+{
+	if (!singular(f) || f->type == PROTOBUF_C_TYPE_STRING ||
+	    f->type == PROTOBUF_C_TYPE_BYTES || f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return 0;
+	if (f->type == PROTOBUF_C_TYPE_BOOL)
+		return r->dflt == 0 || r->dflt == 1;
+	if (f->type == PROTOBUF_C_TYPE_ENUM)
+		return r->dflt >= INT_MIN && r->dflt <= INT_MAX &&
+		       protobuf_c_enum_descriptor_get_value(f->descriptor,
+							    (int)r->dflt) != NULL;
+	if ((r->flags & GW_P_RANGE) && (r->dflt < r->min || r->dflt > r->max))
+		return 0;
+	return int_fits(f, r->dflt);
+}
+
+static int check_rule(const gw_route *route, const gw_param_rule *r,
+		      char *why, size_t n)
+{
+	const ProtobufCFieldDescriptor *f = field(route->input, r->name);
+
+	if (f == NULL)
+		return bad(why, n, "rule %s: no such field", r->name);
+	if (gw__rule(route, r->name) != r)
+		return bad(why, n, "rule %s: given twice", r->name);
+	if ((r->flags & GW_P_CLAMP) && (r->flags & GW_P_FALLBACK))
+		return bad(why, n, "rule %s: clamp and fallback", r->name);
+	if ((r->flags & GW_P_CLAMP) && (!(r->flags & GW_P_RANGE) || !is_number(f)))
+		return bad(why, n, "rule %s: clamp needs a range on a number",
+			   r->name);
+	if ((r->flags & GW_P_RANGE) &&
+	    (r->min > r->max || !rangeable(f) ||
+	     (is_number(f) ? !int_fits(f, r->min) || !int_fits(f, r->max)
+			   : r->min < 0)))
+		return bad(why, n, "rule %s: range does not fit the field",
+			   r->name);
+	if ((r->flags & (GW_P_DEFAULT | GW_P_FALLBACK)) && !check_default(f, r))
+		return bad(why, n, "rule %s: default does not fit the field",
+			   r->name);
+	if ((r->flags & GW_P_USAGE) && f->type != PROTOBUF_C_TYPE_STRING)
+		return bad(why, n, "rule %s: usage value is not a string",
+			   r->name);
+	if (r->error_code != NULL && seo_error_lookup(r->error_code) == NULL)
+		return bad(why, n, "rule %s: unknown code %s", r->name,
+			   r->error_code);
+	return 0;
+}
+
+static int check_pattern(const gw_route *route, char *why, size_t n)
+{
+	const char *p = route->pattern, *end;
+	const ProtobufCFieldDescriptor *f;
+	char name[64];
+	size_t count = 0, len;
+
+	if (p == NULL || p[0] != '/')
+		return bad(why, n, "pattern must start with /");
+	for (; (p = strstr(p, "/:")) != NULL; p = end) {
+		p += 2;
+		end = strchr(p, '/');
+		if (end == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 0 || len >= sizeof(name))
+			return bad(why, n, "%s: bad path parameter", route->pattern);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		f = field(route->input, name);
+		if (f == NULL || !singular(f) || f->type == PROTOBUF_C_TYPE_MESSAGE)
+			return bad(why, n, "path parameter %s: no such scalar field",
+				   name);
+		if (++count > GW_MAX_PATH_PARAMS)
+			return bad(why, n, "%s: too many path parameters",
+				   route->pattern);
+	}
+	return 0;
+}
+
+static int countable(const ProtobufCMessageDescriptor *desc, const char *name)
+{
+	const ProtobufCFieldDescriptor *f = field(desc, name);
+
+	return f != NULL && (!singular(f) || gw__is_int(f->type));
+}
+
+int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
+{
+	const ProtobufCFieldDescriptor *f;
+	size_t i;
+	int rc;
+
+	if (route->method == NULL || route->summary == NULL)
+		return bad(why, why_len, "method and summary are required");
+	rc = check_pattern(route, why, why_len);
+	if (rc != 0)
+		return rc;
+	if (route->in != GW_IN_NONE && route->input == NULL)
+		return bad(why, why_len, "%s %s: input message missing",
+			   route->method, route->pattern);
+	if (route->status < 200 || route->status > 299)
+		return bad(why, why_len, "%s %s: success status %d",
+			   route->method, route->pattern, route->status);
+	for (i = 0; i < route->n_params; i++) {
+		rc = check_rule(route, &route->params[i], why, why_len);
+		if (rc != 0)
+			return rc;
+	}
+	if (route->in == GW_IN_RAW) {
+		f = field(route->input, "payload");
+		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_BYTES)
+			return bad(why, why_len, "raw input needs payload bytes");
+		f = field(route->input, "signature");
+		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_STRING)
+			return bad(why, why_len, "raw input needs signature string");
+	}
+	if (route->bill == GW_BILL_PER_ITEM &&
+	    (!countable(route->input, route->items_field) ||
+	     !countable(route->output, route->billed_field)))
+		return bad(why, why_len, "%s %s: per-item fields missing",
+			   route->method, route->pattern);
+	if (route->cost < 0 || (route->bill != GW_BILL_FREE && route->cost == 0))
+		return bad(why, why_len, "%s %s: cost %lld", route->method,
+			   route->pattern, route->cost);
+	if (route->strict_code != NULL && seo_error_lookup(route->strict_code) == NULL)
+		return bad(why, why_len, "unknown code %s", route->strict_code);
+	for (i = 0; route->errors != NULL && route->errors[i] != NULL; i++)
+		if (seo_error_lookup(route->errors[i]) == NULL)
+			return bad(why, why_len, "unknown code %s", route->errors[i]);
+	return 0;
+}
