@@ -1,0 +1,204 @@
+/*
+ * html.c: what the analysers share over gumbo's tree: the walk, text
+ * extraction and JSON-LD script blocks.
+ */
+#include "rt_int.h"
+
+#include "seo/errors.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TEXT_DEPTH_MAX 256
+
+void rt__sb_add(rt__sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *ns;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		ns = realloc(b->s, cap);
+		if (ns == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+const char *rt__attr(const GumboElement *e, const char *name)
+{
+	const GumboAttribute *a = gumbo_get_attribute(&e->attributes, name);
+
+	return a ? a->value : NULL;
+}
+
+void rt__text_of(const GumboNode *n, rt__sbuf *b, int depth)
+{
+	if (n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE ||
+	    n->type == GUMBO_NODE_CDATA) {
+		rt__sb_add(b, n->v.text.text, strlen(n->v.text.text));
+		return;
+	}
+	if (n->type != GUMBO_NODE_ELEMENT || depth > TEXT_DEPTH_MAX)
+		return;
+	for (unsigned i = 0; i < n->v.element.children.length; i++) {
+		const GumboNode *c = n->v.element.children.data[i];
+
+		/* a space between elements keeps their words apart */
+		if (c->type == GUMBO_NODE_ELEMENT)
+			rt__sb_add(b, " ", 1);
+		rt__text_of(c, b, depth + 1);
+	}
+}
+
+typedef struct frame {
+	const GumboNode *n;
+	unsigned next;
+	unsigned flags;
+} frame;
+
+int rt__html_walk(const GumboNode *root, const rt__html_visitor *v)
+{
+	size_t cap = 64, top = 0;
+	frame *st = malloc(cap * sizeof(*st));
+	int rc = 0;
+
+	if (st == NULL)
+		return SEO_ENOMEM;
+	st[top++] = (frame){root, 0, 0};
+	while (top > 0) {
+		frame *f = &st[top - 1];
+		const GumboVector *kids = &f->n->v.element.children;
+		const GumboNode *c;
+		unsigned flags = f->flags;
+
+		if (f->next == kids->length) {
+			if (top > 1 && v->leave)
+				v->leave(v->ud, f->n);
+			top--;
+			continue;
+		}
+		c = kids->data[f->next++];
+		if (c->type == GUMBO_NODE_TEXT || c->type == GUMBO_NODE_WHITESPACE ||
+		    c->type == GUMBO_NODE_CDATA) {
+			if (v->text)
+				v->text(v->ud, c, f->flags);
+			continue;
+		}
+		if (c->type != GUMBO_NODE_ELEMENT && c->type != GUMBO_NODE_TEMPLATE)
+			continue;
+		rc = v->enter(v->ud, c, &flags);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			if (v->leave)
+				v->leave(v->ud, c);
+			rc = 0;
+			continue;
+		}
+		if (top == cap) {
+			frame *ns = realloc(st, 2 * cap * sizeof(*st));
+
+			if (ns == NULL) {
+				rc = SEO_ENOMEM;
+				goto out;
+			}
+			st = ns;
+			cap *= 2;
+		}
+		st[top++] = (frame){c, 0, flags};
+	}
+out:
+	free(st);
+	return rc;
+}
+
+int rt__is_json_ld(const GumboElement *e)
+{
+	static const char mime[] = "application/ld+json";
+	const char *t;
+
+	if (e->tag != GUMBO_TAG_SCRIPT || (t = rt__attr(e, "type")) == NULL)
+		return 0;
+	while (isspace((unsigned char)*t))
+		t++;
+	if (strncasecmp(t, mime, sizeof(mime) - 1) != 0)
+		return 0;
+	t += sizeof(mime) - 1;
+	while (isspace((unsigned char)*t))
+		t++;
+	return *t == '\0' || *t == ';';
+}
+
+/* Wrappers that pages put around script text for pre-HTML5 browsers. */
+static const char *const wrap_open[] = {
+	"/*<![CDATA[*/", "//<![CDATA[", "<![CDATA[", "<!--",
+};
+static const char *const wrap_close[] = {
+	"/*]]>*/", "//]]>", "]]>", "//-->", "-->",
+};
+
+/* Overwrites wrappers at both ends of s[0..len) with spaces, so that a
+ * parser's line and column still match the page. */
+static void blank_wrappers(char *s, size_t len)
+{
+	size_t lo = 0, hi = len;
+	int again = 1;
+
+	while (again) {
+		again = 0;
+		while (lo < hi && isspace((unsigned char)s[lo]))
+			lo++;
+		while (hi > lo && isspace((unsigned char)s[hi - 1]))
+			hi--;
+		for (size_t i = 0; i < sizeof(wrap_open) / sizeof(wrap_open[0]); i++) {
+			size_t n = strlen(wrap_open[i]);
+
+			if (hi - lo >= n && memcmp(s + lo, wrap_open[i], n) == 0) {
+				memset(s + lo, ' ', n);
+				again = 1;
+				break;
+			}
+		}
+		for (size_t i = 0; i < sizeof(wrap_close) / sizeof(wrap_close[0]); i++) {
+			size_t n = strlen(wrap_close[i]);
+
+			if (hi - lo >= n && memcmp(s + hi - n, wrap_close[i], n) == 0) {
+				memset(s + hi - n, ' ', n);
+				again = 1;
+				break;
+			}
+		}
+	}
+}
+
+int rt__json_ld_load(const GumboNode *script, json_t **out, json_error_t *err)
+{
+	rt__sbuf b = {0};
+	int rc = SEO_ENOMEM;
+
+	rt__sb_add(&b, "", 0);
+	rt__text_of(script, &b, 0);
+	if (b.oom)
+		goto out;
+	blank_wrappers(b.s, b.len);
+	*out = json_loadb(b.s, b.len, JSON_DECODE_ANY, err);
+	if (*out != NULL)
+		rc = 0;
+	else if (json_error_code(err) != json_error_out_of_memory)
+		rc = SEO_EINVAL;
+out:
+	free(b.s);
+	return rc;
+}

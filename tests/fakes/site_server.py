@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A local test site for the fetcher: redirects, gzip, big and slow bodies,
+charset variants; and small sites for the sitemap walk, chosen by the Host
+header (sm*.test, reached through SEO_FETCH_CONNECT_TO). Listens on
+127.0.0.1 on a free port (or argv[1]) and prints the port on its first
+stdout line."""
+import gzip
+import sys
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PAGE = "<!doctype html><html><head><title>ok page</title></head><body>caf\u00e9</body></html>"
+
+
+def urlset(*locs):
+    return ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + "".join("<url><loc>%s</loc><priority>0.5</priority></url>" % u for u in locs)
+            + "</urlset>").encode()
+
+
+def index(*locs):
+    return ('<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + "".join("<sitemap><loc>%s</loc></sitemap>" % u for u in locs)
+            + "</sitemapindex>").encode()
+
+
+XML = "application/xml"
+# host -> path -> (body, content type); any other path is a 404
+SITES = {
+    # robots.txt names an index (with a failing, a nested and a plain
+    # child) and a gzip urlset served as a file, not Content-Encoding
+    "sm1.test": {
+        "/robots.txt": (b"User-agent: *\nDisallow: /private\n"
+                        b"Sitemap: http://sm1.test/index.xml\n"
+                        b"Sitemap: http://sm1.test/b.xml.gz\n", "text/plain"),
+        "/index.xml": (index("http://sm1.test/c1.xml", "http://sm1.test/missing.xml",
+                             "/nested.xml"), XML),
+        "/nested.xml": (index("http://sm1.test/c2.xml"), XML),
+        "/c1.xml": (urlset("http://sm1.test/1", "http://sm1.test/2"), XML),
+        "/c2.xml": (urlset("http://sm1.test/3"), XML),
+        "/b.xml.gz": (gzip.compress(urlset("http://sm1.test/b")), "application/gzip"),
+        "/sitemap.xml": (urlset("http://sm1.test/never-read"), XML),
+    },
+    # no robots.txt, /sitemap.xml is HTML: /sitemap_index.xml is the one
+    "sm2.test": {
+        "/sitemap.xml": (PAGE.encode(), "text/html"),
+        "/sitemap_index.xml": (index("http://sm2.test/s.xml"), XML),
+        "/s.xml": (urlset("http://sm2.test/a"), XML),
+    },
+    # no sitemap at all
+    "sm3.test": {
+        "/robots.txt": (b"User-agent: *\nAllow: /\n", "text/plain"),
+    },
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, ctype="text/html; charset=utf-8", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        p = u.path
+        site = SITES.get(self.headers.get("Host", "").split(":")[0])
+        if site is not None:
+            body, ctype = site.get(p, (b"not found", "text/plain"))
+            self.send(200 if p in site else 404, body, ctype=ctype)
+        elif p == "/ok":
+            self.send(200, PAGE.encode(), headers=[("X-Robots-Tag", "noarchive")])
+        elif p == "/redirect":
+            self.send(int(q.get("status", "302")), b"", headers=[("Location", q["to"])])
+        elif p.startswith("/chain/"):
+            n = int(p.split("/")[2])
+            self.send(301, b"", headers=[("Location", "/chain/%d" % (n - 1) if n > 1 else "/ok")])
+        elif p == "/gzip":
+            self.send(200, gzip.compress(PAGE.encode()), headers=[("Content-Encoding", "gzip")])
+        elif p == "/bomb":
+            self.send(200, gzip.compress(b"a" * (20 << 20)), headers=[("Content-Encoding", "gzip")])
+        elif p == "/big":
+            self.send(200, b"x" * int(q.get("n", "1000")), ctype="text/plain")
+        elif p == "/chunked-big":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"y" * 65536
+            try:
+                for _ in range(int(q.get("chunks", "200"))):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        elif p == "/slow":
+            time.sleep(int(q.get("ms", "1000")) / 1000)
+            self.send(200, PAGE.encode())
+        elif p == "/latin1":
+            self.send(200, PAGE.encode("latin-1"), ctype="text/html; charset=ISO-8859-1")
+        elif p == "/meta-latin1":
+            body = PAGE.replace("<head>", '<head><meta charset="iso-8859-1">')
+            self.send(200, body.encode("latin-1"), ctype="text/html")
+        elif p == "/utf16":
+            self.send(200, b"\xff\xfe" + PAGE.encode("utf-16-le"), ctype="text/html")
+        else:
+            self.send(404, b"not found")
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # clients hang up on purpose (size limits, timeouts)
+
+
+def main():
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    srv = Server(("127.0.0.1", port), Handler)
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
