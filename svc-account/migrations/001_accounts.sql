@@ -59,8 +59,9 @@ CREATE TABLE usage (
     key_id       text,
     endpoint     text NOT NULL,
     domain       text,
-    charged      bigint NOT NULL,
-    credits_used bigint NOT NULL,
+    charged      bigint NOT NULL CHECK (charged >= 0),
+    -- A refund lowers it, never below zero nor above what was charged.
+    credits_used bigint NOT NULL CHECK (credits_used BETWEEN 0 AND charged),
     created_at   bigint NOT NULL
 );
 CREATE INDEX usage_workspace ON usage (workspace_id, created_at DESC, id DESC);

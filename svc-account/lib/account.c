@@ -1,0 +1,264 @@
+/*
+ * The read-only account endpoints: me, credits, usage, pricing, websites.
+ * Every query is scoped to the caller's workspace, so that ids of another
+ * workspace are simply absent.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/errors.h"
+
+#define USAGE_LIMIT_DEFAULT 50
+#define USAGE_LIMIT_MAX 200
+
+static int staff_only(const acct_caller *who, const char *what, acct_err *err)
+{
+	if ((who->role & ACCT_ROLES_STAFF) != 0)
+		return 0;
+	return acct__fail(err, SEO_EDENIED, "capability_missing",
+			  "role %s may not view %s", acct_role_name(who->role),
+			  what);
+}
+
+static int oom(acct_err *err)
+{
+	return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+}
+
+/* A column as an arena string; NULL stays NULL (*bad set on failure). */
+static char *col(seo_arena *arena, PGresult *r, int row, int c, int *bad)
+{
+	char *s;
+
+	if (PQgetisnull(r, row, c))
+		return NULL;
+	s = seo_arena_strdup(arena, PQgetvalue(r, row, c));
+	if (s == NULL)
+		*bad = 1;
+	return s;
+}
+
+static int64_t col_int(PGresult *r, int row, int c)
+{
+	return strtoll(PQgetvalue(r, row, c), NULL, 10);
+}
+
+/* An arena array of n message pointers (and room for n == 0). */
+static void *ptr_array(seo_arena *arena, size_t n)
+{
+	return seo_arena_alloc(arena, sizeof(void *) * (n + 1));
+}
+
+int acct_get_me(acct_service *a, const acct_caller *who, seo_arena *arena,
+		Seo__Account__V1__User **out, acct_err *err)
+{
+	const char *params[2] = {who->user_id, who->workspace_id};
+	Seo__Account__V1__User *u;
+	PGresult *r = NULL;
+	acct_role role;
+	int bad = 0;
+	int rc = acct__pool_query(&a->pool, ACCT_Q_USER_OF_CALLER, 2, params, &r, err);
+
+	if (rc != 0)
+		goto out;
+	if (PQntuples(r) == 0) {
+		rc = acct__fail(err, SEO_ENOTFOUND, "user_not_found",
+				"user not found");
+		goto out;
+	}
+	u = seo_arena_alloc(arena, sizeof(*u));
+	if (u == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	seo__account__v1__user__init(u);
+	u->id = col(arena, r, 0, 0, &bad);
+	u->email = col(arena, r, 0, 1, &bad);
+	u->created_at = col_int(r, 0, 3);
+	/* The stored role decides, should the caller's be stale. */
+	if (acct_role_parse(PQgetvalue(r, 0, 2), &role) != 0)
+		role = ACCT_ROLE_CLIENT;
+	u->has_credits = (role & ACCT_ROLES_STAFF) != 0;
+	u->credits = u->has_credits ? col_int(r, 0, 4) : 0;
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	*out = u;
+out:
+	PQclear(r);
+	return rc;
+}
+
+int acct_get_credits(acct_service *a, const acct_caller *who, int64_t *credits,
+		     acct_err *err)
+{
+	int rc = staff_only(who, "credits", err);
+
+	if (rc != 0)
+		return rc;
+	return acct__read_balance(a, who->workspace_id, credits, err);
+}
+
+int acct_list_usage(acct_service *a, const acct_caller *who,
+		    const Seo__Account__V1__ListUsageRequest *req,
+		    seo_arena *arena, Seo__Account__V1__ListUsageResponse **out,
+		    acct_err *err)
+{
+	int64_t limit = req != NULL && req->has_limit ? req->limit : USAGE_LIMIT_DEFAULT;
+	int64_t offset = req != NULL && req->has_offset ? req->offset : 0;
+	Seo__Account__V1__ListUsageResponse *resp;
+	char lim[24], off[24];
+	const char *params[3] = {who->workspace_id, lim, off};
+	PGresult *r = NULL, *total = NULL;
+	int bad = 0;
+	size_t n;
+	int rc = staff_only(who, "usage", err);
+
+	if (rc != 0)
+		return rc;
+	if (limit < 1)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "limit must be at least 1");
+	if (offset < 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "offset must not be negative");
+	if (limit > USAGE_LIMIT_MAX)
+		limit = USAGE_LIMIT_MAX;
+	snprintf(lim, sizeof(lim), "%lld", (long long)limit);
+	snprintf(off, sizeof(off), "%lld", (long long)offset);
+	rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_PAGE, 3, params, &r, err);
+	if (rc == 0)
+		rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_COUNT, 1, params, &total, err);
+	if (rc != 0)
+		goto out;
+	n = (size_t)PQntuples(r);
+	resp = seo_arena_alloc(arena, sizeof(*resp));
+	if (resp == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	seo__account__v1__list_usage_response__init(resp);
+	resp->usage = ptr_array(arena, n);
+	if (resp->usage == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n && !bad; i++) {
+		Seo__Account__V1__UsageRow *u = seo_arena_alloc(arena, sizeof(*u));
+
+		if (u == NULL) {
+			bad = 1;
+			break;
+		}
+		seo__account__v1__usage_row__init(u);
+		u->endpoint = col(arena, r, (int)i, 0, &bad);
+		u->credits_used = col_int(r, (int)i, 1);
+		u->domain = col(arena, r, (int)i, 2, &bad);
+		u->created_at = col_int(r, (int)i, 3);
+		resp->usage[i] = u;
+	}
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	resp->n_usage = n;
+	resp->total = col_int(total, 0, 0);
+	*out = resp;
+out:
+	PQclear(r);
+	PQclear(total);
+	return rc;
+}
+
+int acct_get_pricing(acct_service *a, seo_arena *arena,
+		     Seo__Account__V1__PricingResponse **out, acct_err *err)
+{
+	Seo__Account__V1__PricingResponse *resp;
+	PGresult *r = NULL;
+	size_t n;
+	int rc = acct__pool_query(&a->pool, ACCT_Q_PRICING, 0, NULL, &r, err);
+
+	if (rc != 0)
+		goto out;
+	n = (size_t)PQntuples(r);
+	resp = seo_arena_alloc(arena, sizeof(*resp));
+	if (resp == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	seo__account__v1__pricing_response__init(resp);
+	resp->tiers = ptr_array(arena, n);
+	if (resp->tiers == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		Seo__Account__V1__PriceTier *t = seo_arena_alloc(arena, sizeof(*t));
+
+		if (t == NULL) {
+			rc = oom(err);
+			goto out;
+		}
+		seo__account__v1__price_tier__init(t);
+		t->min = col_int(r, (int)i, 0);
+		t->price_per_credit = strtod(PQgetvalue(r, (int)i, 1), NULL);
+		resp->tiers[i] = t;
+	}
+	resp->n_tiers = n;
+	*out = resp;
+out:
+	PQclear(r);
+	return rc;
+}
+
+int acct_list_websites(acct_service *a, const acct_caller *who, seo_arena *arena,
+		       Seo__Account__V1__ListWebsitesResponse **out,
+		       acct_err *err)
+{
+	Seo__Account__V1__ListWebsitesResponse *resp;
+	PGresult *r = NULL;
+	int bad = 0;
+	size_t n;
+	int rc = acct__pool_query(&a->pool, ACCT_Q_WEBSITE_LIST, 1, &who->workspace_id, &r, err);
+
+	if (rc != 0)
+		goto out;
+	n = (size_t)PQntuples(r);
+	resp = seo_arena_alloc(arena, sizeof(*resp));
+	if (resp == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	seo__account__v1__list_websites_response__init(resp);
+	resp->websites = ptr_array(arena, n);
+	if (resp->websites == NULL) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n && !bad; i++) {
+		Seo__Account__V1__Website *w = seo_arena_alloc(arena, sizeof(*w));
+
+		if (w == NULL) {
+			bad = 1;
+			break;
+		}
+		seo__account__v1__website__init(w);
+		w->id = col(arena, r, (int)i, 0, &bad);
+		w->host = col(arena, r, (int)i, 1, &bad);
+		w->name = col(arena, r, (int)i, 2, &bad);
+		resp->websites[i] = w;
+	}
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	resp->n_websites = n;
+	*out = resp;
+out:
+	PQclear(r);
+	return rc;
+}

@@ -1,0 +1,311 @@
+/*
+ * acct_int.h: what the library's files share and nothing outside uses.
+ *
+ * Conventions as in acct.h: 0 or a negative SEO_E* code, acct_err filled on
+ * failure. Everything here is thread-safe unless said otherwise.
+ */
+#ifndef ACCT_INT_H
+#define ACCT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "acct.h"
+
+/* Fills err and returns rc; printf-style message. */
+int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* `prefix` + 20 url-safe characters, e.g. "ws_...". */
+int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err);
+
+/* ---- statements (db.c) ------------------------------------------------ */
+
+/* Every SQL statement of the library, by name; see db.c for the text. */
+typedef enum acct__q {
+	ACCT_Q_KEY_LOOKUP,
+	ACCT_Q_KEY_INSERT,
+	ACCT_Q_KEY_REVOKE,
+	ACCT_Q_KEY_LIST,
+	ACCT_Q_USER_OF_CALLER,
+	ACCT_Q_USER_EMAIL,
+	ACCT_Q_USER_INSERT,
+	ACCT_Q_USER_REMOVE,
+	ACCT_Q_NOTIFY,
+	ACCT_Q_BALANCE,
+	ACCT_Q_WORKSPACE_INSERT,
+	ACCT_Q_GRANT,
+	ACCT_Q_LEDGER_LOCK_CHARGES,
+	ACCT_Q_LEDGER_LOCK_WORKSPACES,
+	ACCT_Q_LEDGER_INSERT,
+	ACCT_Q_USAGE_INSERT,
+	ACCT_Q_USAGE_REFUND,
+	ACCT_Q_BALANCE_SET,
+	ACCT_Q_USAGE_PAGE,
+	ACCT_Q_USAGE_COUNT,
+	ACCT_Q_PRICING,
+	ACCT_Q_WEBSITE_LIST,
+	ACCT_Q_WEBSITE_INSERT,
+	ACCT_Q_WEBSITE_POLICY,
+	ACCT_Q_MIGRATE_QUIET,
+	ACCT_Q_MIGRATE_LOCK,
+	ACCT_Q_MIGRATE_TABLE,
+	ACCT_Q_MIGRATE_APPLIED,
+	ACCT_Q_MIGRATE_RECORD,
+	ACCT__Q_COUNT
+} acct__q;
+
+/*
+ * A connection and the statements already prepared on it. A connection
+ * with `oneshot` set (a caller's own, e.g. seoctl's) runs statements
+ * unprepared, so that nothing outlives the call on it.
+ */
+typedef struct acct__conn {
+	PGconn *pg;
+	uint64_t prepared; /* bit q: statement q is prepared */
+	int oneshot;
+	int lent;          /* pool slot in use */
+} acct__conn;
+
+/*
+ * Runs statement `q` with text parameters (NULL is SQL NULL). On success
+ * *res (may be NULL when the rows are not wanted) is the result, which the
+ * caller PQclear()s. SEO_EEXIST on a unique violation, SEO_EDB otherwise.
+ */
+int acct__exec(acct__conn *c, acct__q q, int nparams,
+	       const char *const *params, PGresult **res, acct_err *err);
+
+/* BEGIN, COMMIT; ROLLBACK ignores failures (the connection is then
+ * dropped by the pool). */
+int acct__begin(acct__conn *c, acct_err *err);
+int acct__commit(acct__conn *c, acct_err *err);
+void acct__rollback(acct__conn *c);
+
+/* Fails with internal_error "<what> failed: <msg>", msg being a libpq
+ * message (its final newline dropped). Returns SEO_EDB. */
+int acct__db_fail(acct_err *err, const char *what, const char *msg);
+
+/* Connects with the session settings every connection of ours uses. */
+int acct__connect(const char *url, PGconn **out, acct_err *err);
+
+/* ---- the pool (db.c) -------------------------------------------------- */
+
+typedef struct acct__pool {
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	acct__conn *slots;
+	int n;
+	char *url;
+} acct__pool;
+
+int acct__pool_init(acct__pool *p, const char *url, int size);
+void acct__pool_destroy(acct__pool *p);
+
+/* Lends a connected, idle connection; reconnects a dropped one. */
+int acct__pool_get(acct__pool *p, acct__conn **out, acct_err *err);
+
+/* Takes it back; one left in a transaction or broken is closed. */
+void acct__pool_put(acct__pool *p, acct__conn *c);
+
+/*
+ * Runs one statement that is safe to repeat (a read) on a pooled
+ * connection, once more on a fresh connection when the server had dropped
+ * the first. *res as for acct__exec().
+ */
+int acct__pool_query(acct__pool *p, acct__q q, int nparams,
+		     const char *const *params, PGresult **res, acct_err *err);
+
+/* Lends a connection with a transaction begun, reconnecting once when the
+ * server had dropped it. The caller ends the transaction and puts it back. */
+int acct__pool_begin(acct__pool *p, acct__conn **out, acct_err *err);
+
+/* ---- PostgreSQL array literals (pgarr.c) ------------------------------ */
+
+/* A growing "{...}" text literal for unnest() parameters. */
+typedef struct acct__pgarr {
+	char *s;
+	size_t len, cap;
+	int oom;
+} acct__pgarr;
+
+void acct__pgarr_init(acct__pgarr *a);
+/* Appends a quoted element; NULL appends SQL NULL. */
+void acct__pgarr_add(acct__pgarr *a, const char *v);
+void acct__pgarr_addi(acct__pgarr *a, int64_t v);
+/* The finished literal (owned by `a`), or NULL when out of memory. */
+const char *acct__pgarr_done(acct__pgarr *a);
+void acct__pgarr_free(acct__pgarr *a);
+
+/* ---- string-keyed chained hash map (hmap.c) --------------------------- */
+
+/* Embedded as the first member of an entry. Keys are at most 64 bytes. */
+typedef struct acct__hnode {
+	struct acct__hnode *next;
+	char key[ACCT_HASH_LEN];
+} acct__hnode;
+
+typedef struct acct__hmap {
+	acct__hnode **buckets;
+	size_t nbuckets; /* a power of two */
+	size_t count;
+} acct__hmap;
+
+int acct__hmap_init(acct__hmap *m, size_t nbuckets);
+/* Frees every entry with free(). */
+void acct__hmap_destroy(acct__hmap *m);
+acct__hnode *acct__hmap_get(acct__hmap *m, const char *key);
+/* Inserts `n` (key absent; the caller checks). The map owns it. */
+void acct__hmap_put(acct__hmap *m, acct__hnode *n);
+/* Frees every entry. */
+void acct__hmap_clear(acct__hmap *m);
+/* Frees the entry of `key`; 1 when there was one. */
+int acct__hmap_del(acct__hmap *m, const char *key);
+/* Frees the entries for which drop() returns 1; returns how many. */
+size_t acct__hmap_drop(acct__hmap *m, int (*drop)(const acct__hnode *, void *),
+		       void *ud);
+
+/* ---- the key cache (keycache.c) --------------------------------------- */
+
+typedef struct acct__identity {
+	char workspace_id[ACCT_ID_LEN];
+	char user_id[ACCT_ID_LEN];
+	acct_role role;
+} acct__identity;
+
+/*
+ * Key hash -> identity of valid keys. An eviction bumps `epoch`; a filler
+ * that read PostgreSQL before an eviction must not insert what it read, so
+ * it passes the epoch it saw before the read.
+ */
+typedef struct acct__keycache {
+	pthread_mutex_t mu;
+	acct__hmap map;
+	uint64_t epoch;
+} acct__keycache;
+
+int acct__keycache_init(acct__keycache *c);
+void acct__keycache_destroy(acct__keycache *c);
+/* 1 and *out on a hit, else 0 and *epoch to pass to _put(). */
+int acct__keycache_get(acct__keycache *c, const char *hash,
+		       acct__identity *out, uint64_t *epoch);
+void acct__keycache_put(acct__keycache *c, const char *hash,
+			const acct__identity *id, uint64_t epoch);
+void acct__keycache_evict_key(acct__keycache *c, const char *hash);
+void acct__keycache_evict_user(acct__keycache *c, const char *user_id);
+void acct__keycache_clear(acct__keycache *c);
+
+/* ---- the rate limiter (ratelimit.c) ----------------------------------- */
+
+typedef struct acct__limiter {
+	pthread_mutex_t mu;
+	acct__hmap map;
+	int64_t per_min; /* 0: off */
+	acct_clock_fn clock;
+	void *clock_ud;
+} acct__limiter;
+
+int acct__limiter_init(acct__limiter *l, int64_t per_min, acct_clock_fn clock,
+		       void *clock_ud);
+void acct__limiter_destroy(acct__limiter *l);
+
+/*
+ * Takes a token of `key` when `take` is set, else only reads the state.
+ * SEO_EDENIED with *retry_after (seconds, >= 1) when no token is left.
+ */
+int acct__limiter_check(acct__limiter *l, const char *key, int take,
+			acct_rate *out, int64_t *retry_after);
+void acct__limiter_forget(acct__limiter *l, const char *key);
+
+/* ---- the ledger writer (ledger.c) ------------------------------------- */
+
+typedef struct acct__op acct__op;
+
+typedef struct acct__ledger {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work;  /* the queue got an op, or stop */
+	pthread_cond_t done;  /* a batch finished */
+	acct__op *head, *tail;
+	int stop;
+	acct__conn conn;
+	char *url;
+	atomic_uint_fast64_t ops, batches;
+} acct__ledger;
+
+int acct__ledger_start(acct__ledger *l, const char *url, acct_err *err);
+/* Writes what is queued, then stops. */
+void acct__ledger_stop(acct__ledger *l);
+
+typedef struct acct__debit {
+	const char *workspace_id;
+	const char *user_id;
+	const char *key_id;
+	const char *endpoint;
+	const char *domain; /* NULL: none */
+	int64_t amount;     /* > 0 */
+} acct__debit;
+
+/* Queues a debit and waits for its batch's commit. */
+int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
+		       char charge_id[ACCT_ID_LEN], int64_t *remaining,
+		       acct_err *err);
+
+/* Queues a refund of a charge of `workspace_id` (NULL: of any workspace;
+ * amount 0: all). */
+int acct__ledger_refund(acct__ledger *l, const char *workspace_id,
+			const char *charge_id, int64_t amount,
+			int64_t *remaining, int64_t *used, acct_err *err);
+
+/* ---- the seo_auth listener (listener.c) ------------------------------- */
+
+typedef struct acct__listener {
+	pthread_t thread;
+	PGconn *pg;
+	char *url;
+	int wake[2]; /* self-pipe: a byte asks the thread to stop */
+	acct__keycache *cache;
+	atomic_uint_fast64_t notifications;
+} acct__listener;
+
+/* Connects and LISTENs before returning, then watches in a thread. */
+int acct__listener_start(acct__listener *l, const char *url,
+			 acct__keycache *cache, acct_err *err);
+void acct__listener_stop(acct__listener *l);
+
+/* The channel, and the payload prefix of a user removal. */
+#define ACCT_AUTH_CHANNEL "seo_auth"
+#define ACCT_AUTH_USER_PREFIX "user:"
+
+/* ---- keys (keys.c) ---------------------------------------------------- */
+
+/*
+ * Inside the caller's transaction: creates a key of `user_id` and mails
+ * `email` (NULL: no mail). out_key receives the raw key, out_hash its id,
+ * *created_at the time.
+ */
+int acct__key_insert(acct__conn *c, const char *workspace_id,
+		     const char *user_id, const char *email, const char *name,
+		     char out_key[ACCT_KEY_LEN], char out_hash[ACCT_HASH_LEN],
+		     int64_t *created_at, acct_err *err);
+
+/* ---- the service (service.c) ------------------------------------------ */
+
+/* 1 when `s` is 64 lowercase hex digits. */
+int acct__is_key_hash(const char *s);
+
+/* The balance of a workspace. */
+int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balance,
+		       acct_err *err);
+
+struct acct_service {
+	acct__pool pool;
+	acct__keycache cache;
+	acct__limiter limiter;
+	acct__ledger ledger;
+	acct__listener listener;
+	atomic_uint_fast64_t key_db_lookups;
+	unsigned started; /* bits of the parts to tear down */
+};
+
+#endif

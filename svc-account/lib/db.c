@@ -1,0 +1,394 @@
+/*
+ * Every SQL statement of the library, the code that runs them (prepared
+ * once per connection), and the connection pool of the handler threads.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/errors.h"
+#include "seo/log.h"
+
+static const struct {
+	const char *name;
+	const char *sql;
+} stmts[ACCT__Q_COUNT] = {
+	[ACCT_Q_KEY_LOOKUP] = {"key_lookup",
+		"SELECT k.workspace_id, k.user_id, u.role FROM api_keys k "
+		"JOIN users u ON u.id = k.user_id "
+		"WHERE k.id = $1 AND k.revoked_at IS NULL AND u.removed_at IS NULL"},
+	[ACCT_Q_KEY_INSERT] = {"key_insert",
+		"INSERT INTO api_keys (id, workspace_id, user_id, name, last_four, created_at) "
+		"VALUES ($1, $2, $3, $4, $5, $6)"},
+	/* $3 limits a member to its own keys; NULL for other roles. */
+	[ACCT_Q_KEY_REVOKE] = {"key_revoke",
+		"UPDATE api_keys SET revoked_at = $4 "
+		"WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL "
+		"AND ($3::text IS NULL OR user_id = $3) RETURNING user_id, name, last_four"},
+	/* A removed user's keys no longer authenticate: not active. */
+	[ACCT_Q_KEY_LIST] = {"key_list",
+		"SELECT k.id, k.name, k.last_four, k.created_at FROM api_keys k "
+		"JOIN users u ON u.id = k.user_id "
+		"WHERE k.workspace_id = $1 AND k.revoked_at IS NULL AND u.removed_at IS NULL "
+		"AND ($2::text IS NULL OR k.user_id = $2) "
+		"ORDER BY k.created_at DESC, k.id DESC"},
+	[ACCT_Q_USER_OF_CALLER] = {"user_of_caller",
+		"SELECT u.id, u.email, u.role, u.created_at, w.balance FROM users u "
+		"JOIN workspaces w ON w.id = u.workspace_id "
+		"WHERE u.id = $1 AND u.workspace_id = $2 AND u.removed_at IS NULL"},
+	[ACCT_Q_USER_EMAIL] = {"user_email",
+		"SELECT email, removed_at IS NOT NULL FROM users "
+		"WHERE id = $1 AND workspace_id = $2"},
+	[ACCT_Q_USER_INSERT] = {"user_insert",
+		"INSERT INTO users (id, workspace_id, email, role, created_at) "
+		"VALUES ($1, $2, $3, $4, $5)"},
+	[ACCT_Q_USER_REMOVE] = {"user_remove",
+		"UPDATE users SET removed_at = coalesce(removed_at, $2) "
+		"WHERE id = $1 RETURNING id"},
+	[ACCT_Q_NOTIFY] = {"notify",
+		"SELECT pg_notify('" ACCT_AUTH_CHANNEL "', $1)"},
+	[ACCT_Q_BALANCE] = {"balance",
+		"SELECT balance FROM workspaces WHERE id = $1"},
+	[ACCT_Q_WORKSPACE_INSERT] = {"workspace_insert",
+		"INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)"},
+	[ACCT_Q_GRANT] = {"grant",
+		"WITH w AS (UPDATE workspaces SET balance = balance + $2 "
+		"WHERE id = $1 RETURNING id, balance), "
+		"l AS (INSERT INTO ledger (workspace_id, delta, reason, created_at) "
+		"SELECT id, $2, 'grant', $3 FROM w) "
+		"SELECT balance FROM w"},
+	/* Locks in id order everywhere, so that two writers cannot deadlock. */
+	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
+		"SELECT id, workspace_id, credits_used FROM usage "
+		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},
+	[ACCT_Q_LEDGER_LOCK_WORKSPACES] = {"ledger_lock_workspaces",
+		"SELECT id, balance FROM workspaces "
+		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},
+	[ACCT_Q_LEDGER_INSERT] = {"ledger_insert",
+		"INSERT INTO ledger (workspace_id, delta, reason, ref, created_at) "
+		"SELECT w, d, r, f, $5 FROM "
+		"unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS t(w, d, r, f)"},
+	[ACCT_Q_USAGE_INSERT] = {"usage_insert",
+		"INSERT INTO usage (id, workspace_id, user_id, key_id, endpoint, domain, "
+		"charged, credits_used, created_at) "
+		"SELECT i, w, u, k, e, d, c, c, $8 FROM "
+		"unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+		"$6::text[], $7::bigint[]) AS t(i, w, u, k, e, d, c)"},
+	[ACCT_Q_USAGE_REFUND] = {"usage_refund",
+		"UPDATE usage SET credits_used = t.c "
+		"FROM unnest($1::text[], $2::bigint[]) AS t(i, c) WHERE usage.id = t.i"},
+	[ACCT_Q_BALANCE_SET] = {"balance_set",
+		"UPDATE workspaces SET balance = t.b "
+		"FROM unnest($1::text[], $2::bigint[]) AS t(i, b) WHERE workspaces.id = t.i"},
+	[ACCT_Q_USAGE_PAGE] = {"usage_page",
+		"SELECT endpoint, credits_used, domain, created_at FROM usage "
+		"WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC "
+		"LIMIT $2 OFFSET $3"},
+	[ACCT_Q_USAGE_COUNT] = {"usage_count",
+		"SELECT count(*) FROM usage WHERE workspace_id = $1"},
+	[ACCT_Q_PRICING] = {"pricing",
+		"SELECT min_credits, price_per_credit::float8 FROM price_tiers "
+		"ORDER BY min_credits"},
+	[ACCT_Q_WEBSITE_LIST] = {"website_list",
+		"SELECT id, host, name FROM websites "
+		"WHERE workspace_id = $1 AND archived_at IS NULL "
+		"ORDER BY lower(name), name, id LIMIT 200"},
+	[ACCT_Q_WEBSITE_INSERT] = {"website_insert",
+		"INSERT INTO websites (id, workspace_id, host, name, created_at) "
+		"VALUES ($1, $2, $3, $4, $5)"},
+	[ACCT_Q_WEBSITE_POLICY] = {"website_policy",
+		"UPDATE websites SET indexnow_policy = $2 WHERE id = $1 "
+		"RETURNING indexnow_policy"},
+	/* "IF NOT EXISTS" notices would reach a CLI's stderr. */
+	[ACCT_Q_MIGRATE_QUIET] = {"migrate_quiet",
+		"SET LOCAL client_min_messages TO warning"},
+	/* One lock for every migrator of the database ("seomig" in ASCII). */
+	[ACCT_Q_MIGRATE_LOCK] = {"migrate_lock",
+		"SELECT pg_advisory_xact_lock(126879498332519)"},
+	[ACCT_Q_MIGRATE_TABLE] = {"migrate_table",
+		"CREATE TABLE IF NOT EXISTS schema_migrations ("
+		"version text PRIMARY KEY, applied_at bigint NOT NULL)"},
+	[ACCT_Q_MIGRATE_APPLIED] = {"migrate_applied",
+		"SELECT 1 FROM schema_migrations WHERE version = $1"},
+	[ACCT_Q_MIGRATE_RECORD] = {"migrate_record",
+		"INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)"},
+};
+
+_Static_assert(ACCT__Q_COUNT <= 64, "the prepared mask holds 64 statements");
+
+int acct__db_fail(acct_err *err, const char *what, const char *msg)
+{
+	size_t n = strlen(msg);
+
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		n--;
+	return acct__fail(err, SEO_EDB, "internal_error", "%s failed: %.*s",
+			  what, (int)n, msg);
+}
+
+static int result_fail(acct__conn *c, PGresult *r, const char *what,
+		       acct_err *err)
+{
+	const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	int rc = acct__db_fail(err, what, r != NULL ? PQresultErrorMessage(r)
+					      : PQerrorMessage(c->pg));
+
+	if (state != NULL && strcmp(state, "23505") == 0)
+		return SEO_EEXIST;
+	return rc;
+}
+
+int acct__exec(acct__conn *c, acct__q q, int nparams,
+	       const char *const *params, PGresult **res, acct_err *err)
+{
+	uint64_t bit = UINT64_C(1) << q;
+	char name[32];
+	PGresult *r = NULL;
+	ExecStatusType st;
+	int rc = 0;
+
+	if (res != NULL)
+		*res = NULL;
+	snprintf(name, sizeof(name), "acct_%s", stmts[q].name);
+	if (c->oneshot) {
+		r = PQexecParams(c->pg, stmts[q].sql, nparams, NULL, params,
+				 NULL, NULL, 0);
+	} else {
+		if ((c->prepared & bit) == 0) {
+			r = PQprepare(c->pg, name, stmts[q].sql, 0, NULL);
+			if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+				rc = result_fail(c, r, stmts[q].name, err);
+				goto out;
+			}
+			PQclear(r);
+			c->prepared |= bit;
+		}
+		r = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	}
+	st = PQresultStatus(r);
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		rc = result_fail(c, r, stmts[q].name, err);
+		goto out;
+	}
+	if (res != NULL) {
+		*res = r;
+		r = NULL;
+	}
+out:
+	PQclear(r);
+	return rc;
+}
+
+static int exec_plain(acct__conn *c, const char *sql, acct_err *err)
+{
+	PGresult *r = PQexec(c->pg, sql);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = result_fail(c, r, sql, err);
+	PQclear(r);
+	return rc;
+}
+
+int acct__begin(acct__conn *c, acct_err *err)
+{
+	return exec_plain(c, "BEGIN", err);
+}
+
+int acct__commit(acct__conn *c, acct_err *err)
+{
+	return exec_plain(c, "COMMIT", err);
+}
+
+void acct__rollback(acct__conn *c)
+{
+	PQclear(PQexec(c->pg, "ROLLBACK"));
+}
+
+/* Server notices go to our log as one JSON line, not raw to stderr. */
+static void notice_to_log(void *arg, const char *message)
+{
+	(void)arg;
+	log_info("postgresql: %.*s", (int)strcspn(message, "\n"), message);
+}
+
+int acct__connect(const char *url, PGconn **out, acct_err *err)
+{
+	PGconn *pg = PQconnectdb(url);
+	acct__conn c = {.pg = pg, .oneshot = 1};
+	int rc;
+
+	*out = NULL;
+	if (pg == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	if (PQstatus(pg) != CONNECTION_OK) {
+		rc = acct__db_fail(err, "connection", PQerrorMessage(pg));
+		PQfinish(pg);
+		return rc;
+	}
+	PQsetNoticeProcessor(pg, notice_to_log, NULL);
+	/* An answer must never precede the durability of what it reports,
+	 * whatever the server's default. */
+	rc = exec_plain(&c, "SET synchronous_commit TO on", err);
+	if (rc != 0) {
+		PQfinish(pg);
+		return rc;
+	}
+	*out = pg;
+	return 0;
+}
+
+int acct__pool_init(acct__pool *p, const char *url, int size)
+{
+	memset(p, 0, sizeof(*p));
+	p->slots = calloc((size_t)size, sizeof(*p->slots));
+	p->url = strdup(url);
+	if (p->slots == NULL || p->url == NULL) {
+		free(p->slots);
+		free(p->url);
+		return SEO_ENOMEM;
+	}
+	p->n = size;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->freed, NULL);
+	return 0;
+}
+
+void acct__pool_destroy(acct__pool *p)
+{
+	for (int i = 0; i < p->n; i++)
+		PQfinish(p->slots[i].pg);
+	free(p->slots);
+	free(p->url);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->freed);
+}
+
+/* Slot fields change under the mutex only, so that acct_db_release() can
+ * search the slots while other threads borrow and return. */
+static void pool_return(acct__pool *p, acct__conn *c, PGconn *keep)
+{
+	pthread_mutex_lock(&p->mu);
+	c->pg = keep;
+	if (keep == NULL)
+		c->prepared = 0;
+	c->lent = 0;
+	pthread_cond_signal(&p->freed);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int acct__pool_get(acct__pool *p, acct__conn **out, acct_err *err)
+{
+	acct__conn *c = NULL;
+	PGconn *pg;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	while (c == NULL) {
+		for (int i = 0; i < p->n && c == NULL; i++)
+			if (!p->slots[i].lent)
+				c = &p->slots[i];
+		if (c == NULL)
+			pthread_cond_wait(&p->freed, &p->mu);
+	}
+	c->lent = 1;
+	pg = c->pg;
+	pthread_mutex_unlock(&p->mu);
+
+	if (pg != NULL && PQstatus(pg) == CONNECTION_OK) {
+		*out = c;
+		return 0;
+	}
+	PQfinish(pg);
+	rc = acct__connect(p->url, &pg, err);
+	if (rc != 0) {
+		pool_return(p, c, NULL);
+		return rc;
+	}
+	pthread_mutex_lock(&p->mu);
+	c->pg = pg;
+	c->prepared = 0;
+	pthread_mutex_unlock(&p->mu);
+	*out = c;
+	return 0;
+}
+
+void acct__pool_put(acct__pool *p, acct__conn *c)
+{
+	PGconn *pg = c->pg;
+
+	if (PQstatus(pg) != CONNECTION_OK ||
+	    PQtransactionStatus(pg) != PQTRANS_IDLE) {
+		PQfinish(pg);
+		pg = NULL;
+	}
+	pool_return(p, c, pg);
+}
+
+/* A statement that failed because the server went away (restart, idle
+ * timeout, terminated backend) ran nowhere: worth one more try. */
+static int dead(const acct__conn *c, int rc)
+{
+	return rc == SEO_EDB && PQstatus(c->pg) != CONNECTION_OK;
+}
+
+int acct__pool_query(acct__pool *p, acct__q q, int nparams,
+		     const char *const *params, PGresult **res, acct_err *err)
+{
+	acct__conn *c;
+	int rc, again;
+
+	for (int attempt = 0;; attempt++) {
+		rc = acct__pool_get(p, &c, err);
+		if (rc != 0)
+			return rc;
+		rc = acct__exec(c, q, nparams, params, res, err);
+		again = attempt == 0 && dead(c, rc);
+		acct__pool_put(p, c);
+		if (!again)
+			return rc;
+	}
+}
+
+int acct__pool_begin(acct__pool *p, acct__conn **out, acct_err *err)
+{
+	int rc, again;
+
+	for (int attempt = 0;; attempt++) {
+		rc = acct__pool_get(p, out, err);
+		if (rc != 0)
+			return rc;
+		rc = acct__begin(*out, err);
+		if (rc == 0)
+			return 0;
+		again = attempt == 0 && dead(*out, rc);
+		acct__pool_put(p, *out);
+		if (!again)
+			return rc;
+	}
+}
+
+int acct_db_acquire(acct_service *a, PGconn **out, acct_err *err)
+{
+	acct__conn *c;
+	int rc = acct__pool_get(&a->pool, &c, err);
+
+	*out = rc == 0 ? c->pg : NULL;
+	return rc;
+}
+
+void acct_db_release(acct_service *a, PGconn *db)
+{
+	acct__conn *c = NULL;
+
+	pthread_mutex_lock(&a->pool.mu);
+	for (int i = 0; i < a->pool.n && c == NULL; i++)
+		if (a->pool.slots[i].lent && a->pool.slots[i].pg == db)
+			c = &a->pool.slots[i];
+	pthread_mutex_unlock(&a->pool.mu);
+	if (c != NULL)
+		acct__pool_put(&a->pool, c);
+}

@@ -1,0 +1,107 @@
+/*
+ * The key cache: key hash -> identity, so that Authorize needs PostgreSQL
+ * only on a miss. Only valid keys are cached (an unknown hash would let a
+ * client fill memory); revocations and user removals evict.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/errors.h"
+
+#define KEYCACHE_BUCKETS 16384
+/* Beyond this many keys the cache starts over rather than grow. */
+#define KEYCACHE_MAX 200000
+
+typedef struct entry {
+	acct__hnode node;
+	acct__identity id;
+} entry;
+
+int acct__keycache_init(acct__keycache *c)
+{
+	int rc = acct__hmap_init(&c->map, KEYCACHE_BUCKETS);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_init(&c->mu, NULL);
+	c->epoch = 0;
+	return 0;
+}
+
+void acct__keycache_destroy(acct__keycache *c)
+{
+	acct__hmap_destroy(&c->map);
+	pthread_mutex_destroy(&c->mu);
+}
+
+int acct__keycache_get(acct__keycache *c, const char *hash,
+		       acct__identity *out, uint64_t *epoch)
+{
+	entry *e;
+	int hit = 0;
+
+	pthread_mutex_lock(&c->mu);
+	e = (entry *)acct__hmap_get(&c->map, hash);
+	if (e != NULL) {
+		*out = e->id;
+		hit = 1;
+	}
+	*epoch = c->epoch;
+	pthread_mutex_unlock(&c->mu);
+	return hit;
+}
+
+void acct__keycache_put(acct__keycache *c, const char *hash,
+			const acct__identity *id, uint64_t epoch)
+{
+	entry *e = malloc(sizeof(*e));
+
+	/* Without memory the key is simply looked up again next time. */
+	if (e == NULL)
+		return;
+	snprintf(e->node.key, sizeof(e->node.key), "%s", hash);
+	e->id = *id;
+	pthread_mutex_lock(&c->mu);
+	/* An eviction since the caller's read may concern what it read. */
+	if (epoch != c->epoch || acct__hmap_get(&c->map, hash) != NULL) {
+		pthread_mutex_unlock(&c->mu);
+		free(e);
+		return;
+	}
+	if (c->map.count >= KEYCACHE_MAX)
+		acct__hmap_clear(&c->map);
+	acct__hmap_put(&c->map, &e->node);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void acct__keycache_evict_key(acct__keycache *c, const char *hash)
+{
+	pthread_mutex_lock(&c->mu);
+	acct__hmap_del(&c->map, hash);
+	c->epoch++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int of_user(const acct__hnode *n, void *user_id)
+{
+	return strcmp(((const entry *)n)->id.user_id, user_id) == 0;
+}
+
+void acct__keycache_evict_user(acct__keycache *c, const char *user_id)
+{
+	pthread_mutex_lock(&c->mu);
+	acct__hmap_drop(&c->map, of_user, (void *)user_id);
+	c->epoch++;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void acct__keycache_clear(acct__keycache *c)
+{
+	pthread_mutex_lock(&c->mu);
+	acct__hmap_clear(&c->map);
+	c->epoch++;
+	pthread_mutex_unlock(&c->mu);
+}

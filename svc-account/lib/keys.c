@@ -1,0 +1,276 @@
+/*
+ * API keys: creation (the raw key exists only in the answer), listing and
+ * revocation. Both changes mail the key's user in their own transaction,
+ * so a mail exists exactly when the change does.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mail.h"
+#include "seo/errors.h"
+#include "seo/util.h"
+
+#define KEY_NAME_MAX 200
+#define DEFAULT_KEY_NAME "Default"
+
+enum { MAIL_KEY_CREATED, MAIL_KEY_REVOKED };
+
+/* Bodies are printf formats taking the key's name and last four. */
+static const struct {
+	const char *subject;
+	const char *body;
+} key_mails[] = {
+	[MAIL_KEY_CREATED] = {
+		"A new API key was created",
+		"An API key named \"%s\", ending in %s, was created for your account.\n"
+		"If you did not create it, revoke it now with DELETE /v1/keys/:id.\n",
+	},
+	[MAIL_KEY_REVOKED] = {
+		"An API key was revoked",
+		"The API key named \"%s\", ending in %s, was revoked and no longer works.\n",
+	},
+};
+
+static int mail_key(acct__conn *c, const char *workspace_id, const char *email,
+		    int which, const char *name, const char *last_four,
+		    acct_err *err)
+{
+	char *body;
+	int rc;
+
+	/* A user without an address gets no mail; nothing else changes. */
+	if (email == NULL || email[0] == '\0')
+		return 0;
+	if (asprintf(&body, key_mails[which].body, name, last_four) < 0)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	rc = acct_mail_enqueue(c->pg, workspace_id, email,
+			       key_mails[which].subject, body);
+	free(body);
+	if (rc != 0)
+		return acct__fail(err, rc, "internal_error",
+				  "could not queue the key notification mail: %s",
+				  seo_strerror(rc));
+	return 0;
+}
+
+int acct__key_insert(acct__conn *c, const char *workspace_id,
+		     const char *user_id, const char *email, const char *name,
+		     char out_key[ACCT_KEY_LEN], char out_hash[ACCT_HASH_LEN],
+		     int64_t *created_at, acct_err *err)
+{
+	size_t plen = strlen(ACCT_KEY_PREFIX);
+	const char *params[6];
+	char now[24];
+	int rc;
+
+	memcpy(out_key, ACCT_KEY_PREFIX, plen);
+	if (seo_random_string(out_key + plen, ACCT_KEY_RANDOM, SEO_ALPHANUM) != 0)
+		return acct__fail(err, SEO_EIO, "internal_error",
+				  "random generator failed");
+	seo_sha256_hex(out_key, strlen(out_key), out_hash);
+	*created_at = seo_now_ms();
+	snprintf(now, sizeof(now), "%lld", (long long)*created_at);
+	params[0] = out_hash;
+	params[1] = workspace_id;
+	params[2] = user_id;
+	params[3] = name;
+	params[4] = out_key + strlen(out_key) - 4;
+	params[5] = now;
+	rc = acct__exec(c, ACCT_Q_KEY_INSERT, 6, params, NULL, err);
+	if (rc != 0)
+		return rc;
+	return mail_key(c, workspace_id, email, MAIL_KEY_CREATED, name,
+			params[4], err);
+}
+
+/* Members manage only their own keys; the rest may not manage any. */
+static int keys_role(const acct_caller *who, const char **only_user,
+		     acct_err *err)
+{
+	if ((who->role & ACCT_ROLES_STAFF) == 0)
+		return acct__fail(err, SEO_EDENIED, "capability_missing",
+				  "role %s may not manage api keys",
+				  acct_role_name(who->role));
+	*only_user = who->role == ACCT_ROLE_MEMBER ? who->user_id : NULL;
+	return 0;
+}
+
+int acct_list_keys(acct_service *a, const acct_caller *who, seo_arena *arena,
+		   Seo__Account__V1__ListKeysResponse **out, acct_err *err)
+{
+	Seo__Account__V1__ListKeysResponse *resp;
+	const char *params[2] = {who->workspace_id, NULL};
+	PGresult *r = NULL;
+	size_t n;
+	int rc = keys_role(who, &params[1], err);
+
+	if (rc != 0)
+		return rc;
+	rc = acct__pool_query(&a->pool, ACCT_Q_KEY_LIST, 2, params, &r, err);
+	if (rc != 0)
+		goto out;
+	n = (size_t)PQntuples(r);
+	resp = seo_arena_alloc(arena, sizeof(*resp));
+	if (resp == NULL)
+		goto oom;
+	seo__account__v1__list_keys_response__init(resp);
+	resp->keys = seo_arena_alloc(arena, sizeof(*resp->keys) * (n + 1));
+	if (resp->keys == NULL)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		Seo__Account__V1__ApiKey *k = seo_arena_alloc(arena, sizeof(*k));
+
+		if (k == NULL)
+			goto oom;
+		seo__account__v1__api_key__init(k);
+		k->id = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 0));
+		k->name = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 1));
+		k->last_four = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 2));
+		k->created_at = strtoll(PQgetvalue(r, (int)i, 3), NULL, 10);
+		if (k->id == NULL || k->name == NULL || k->last_four == NULL)
+			goto oom;
+		resp->keys[i] = k;
+	}
+	resp->n_keys = n;
+	*out = resp;
+	goto out;
+oom:
+	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+out:
+	PQclear(r);
+	return rc;
+}
+
+/* The user's address and whether it was removed, inside a transaction. */
+static int user_email(acct__conn *c, const char *workspace_id,
+		      const char *user_id, PGresult **res, acct_err *err)
+{
+	const char *params[2] = {user_id, workspace_id};
+	int rc = acct__exec(c, ACCT_Q_USER_EMAIL, 2, params, res, err);
+
+	if (rc == 0 && PQntuples(*res) == 0) {
+		PQclear(*res);
+		*res = NULL;
+		rc = acct__fail(err, SEO_ENOTFOUND, "user_not_found",
+				"user not found");
+	}
+	return rc;
+}
+
+static const char *email_of(PGresult *r)
+{
+	return PQgetisnull(r, 0, 0) ? NULL : PQgetvalue(r, 0, 0);
+}
+
+int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
+		    seo_arena *arena, Seo__Account__V1__CreatedKey **out,
+		    acct_err *err)
+{
+	Seo__Account__V1__CreatedKey *resp;
+	const char *only_user;
+	char key[ACCT_KEY_LEN], hash[ACCT_HASH_LEN];
+	acct__conn *c = NULL;
+	PGresult *u = NULL;
+	int64_t created_at;
+	int rc = keys_role(who, &only_user, err);
+
+	if (rc != 0)
+		return rc;
+	if (name == NULL || name[0] == '\0')
+		name = DEFAULT_KEY_NAME;
+	if (strlen(name) > KEY_NAME_MAX)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "key name is longer than %d bytes",
+				  KEY_NAME_MAX);
+	rc = acct__pool_begin(&a->pool, &c, err);
+	if (rc != 0)
+		return rc;
+	rc = user_email(c, who->workspace_id, who->user_id, &u, err);
+	if (rc == 0 && strcmp(PQgetvalue(u, 0, 1), "t") == 0)
+		rc = acct__fail(err, SEO_ENOTFOUND, "user_not_found",
+				"user not found");
+	if (rc == 0)
+		rc = acct__key_insert(c, who->workspace_id, who->user_id,
+				      email_of(u), name, key, hash, &created_at,
+				      err);
+	if (rc == 0)
+		rc = acct__commit(c, err);
+	else
+		acct__rollback(c);
+	if (rc != 0)
+		goto out;
+	resp = seo_arena_alloc(arena, sizeof(*resp));
+	if (resp == NULL)
+		goto oom;
+	seo__account__v1__created_key__init(resp);
+	resp->id = seo_arena_strdup(arena, hash);
+	resp->key = seo_arena_strdup(arena, key);
+	resp->name = seo_arena_strdup(arena, name);
+	resp->created_at = created_at;
+	if (resp->id == NULL || resp->key == NULL || resp->name == NULL)
+		goto oom;
+	*out = resp;
+	goto out;
+oom:
+	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+out:
+	/* The raw key leaves only through the answer. */
+	explicit_bzero(key, sizeof(key));
+	PQclear(u);
+	acct__pool_put(&a->pool, c);
+	return rc;
+}
+
+int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
+		    acct_err *err)
+{
+	const char *params[4];
+	char now[24];
+	acct__conn *c = NULL;
+	PGresult *k = NULL, *u = NULL;
+	int rc = keys_role(who, &params[2], err);
+
+	if (rc != 0)
+		return rc;
+	if (!acct__is_key_hash(key_id))
+		return acct__fail(err, SEO_ENOTFOUND, "key_not_found",
+				  "api key not found");
+	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
+	params[0] = key_id;
+	params[1] = who->workspace_id;
+	params[3] = now;
+	rc = acct__pool_begin(&a->pool, &c, err);
+	if (rc != 0)
+		return rc;
+	rc = acct__exec(c, ACCT_Q_KEY_REVOKE, 4, params, &k, err);
+	if (rc == 0 && PQntuples(k) == 0)
+		rc = acct__fail(err, SEO_ENOTFOUND, "key_not_found",
+				"api key not found");
+	if (rc == 0)
+		rc = user_email(c, who->workspace_id, PQgetvalue(k, 0, 0), &u, err);
+	if (rc == 0)
+		rc = mail_key(c, who->workspace_id, email_of(u), MAIL_KEY_REVOKED,
+			      PQgetvalue(k, 0, 1), PQgetvalue(k, 0, 2), err);
+	/* Other replicas evict when this commits. */
+	if (rc == 0)
+		rc = acct__exec(c, ACCT_Q_NOTIFY, 1, &key_id, NULL, err);
+	if (rc == 0)
+		rc = acct__commit(c, err);
+	else
+		acct__rollback(c);
+	if (rc != 0)
+		goto out;
+	/* After the commit: a lookup racing with us then reads the
+	 * revocation, or its cache insert is refused by the new epoch. */
+	acct__keycache_evict_key(&a->cache, key_id);
+	acct__limiter_forget(&a->limiter, key_id);
+out:
+	PQclear(k);
+	PQclear(u);
+	acct__pool_put(&a->pool, c);
+	return rc;
+}

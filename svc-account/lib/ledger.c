@@ -1,0 +1,484 @@
+/*
+ * The ledger writer: every debit and refund of this process goes through
+ * one thread that group-commits. Handler threads queue an operation and
+ * wait; the writer takes everything queued, decides each operation in
+ * queue order against balances it locked, writes all rows with a few
+ * array-bound statements and commits once. Throughput is bounded by
+ * commits (fsyncs) per second, never by calls.
+ *
+ * Invariants kept here: a workspace balance equals the sum of its ledger
+ * rows and never goes negative; a charge's credits_used never drops below
+ * zero; nothing is answered before its commit.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/errors.h"
+#include "seo/log.h"
+#include "seo/util.h"
+
+#define BATCH_MAX 1024
+
+enum { OP_DEBIT, OP_REFUND };
+
+struct acct__op {
+	acct__op *next;
+	int kind;
+	acct__debit debit;        /* OP_DEBIT */
+	const char *workspace_id; /* OP_REFUND: the charge's, or NULL */
+	const char *charge_ref;   /* OP_REFUND */
+	int64_t amount;           /* OP_REFUND: 0 = all that is left */
+	/* Results, valid once `done` is set. */
+	int done;
+	int rc;
+	acct_err err;
+	char charge_id[ACCT_ID_LEN];
+	int64_t remaining;
+	int64_t used;
+};
+
+/* A locked row: a workspace balance or a charge, as the batch changes it. */
+typedef struct row {
+	const char *id;        /* in the lock query's result */
+	const char *workspace; /* charges only */
+	int64_t value;         /* balance, or credits_used */
+	int changed;
+} row;
+
+/* The rows a batch writes, as unnest() parameters in statement order. */
+enum { L_WS, L_DELTA, L_REASON, L_REF, L_N };
+enum { U_ID, U_WS, U_USER, U_KEY, U_ENDPOINT, U_DOMAIN, U_AMOUNT, U_N };
+
+typedef struct writes {
+	acct__pgarr ledger[L_N];
+	acct__pgarr usage[U_N];
+	size_t n_ledger, n_usage;
+} writes;
+
+static int row_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const row *)elem)->id);
+}
+
+static row *row_find(row *rows, size_t n, const char *id)
+{
+	return n == 0 ? NULL : bsearch(id, rows, n, sizeof(row), row_cmp);
+}
+
+/* Copies a lock query's rows, already in strcmp order (COLLATE "C"). */
+static int rows_from(PGresult *res, int has_workspace, row **out, size_t *n)
+{
+	size_t nr = (size_t)PQntuples(res);
+	row *rows = calloc(nr != 0 ? nr : 1, sizeof(row));
+
+	if (rows == NULL)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		int col = 1;
+
+		rows[i].id = PQgetvalue(res, (int)i, 0);
+		if (has_workspace)
+			rows[i].workspace = PQgetvalue(res, (int)i, col++);
+		rows[i].value = strtoll(PQgetvalue(res, (int)i, col), NULL, 10);
+	}
+	*out = rows;
+	*n = nr;
+	return 0;
+}
+
+static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
+{
+	const acct__debit *d = &op->debit;
+	row *bal = row_find(ws, nws, d->workspace_id);
+
+	if (bal == NULL) {
+		op->rc = acct__fail(&op->err, SEO_ENOTFOUND, "internal_error",
+				    "workspace \"%s\" does not exist",
+				    d->workspace_id);
+		return;
+	}
+	if (bal->value < d->amount) {
+		op->rc = acct__fail(&op->err, SEO_EDENIED, "insufficient_credits",
+				    "this call costs %lld credits, the balance is %lld",
+				    (long long)d->amount, (long long)bal->value);
+		return;
+	}
+	op->rc = acct__new_id("chg_", op->charge_id, &op->err);
+	if (op->rc != 0)
+		return;
+	bal->value -= d->amount;
+	bal->changed = 1;
+	op->remaining = bal->value;
+
+	acct__pgarr_add(&w->ledger[L_WS], d->workspace_id);
+	acct__pgarr_addi(&w->ledger[L_DELTA], -d->amount);
+	acct__pgarr_add(&w->ledger[L_REASON], "charge");
+	acct__pgarr_add(&w->ledger[L_REF], op->charge_id);
+	w->n_ledger++;
+
+	acct__pgarr_add(&w->usage[U_ID], op->charge_id);
+	acct__pgarr_add(&w->usage[U_WS], d->workspace_id);
+	acct__pgarr_add(&w->usage[U_USER], d->user_id);
+	acct__pgarr_add(&w->usage[U_KEY], d->key_id);
+	acct__pgarr_add(&w->usage[U_ENDPOINT], d->endpoint);
+	acct__pgarr_add(&w->usage[U_DOMAIN], d->domain);
+	acct__pgarr_addi(&w->usage[U_AMOUNT], d->amount);
+	w->n_usage++;
+}
+
+static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
+			  size_t nws, writes *w)
+{
+	row *charge = row_find(ch, nch, op->charge_ref);
+	row *bal;
+	int64_t give;
+
+	/* Another workspace's charge is answered as if absent. */
+	if (charge == NULL || (op->workspace_id != NULL &&
+			       strcmp(charge->workspace, op->workspace_id) != 0)) {
+		op->rc = acct__fail(&op->err, SEO_ENOTFOUND, "not_found",
+				    "charge \"%s\" does not exist",
+				    op->charge_ref);
+		return;
+	}
+	bal = row_find(ws, nws, charge->workspace);
+	if (bal == NULL) {
+		op->rc = acct__fail(&op->err, SEO_ENOTFOUND, "internal_error",
+				    "workspace \"%s\" does not exist",
+				    charge->workspace);
+		return;
+	}
+	give = op->amount == 0 || op->amount > charge->value ? charge->value
+							      : op->amount;
+	/* A fully refunded charge gives nothing and writes nothing. */
+	if (give > 0) {
+		charge->value -= give;
+		charge->changed = 1;
+		bal->value += give;
+		bal->changed = 1;
+		acct__pgarr_add(&w->ledger[L_WS], charge->workspace);
+		acct__pgarr_addi(&w->ledger[L_DELTA], give);
+		acct__pgarr_add(&w->ledger[L_REASON], "refund");
+		acct__pgarr_add(&w->ledger[L_REF], charge->id);
+		w->n_ledger++;
+	}
+	op->rc = 0;
+	op->remaining = bal->value;
+	op->used = charge->value;
+}
+
+/* Runs `q` with the finished arrays, then `extra` as the last parameter. */
+static int exec_arrays(acct__conn *c, acct__q q, acct__pgarr *arrs,
+		       size_t narrs, const char *extra, acct_err *err)
+{
+	const char *params[12];
+	size_t n = 0;
+
+	for (size_t i = 0; i < narrs; i++) {
+		params[n] = acct__pgarr_done(&arrs[i]);
+		if (params[n++] == NULL)
+			return acct__fail(err, SEO_ENOMEM, "internal_error",
+					  "out of memory");
+	}
+	if (extra != NULL)
+		params[n++] = extra;
+	return acct__exec(c, q, (int)n, params, NULL, err);
+}
+
+/* The changed rows of `rows` as (id, value) arrays, then `q`. */
+static int exec_changed(acct__conn *c, acct__q q, const row *rows, size_t n,
+			acct_err *err)
+{
+	acct__pgarr arrs[2];
+	size_t changed = 0;
+	int rc = 0;
+
+	acct__pgarr_init(&arrs[0]);
+	acct__pgarr_init(&arrs[1]);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].changed) {
+			acct__pgarr_add(&arrs[0], rows[i].id);
+			acct__pgarr_addi(&arrs[1], rows[i].value);
+			changed++;
+		}
+	}
+	if (changed > 0)
+		rc = exec_arrays(c, q, arrs, 2, NULL, err);
+	acct__pgarr_free(&arrs[0]);
+	acct__pgarr_free(&arrs[1]);
+	return rc;
+}
+
+/* Locks the rows listed in `ids` with query `q`. */
+static int lock_rows(acct__conn *c, acct__q q, acct__pgarr *ids,
+		     int has_workspace, PGresult **res, row **rows, size_t *n,
+		     acct_err *err)
+{
+	const char *param = acct__pgarr_done(ids);
+	int rc;
+
+	if (param == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	rc = acct__exec(c, q, 1, &param, res, err);
+	if (rc != 0)
+		return rc;
+	rc = rows_from(*res, has_workspace, rows, n);
+	if (rc != 0)
+		return acct__fail(err, rc, "internal_error", "out of memory");
+	return 0;
+}
+
+/* Inside a transaction begun by the caller, which this ends. */
+static int apply(acct__conn *c, acct__op **ops, size_t n, acct_err *err)
+{
+	PGresult *ch_res = NULL, *ws_res = NULL;
+	row *ch = NULL, *ws = NULL;
+	size_t nch = 0, nws = 0;
+	acct__pgarr charge_ids, ws_ids;
+	writes w;
+	char now[24];
+	int rc, in_tx = 1;
+
+	acct__pgarr_init(&charge_ids);
+	acct__pgarr_init(&ws_ids);
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_init(&w.ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_init(&w.usage[i]);
+	w.n_ledger = w.n_usage = 0;
+	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
+
+	/* Charges first, then workspaces, always: one lock order. */
+	for (size_t i = 0; i < n; i++)
+		if (ops[i]->kind == OP_REFUND)
+			acct__pgarr_add(&charge_ids, ops[i]->charge_ref);
+	if (charge_ids.len > 0) {
+		rc = lock_rows(c, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids, 1,
+			       &ch_res, &ch, &nch, err);
+		if (rc != 0)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ops[i]->kind == OP_DEBIT)
+			acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
+	for (size_t i = 0; i < nch; i++)
+		acct__pgarr_add(&ws_ids, ch[i].workspace);
+	rc = lock_rows(c, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids, 0, &ws_res,
+		       &ws, &nws, err);
+	if (rc != 0)
+		goto out;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i]->kind == OP_DEBIT)
+			decide_debit(ops[i], ws, nws, &w);
+		else
+			decide_refund(ops[i], ch, nch, ws, nws, &w);
+	}
+
+	if (w.n_ledger > 0) {
+		rc = exec_arrays(c, ACCT_Q_LEDGER_INSERT, w.ledger, L_N, now,
+				 err);
+		if (rc != 0)
+			goto out;
+	}
+	if (w.n_usage > 0) {
+		rc = exec_arrays(c, ACCT_Q_USAGE_INSERT, w.usage, U_N, now, err);
+		if (rc != 0)
+			goto out;
+	}
+	rc = exec_changed(c, ACCT_Q_USAGE_REFUND, ch, nch, err);
+	if (rc != 0)
+		goto out;
+	rc = exec_changed(c, ACCT_Q_BALANCE_SET, ws, nws, err);
+	if (rc != 0)
+		goto out;
+	rc = acct__commit(c, err);
+	in_tx = 0;
+out:
+	if (in_tx)
+		acct__rollback(c);
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_free(&w.ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_free(&w.usage[i]);
+	acct__pgarr_free(&charge_ids);
+	acct__pgarr_free(&ws_ids);
+	free(ch);
+	free(ws);
+	PQclear(ch_res);
+	PQclear(ws_res);
+	return rc;
+}
+
+static int reconnect(acct__ledger *l, acct_err *err)
+{
+	PQfinish(l->conn.pg);
+	l->conn.pg = NULL;
+	l->conn.prepared = 0;
+	return acct__connect(l->url, &l->conn.pg, err);
+}
+
+/* BEGIN, on a fresh connection when the server had dropped ours: nothing
+ * was sent yet, so the batch loses nothing by waiting for it. */
+static int begin(acct__ledger *l, acct_err *err)
+{
+	int rc;
+
+	if (l->conn.pg != NULL && PQstatus(l->conn.pg) == CONNECTION_OK) {
+		rc = acct__begin(&l->conn, err);
+		if (rc == 0 || PQstatus(l->conn.pg) == CONNECTION_OK)
+			return rc;
+	}
+	rc = reconnect(l, err);
+	return rc == 0 ? acct__begin(&l->conn, err) : rc;
+}
+
+static void run_batch(acct__ledger *l, acct__op **ops, size_t n)
+{
+	acct_err err = {0};
+	int rc = begin(l, &err);
+
+	if (rc == 0)
+		rc = apply(&l->conn, ops, n, &err);
+	atomic_fetch_add(&l->batches, 1);
+	atomic_fetch_add(&l->ops, n);
+	if (rc == 0)
+		return;
+	/* Nothing of the batch was committed: every operation fails alike. */
+	log_error("ledger batch of %zu operations failed: %s", n, err.message);
+	for (size_t i = 0; i < n; i++) {
+		ops[i]->rc = rc;
+		ops[i]->err = err;
+		ops[i]->err.code = "internal_error";
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	acct__ledger *l = arg;
+	acct__op *batch[BATCH_MAX];
+
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		size_t n = 0;
+
+		while (l->head == NULL && !l->stop)
+			pthread_cond_wait(&l->work, &l->mu);
+		if (l->head == NULL)
+			break;
+		while (l->head != NULL && n < BATCH_MAX) {
+			batch[n++] = l->head;
+			l->head = l->head->next;
+		}
+		if (l->head == NULL)
+			l->tail = NULL;
+		pthread_mutex_unlock(&l->mu);
+
+		run_batch(l, batch, n);
+
+		pthread_mutex_lock(&l->mu);
+		for (size_t i = 0; i < n; i++)
+			batch[i]->done = 1;
+		pthread_cond_broadcast(&l->done);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int acct__ledger_start(acct__ledger *l, const char *url, acct_err *err)
+{
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	l->url = strdup(url);
+	if (l->url == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	rc = acct__connect(url, &l->conn.pg, err);
+	if (rc != 0)
+		goto fail;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->work, NULL);
+	pthread_cond_init(&l->done, NULL);
+	if (pthread_create(&l->thread, NULL, writer_main, l) != 0) {
+		rc = acct__fail(err, SEO_EIO, "internal_error",
+				"could not start the ledger writer");
+		pthread_mutex_destroy(&l->mu);
+		pthread_cond_destroy(&l->work);
+		pthread_cond_destroy(&l->done);
+		goto fail;
+	}
+	return 0;
+fail:
+	PQfinish(l->conn.pg);
+	free(l->url);
+	return rc;
+}
+
+void acct__ledger_stop(acct__ledger *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_cond_signal(&l->work);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->work);
+	pthread_cond_destroy(&l->done);
+	PQfinish(l->conn.pg);
+	free(l->url);
+}
+
+static int submit(acct__ledger *l, acct__op *op, acct_err *err)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->tail != NULL)
+		l->tail->next = op;
+	else
+		l->head = op;
+	l->tail = op;
+	pthread_cond_signal(&l->work);
+	while (!op->done)
+		pthread_cond_wait(&l->done, &l->mu);
+	pthread_mutex_unlock(&l->mu);
+	if (op->rc != 0)
+		*err = op->err;
+	return op->rc;
+}
+
+int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
+		       char charge_id[ACCT_ID_LEN], int64_t *remaining,
+		       acct_err *err)
+{
+	acct__op op = {.kind = OP_DEBIT, .debit = *d};
+	int rc = submit(l, &op, err);
+
+	if (rc != 0)
+		return rc;
+	memcpy(charge_id, op.charge_id, ACCT_ID_LEN);
+	*remaining = op.remaining;
+	return 0;
+}
+
+int acct__ledger_refund(acct__ledger *l, const char *workspace_id,
+			const char *charge_id, int64_t amount,
+			int64_t *remaining, int64_t *used, acct_err *err)
+{
+	acct__op op = {
+		.kind = OP_REFUND,
+		.workspace_id = workspace_id,
+		.charge_ref = charge_id,
+		.amount = amount,
+	};
+	int rc = submit(l, &op, err);
+
+	if (rc != 0)
+		return rc;
+	*remaining = op.remaining;
+	*used = op.used;
+	return 0;
+}

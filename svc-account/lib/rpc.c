@@ -1,0 +1,302 @@
+/*
+ * The seo.account.v1.Account gRPC methods: each handler reads the caller
+ * identity the gateway attached, calls the library and builds the reply on
+ * the call's arena.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "payments.h"
+#include "seo/errors.h"
+#include "seo/log.h"
+
+typedef Seo__Account__V1__AuthorizeRequest AuthorizeRequest;
+typedef Seo__Account__V1__AuthorizeResponse AuthorizeResponse;
+typedef Seo__Account__V1__RateLimitState RateLimitState;
+typedef Seo__Account__V1__RefundRequest RefundRequest;
+typedef Seo__Account__V1__RefundResponse RefundResponse;
+
+int acct_rpc_caller(rpc_ctx *ctx, acct_caller *out, acct_err *err)
+{
+	const char *role = rpc_ctx_meta(ctx, "seo-role");
+
+	out->workspace_id = rpc_ctx_meta(ctx, "seo-workspace-id");
+	out->user_id = rpc_ctx_meta(ctx, "seo-user-id");
+	out->key_id = rpc_ctx_meta(ctx, "seo-key-id");
+	if (out->workspace_id == NULL || out->user_id == NULL ||
+	    acct_role_parse(role, &out->role) != 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_api_key",
+				  "the call carries no caller identity");
+	return 0;
+}
+
+int acct_rpc_fail(rpc_ctx *ctx, const acct_err *err)
+{
+	if (err->code == NULL || strcmp(err->code, "internal_error") == 0 ||
+	    seo_error_lookup(err->code) == NULL) {
+		log_error("%s", err->message);
+		return rpc_ctx_fail(ctx, "internal_error", "internal error");
+	}
+	return rpc_ctx_fail(ctx, err->code, "%s", err->message);
+}
+
+static int oom(rpc_ctx *ctx)
+{
+	return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+}
+
+static void *msg_new(rpc_ctx *ctx, const ProtobufCMessageDescriptor *d)
+{
+	ProtobufCMessage *m = seo_arena_alloc(rpc_ctx_arena(ctx), d->sizeof_message);
+
+	if (m != NULL)
+		protobuf_c_message_init(d, m);
+	return m;
+}
+
+/*
+ * A refusal after the key resolved still reports the rate state, so that
+ * the gateway sends its RateLimit headers with 429, 403 and 402 as well:
+ * {"retry_after" (rate_limited only), "ratelimit_limit",
+ * "ratelimit_remaining", "ratelimit_reset"}.
+ */
+static void authorize_extra(rpc_ctx *ctx, const acct_authorization *az)
+{
+	char extra[160];
+	int n;
+
+	if (az->key_id[0] == '\0')
+		return;
+	if (az->retry_after > 0)
+		n = snprintf(extra, sizeof(extra), "{\"retry_after\": %lld, ",
+			     (long long)az->retry_after);
+	else
+		n = snprintf(extra, sizeof(extra), "{");
+	snprintf(extra + n, sizeof(extra) - (size_t)n,
+		 "\"ratelimit_limit\": %lld, \"ratelimit_remaining\": %lld, "
+		 "\"ratelimit_reset\": %lld}",
+		 (long long)az->rate.limit, (long long)az->rate.remaining,
+		 (long long)az->rate.reset_s);
+	rpc_ctx_fail_extra(ctx, extra);
+}
+
+static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
+			 ProtobufCMessage **resp)
+{
+	const AuthorizeRequest *in = (const AuthorizeRequest *)req;
+	acct_authorize_req ar = {
+		.key_hash = in->key_hash,
+		.endpoint = in->endpoint,
+		.cost = in->cost,
+		.roles_allowed = in->roles_allowed,
+		.usage_domain = in->usage_domain,
+		.rate_limited = in->rate_limited,
+	};
+	seo_arena *arena = rpc_ctx_arena(ctx);
+	acct_authorization az;
+	AuthorizeResponse *out;
+	RateLimitState *rate;
+	acct_err err;
+
+	if (acct_authorize(rpc_ctx_service(ctx), &ar, &az, &err) != 0) {
+		authorize_extra(ctx, &az);
+		return acct_rpc_fail(ctx, &err);
+	}
+	out = msg_new(ctx, &seo__account__v1__authorize_response__descriptor);
+	rate = msg_new(ctx, &seo__account__v1__rate_limit_state__descriptor);
+	if (out == NULL || rate == NULL)
+		return oom(ctx);
+	out->workspace_id = seo_arena_strdup(arena, az.workspace_id);
+	out->user_id = seo_arena_strdup(arena, az.user_id);
+	out->key_id = seo_arena_strdup(arena, az.key_id);
+	out->role = (char *)acct_role_name(az.role);
+	out->charge_id = seo_arena_strdup(arena, az.charge_id);
+	if (out->workspace_id == NULL || out->user_id == NULL ||
+	    out->key_id == NULL || out->charge_id == NULL)
+		return oom(ctx);
+	out->credits_remaining = az.credits_remaining;
+	rate->limit = az.rate.limit;
+	rate->remaining = az.rate.remaining;
+	rate->reset_s = az.rate.reset_s;
+	out->rate = rate;
+	*resp = &out->base;
+	return 0;
+}
+
+/* The gateway attaches the caller when it has one; Refund works without. */
+static int rpc_refund(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	const RefundRequest *in = (const RefundRequest *)req;
+	RefundResponse *out;
+	acct_caller who;
+	acct_err err;
+	int64_t remaining, used;
+	int known = acct_rpc_caller(ctx, &who, &err) == 0;
+
+	if (acct_refund(rpc_ctx_service(ctx), known ? &who : NULL, in->charge_id,
+			in->amount, &remaining, &used, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__refund_response__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	out->credits_remaining = remaining;
+	out->credits_used = used;
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_get_me(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	Seo__Account__V1__User *out;
+	acct_caller who;
+	acct_err err;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_get_me(rpc_ctx_service(ctx), &who, rpc_ctx_arena(ctx), &out,
+			&err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_get_credits(rpc_ctx *ctx, const ProtobufCMessage *req,
+			   ProtobufCMessage **resp)
+{
+	Seo__Account__V1__Credits *out;
+	acct_caller who;
+	acct_err err;
+	int64_t credits;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_get_credits(rpc_ctx_service(ctx), &who, &credits, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__credits__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	out->credits = credits;
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_list_keys(rpc_ctx *ctx, const ProtobufCMessage *req,
+			 ProtobufCMessage **resp)
+{
+	Seo__Account__V1__ListKeysResponse *out;
+	acct_caller who;
+	acct_err err;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_list_keys(rpc_ctx_service(ctx), &who, rpc_ctx_arena(ctx), &out,
+			   &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_create_key(rpc_ctx *ctx, const ProtobufCMessage *req,
+			  ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__CreateKeyRequest *in = (const void *)req;
+	Seo__Account__V1__CreatedKey *out;
+	acct_caller who;
+	acct_err err;
+
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_create_key(rpc_ctx_service(ctx), &who, in->name,
+			    rpc_ctx_arena(ctx), &out, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_revoke_key(rpc_ctx *ctx, const ProtobufCMessage *req,
+			  ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__RevokeKeyRequest *in = (const void *)req;
+	Seo__Account__V1__Success *out;
+	acct_caller who;
+	acct_err err;
+
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_revoke_key(rpc_ctx_service(ctx), &who, in->id, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__success__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	out->success = 1;
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_list_usage(rpc_ctx *ctx, const ProtobufCMessage *req,
+			  ProtobufCMessage **resp)
+{
+	Seo__Account__V1__ListUsageResponse *out;
+	acct_caller who;
+	acct_err err;
+
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_list_usage(rpc_ctx_service(ctx), &who, (const void *)req,
+			    rpc_ctx_arena(ctx), &out, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+/* Public: the gateway calls it without a key. */
+static int rpc_get_pricing(rpc_ctx *ctx, const ProtobufCMessage *req,
+			   ProtobufCMessage **resp)
+{
+	Seo__Account__V1__PricingResponse *out;
+	acct_err err;
+
+	(void)req;
+	if (acct_get_pricing(rpc_ctx_service(ctx), rpc_ctx_arena(ctx), &out,
+			     &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+static int rpc_list_websites(rpc_ctx *ctx, const ProtobufCMessage *req,
+			     ProtobufCMessage **resp)
+{
+	Seo__Account__V1__ListWebsitesResponse *out;
+	acct_caller who;
+	acct_err err;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_list_websites(rpc_ctx_service(ctx), &who, rpc_ctx_arena(ctx),
+			       &out, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
+#define ACCOUNT_PATH "/seo.account.v1.Account/"
+#define MSG(name) &seo__account__v1__##name##__descriptor
+
+const rpc_method acct_rpc_methods[] = {
+	{ACCOUNT_PATH "Authorize", MSG(authorize_request), MSG(authorize_response), rpc_authorize},
+	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
+	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
+	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},
+	{ACCOUNT_PATH "ListKeys", MSG(empty), MSG(list_keys_response), rpc_list_keys},
+	{ACCOUNT_PATH "CreateKey", MSG(create_key_request), MSG(created_key), rpc_create_key},
+	{ACCOUNT_PATH "RevokeKey", MSG(revoke_key_request), MSG(success), rpc_revoke_key},
+	{ACCOUNT_PATH "ListUsage", MSG(list_usage_request), MSG(list_usage_response), rpc_list_usage},
+	{ACCOUNT_PATH "GetPricing", MSG(empty), MSG(pricing_response), rpc_get_pricing},
+	{ACCOUNT_PATH "ListWebsites", MSG(empty), MSG(list_websites_response), rpc_list_websites},
+	{ACCOUNT_PATH "CreateCheckout", MSG(checkout_request), MSG(checkout_response), acct_rpc_create_checkout},
+	{ACCOUNT_PATH "PaymentWebhook", MSG(payment_webhook_request), MSG(payment_webhook_response), acct_rpc_payment_webhook},
+};
+
+const size_t acct_rpc_n_methods = sizeof(acct_rpc_methods) / sizeof(acct_rpc_methods[0]);

@@ -1,0 +1,229 @@
+/*
+ * The service object, Authorize (the gateway's hot path) and Refund.
+ */
+#include "acct_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/config.h"
+#include "seo/errors.h"
+
+#define DEFAULT_POOL 8
+
+/* Parts of an acct_service that acct_free() must take down. */
+enum {
+	PART_POOL = 1,
+	PART_CACHE = 2,
+	PART_LIMITER = 4,
+	PART_LEDGER = 8,
+	PART_LISTENER = 16,
+};
+
+void acct_options_init(acct_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->rate_per_min = seo_config_int(SEO_CFG_RATE_LIMIT_PER_MIN, 60);
+}
+
+int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
+{
+	const char *url = opt->pg_url != NULL ? opt->pg_url : acct_pg_url();
+	acct_service *a = calloc(1, sizeof(*a));
+	int rc;
+
+	*out = NULL;
+	if (a == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	rc = acct__pool_init(&a->pool, url,
+			     opt->pool_size > 0 ? opt->pool_size : DEFAULT_POOL);
+	if (rc != 0)
+		goto oom;
+	a->started |= PART_POOL;
+	rc = acct__keycache_init(&a->cache);
+	if (rc != 0)
+		goto oom;
+	a->started |= PART_CACHE;
+	rc = acct__limiter_init(&a->limiter, opt->rate_per_min, opt->clock,
+				opt->clock_ud);
+	if (rc != 0)
+		goto oom;
+	a->started |= PART_LIMITER;
+	rc = acct__ledger_start(&a->ledger, url, err);
+	if (rc != 0)
+		goto fail;
+	a->started |= PART_LEDGER;
+	rc = acct__listener_start(&a->listener, url, &a->cache, err);
+	if (rc != 0)
+		goto fail;
+	a->started |= PART_LISTENER;
+	*out = a;
+	return 0;
+oom:
+	acct__fail(err, rc, "internal_error", "out of memory");
+fail:
+	acct_free(a);
+	return rc;
+}
+
+void acct_free(acct_service *a)
+{
+	if (a == NULL)
+		return;
+	if (a->started & PART_LISTENER)
+		acct__listener_stop(&a->listener);
+	if (a->started & PART_LEDGER)
+		acct__ledger_stop(&a->ledger);
+	if (a->started & PART_POOL)
+		acct__pool_destroy(&a->pool);
+	if (a->started & PART_LIMITER)
+		acct__limiter_destroy(&a->limiter);
+	if (a->started & PART_CACHE)
+		acct__keycache_destroy(&a->cache);
+	free(a);
+}
+
+void acct_get_stats(acct_service *a, acct_stats *out)
+{
+	out->key_db_lookups = atomic_load(&a->key_db_lookups);
+	out->ledger_ops = atomic_load(&a->ledger.ops);
+	out->ledger_batches = atomic_load(&a->ledger.batches);
+	out->notifications = atomic_load(&a->listener.notifications);
+}
+
+int acct__is_key_hash(const char *s)
+{
+	size_t n = 0;
+
+	if (s == NULL)
+		return 0;
+	for (; s[n] != '\0'; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return 0;
+	return n == ACCT_HASH_LEN - 1;
+}
+
+/* The identity of a valid key: from the cache, else from PostgreSQL. */
+static int lookup_key(acct_service *a, const char *hash, acct__identity *id,
+		      acct_err *err)
+{
+	PGresult *r = NULL;
+	uint64_t epoch;
+	int rc;
+
+	if (acct__keycache_get(&a->cache, hash, id, &epoch))
+		return 0;
+	atomic_fetch_add(&a->key_db_lookups, 1);
+	rc = acct__pool_query(&a->pool, ACCT_Q_KEY_LOOKUP, 1, &hash, &r, err);
+	if (rc != 0)
+		goto out;
+	if (PQntuples(r) == 0) {
+		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				"invalid or revoked api key");
+		goto out;
+	}
+	snprintf(id->workspace_id, sizeof(id->workspace_id), "%s",
+		 PQgetvalue(r, 0, 0));
+	snprintf(id->user_id, sizeof(id->user_id), "%s", PQgetvalue(r, 0, 1));
+	rc = acct_role_parse(PQgetvalue(r, 0, 2), &id->role);
+	if (rc != 0) {
+		rc = acct__fail(err, rc, "internal_error", "unknown role \"%s\"",
+				PQgetvalue(r, 0, 2));
+		goto out;
+	}
+	acct__keycache_put(&a->cache, hash, id, epoch);
+out:
+	PQclear(r);
+	return rc;
+}
+
+int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balance,
+		       acct_err *err)
+{
+	PGresult *r = NULL;
+	int rc = acct__pool_query(&a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
+				  &r, err);
+
+	if (rc != 0)
+		goto out;
+	if (PQntuples(r) == 0) {
+		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				"workspace of the api key no longer exists");
+		goto out;
+	}
+	*balance = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+out:
+	PQclear(r);
+	return rc;
+}
+
+int acct_authorize(acct_service *a, const acct_authorize_req *req,
+		   acct_authorization *out, acct_err *err)
+{
+	acct__identity id;
+	acct__debit debit;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!acct__is_key_hash(req->key_hash))
+		return acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				  "invalid or revoked api key");
+	rc = lookup_key(a, req->key_hash, &id, err);
+	if (rc != 0)
+		return rc;
+	memcpy(out->workspace_id, id.workspace_id, sizeof(out->workspace_id));
+	memcpy(out->user_id, id.user_id, sizeof(out->user_id));
+	memcpy(out->key_id, req->key_hash, sizeof(out->key_id));
+	out->role = id.role;
+
+	rc = acct__limiter_check(&a->limiter, req->key_hash, req->rate_limited,
+				 &out->rate, &out->retry_after);
+	if (rc == SEO_EDENIED)
+		return acct__fail(err, rc, "rate_limited",
+				  "more than %lld requests per minute with this api key",
+				  (long long)out->rate.limit);
+	if (rc != 0)
+		return acct__fail(err, rc, "internal_error", "out of memory");
+
+	if (req->roles_allowed != 0 && (req->roles_allowed & id.role) == 0)
+		return acct__fail(err, SEO_EDENIED, "capability_missing",
+				  "role %s may not use this endpoint",
+				  acct_role_name(id.role));
+	if (req->cost < 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "cost must not be negative");
+	if (req->cost == 0)
+		return acct__read_balance(a, id.workspace_id,
+					  &out->credits_remaining, err);
+	if (req->endpoint == NULL || req->endpoint[0] == '\0')
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "a debit needs an endpoint");
+	debit = (acct__debit){
+		.workspace_id = id.workspace_id,
+		.user_id = id.user_id,
+		.key_id = req->key_hash,
+		.endpoint = req->endpoint,
+		.domain = req->usage_domain != NULL && req->usage_domain[0] != '\0'
+				  ? req->usage_domain : NULL,
+		.amount = req->cost,
+	};
+	return acct__ledger_debit(&a->ledger, &debit, out->charge_id,
+				  &out->credits_remaining, err);
+}
+
+int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
+		int64_t amount, int64_t *credits_remaining,
+		int64_t *credits_used, acct_err *err)
+{
+	if (amount < 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "refund amount must not be negative");
+	if (charge_id == NULL || charge_id[0] == '\0')
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "a refund needs a charge id");
+	return acct__ledger_refund(&a->ledger, who != NULL ? who->workspace_id : NULL,
+				   charge_id,
+				   amount, credits_remaining, credits_used, err);
+}

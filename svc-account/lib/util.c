@@ -1,0 +1,81 @@
+/*
+ * Small helpers shared by the library: errors, ids, role names, the
+ * connection string.
+ */
+#include "acct_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "seo/config.h"
+#include "seo/errors.h"
+#include "seo/util.h"
+
+#define ACCT_ID_RANDOM 20
+
+/* The cluster ./seo starts under var/pg when SEO_PG_URL is unset. */
+#define ACCT_LOCAL_PG_URL "postgresql://seo@127.0.0.1:55432/seo"
+
+static const struct {
+	const char *name;
+	acct_role role;
+} role_names[] = {
+	{"owner", ACCT_ROLE_OWNER},
+	{"admin", ACCT_ROLE_ADMIN},
+	{"member", ACCT_ROLE_MEMBER},
+	{"client", ACCT_ROLE_CLIENT},
+};
+
+#define N_ROLES (sizeof(role_names) / sizeof(role_names[0]))
+
+const char *acct_role_name(acct_role role)
+{
+	for (size_t i = 0; i < N_ROLES; i++)
+		if (role_names[i].role == role)
+			return role_names[i].name;
+	return NULL;
+}
+
+int acct_role_parse(const char *name, acct_role *out)
+{
+	for (size_t i = 0; name != NULL && i < N_ROLES; i++) {
+		if (strcmp(role_names[i].name, name) == 0) {
+			*out = role_names[i].role;
+			return 0;
+		}
+	}
+	return SEO_EINVAL;
+}
+
+const char *acct_pg_url(void)
+{
+	const char *url = seo_config(SEO_CFG_PG_URL);
+
+	return *url != '\0' ? url : ACCT_LOCAL_PG_URL;
+}
+
+int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err)
+{
+	size_t plen = strlen(prefix);
+
+	if (plen + ACCT_ID_RANDOM >= ACCT_ID_LEN)
+		return acct__fail(err, SEO_EINVAL, "internal_error",
+				  "id prefix \"%s\" is too long", prefix);
+	memcpy(out, prefix, plen);
+	if (seo_random_string(out + plen, ACCT_ID_RANDOM, SEO_URLSAFE) != 0)
+		return acct__fail(err, SEO_EIO, "internal_error",
+				  "random generator failed");
+	return 0;
+}

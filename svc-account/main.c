@@ -1,0 +1,76 @@
+/*
+ * svc-account: applies the migrations, then serves seo.account.v1.Account
+ * on SEO_ACCOUNT_ADDR, and drains the mail outbox.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "acct.h"
+#include "mail.h"
+#include "seo/config.h"
+#include "seo/log.h"
+
+/* Handler threads; each holds at most one pooled connection. */
+#define WORKERS 16
+
+static int migrate(const char *url)
+{
+	char dir[PATH_MAX];
+	acct_err err;
+	PGconn *db;
+	int applied, rc;
+
+	if (acct_migrations_dir(dir, sizeof(dir)) != 0) {
+		log_error("migrations directory not found; set SEO_MIGRATIONS_DIR");
+		return -1;
+	}
+	db = PQconnectdb(url);
+	if (PQstatus(db) != CONNECTION_OK) {
+		log_error("cannot connect to postgresql: %.*s",
+			  (int)strcspn(PQerrorMessage(db), "\n"), PQerrorMessage(db));
+		PQfinish(db);
+		return -1;
+	}
+	rc = acct_migrate(db, dir, &applied, &err);
+	PQfinish(db);
+	if (rc != 0) {
+		log_error("migrations failed: %s", err.message);
+		return rc;
+	}
+	if (applied > 0)
+		log_info("applied %d migrations from %s", applied, dir);
+	return 0;
+}
+
+int main(void)
+{
+	const char *url = acct_pg_url();
+	acct_mailer *mailer = NULL;
+	acct_options opt;
+	acct_err err;
+	acct_service *a = NULL;
+	int rc = 1;
+
+	seo_log_init("svc-account");
+	if (migrate(url) != 0)
+		goto out;
+	acct_options_init(&opt);
+	opt.pg_url = url;
+	opt.pool_size = WORKERS;
+	if (acct_new(&opt, &a, &err) != 0) {
+		log_error("cannot start: %s", err.message);
+		goto out;
+	}
+	if (acct_mailer_start(url, &mailer) != 0) {
+		log_error("cannot start the mailer");
+		goto out;
+	}
+	rc = rpc_service_main("svc-account", seo_config(SEO_CFG_ACCOUNT_ADDR),
+			      acct_rpc_methods, acct_rpc_n_methods, a, WORKERS);
+out:
+	acct_mailer_stop(mailer);
+	acct_free(a);
+	return rc;
+}

@@ -1,0 +1,353 @@
+/*
+ * seoctl: the operator CLI (../shared/CONTRACT.md). Talks to PostgreSQL
+ * directly (SEO_PG_URL, else the local cluster of ./seo) through the acct
+ * library. Prints one JSON object on stdout and exits 0; on failure prints
+ * {"error": CODE, "message": TEXT} on stderr and exits 1 (2 for a bad
+ * command line).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <libpq-fe.h>
+
+#include "acct.h"
+#include "seo/errors.h"
+
+#define MAX_OPTS 4
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+/* Far beyond any real grant, far below int64 overflow in a balance. */
+#define CREDITS_MAX 1000000000000000LL
+
+typedef struct option {
+	const char *name;  /* without the leading "--" */
+	const char *value; /* shown in usage */
+	int required;
+} option;
+
+/* A command's handler: `v` holds the option values in table order (NULL
+ * when absent); it adds its answer to `out`. */
+typedef int (*command_fn)(PGconn *db, const char *const *v, json_t *out,
+			  acct_err *err);
+
+typedef struct command {
+	const char *group;
+	const char *verb; /* NULL: the group alone is the command */
+	option opts[MAX_OPTS];
+	command_fn run;
+} command;
+
+/* Decimal digits only: "1e3", "-1" and "12abc" are refused. */
+static int parse_count(const char *what, const char *s, int64_t *out,
+		       acct_err *err)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = s[0] >= '0' && s[0] <= '9' ? strtoll(s, &end, 10) : -1;
+	if (v < 0 || errno != 0 || *end != '\0' || v > CREDITS_MAX) {
+		err->code = "invalid_parameter";
+		snprintf(err->message, sizeof(err->message),
+			 "%s must be a whole number from 0 to %lld, not \"%s\"",
+			 what, CREDITS_MAX, s);
+		return SEO_EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int put_str(json_t *out, const char *key, const char *value)
+{
+	return json_object_set_new(out, key, json_string(value)) == 0 ? 0 : SEO_ENOMEM;
+}
+
+static int user_json(json_t *out, const acct_new_user *u, int with_workspace)
+{
+	if (with_workspace && put_str(out, "workspace_id", u->workspace_id) != 0)
+		return SEO_ENOMEM;
+	if (put_str(out, "user_id", u->user_id) != 0 ||
+	    put_str(out, "api_key", u->api_key) != 0)
+		return SEO_ENOMEM;
+	return 0;
+}
+
+static int workspace_create(PGconn *db, const char *const *v, json_t *out,
+			    acct_err *err)
+{
+	acct_new_user u;
+	int64_t credits = 0;
+	int rc = v[2] != NULL ? parse_count("credits", v[2], &credits, err) : 0;
+
+	if (rc == 0)
+		rc = acct_workspace_create(db, v[0], v[1], credits, &u, err);
+	if (rc == 0)
+		rc = user_json(out, &u, 1);
+	return rc;
+}
+
+static int user_add(PGconn *db, const char *const *v, json_t *out,
+		    acct_err *err)
+{
+	acct_new_user u;
+	acct_role role;
+	int rc;
+
+	if (acct_role_parse(v[2], &role) != 0) {
+		err->code = "invalid_parameter";
+		snprintf(err->message, sizeof(err->message),
+			 "role must be owner, admin, member or client, not \"%s\"",
+			 v[2]);
+		return SEO_EINVAL;
+	}
+	rc = acct_user_add(db, v[0], v[1], role, &u, err);
+	if (rc == 0)
+		rc = user_json(out, &u, 0);
+	return rc;
+}
+
+static int user_remove(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err)
+{
+	int rc = acct_user_remove(db, v[0], err);
+
+	if (rc == 0 && json_object_set_new(out, "removed", json_true()) != 0)
+		rc = SEO_ENOMEM;
+	return rc;
+}
+
+static int credits_grant(PGconn *db, const char *const *v, json_t *out,
+			 acct_err *err)
+{
+	int64_t credits, balance;
+	int rc = parse_count("credits", v[1], &credits, err);
+
+	if (rc == 0)
+		rc = acct_credits_grant(db, v[0], credits, &balance, err);
+	if (rc == 0 &&
+	    json_object_set_new(out, "credits", json_integer(balance)) != 0)
+		rc = SEO_ENOMEM;
+	return rc;
+}
+
+static int website_add(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err)
+{
+	char site[ACCT_ID_LEN], host[ACCT_HOST_LEN];
+	int rc = acct_website_add(db, v[0], v[1], v[2], site, host, err);
+
+	if (rc != 0)
+		return rc;
+	if (put_str(out, "site_id", site) != 0 || put_str(out, "host", host) != 0 ||
+	    put_str(out, "name", v[2] != NULL && v[2][0] != '\0' ? v[2] : host) != 0)
+		return SEO_ENOMEM;
+	return 0;
+}
+
+static int website_policy(PGconn *db, const char *const *v, json_t *out,
+			  acct_err *err)
+{
+	int rc = acct_website_policy(db, v[0], v[1], err);
+
+	if (rc == 0 && (put_str(out, "site_id", v[0]) != 0 ||
+			put_str(out, "indexnow_policy", v[1]) != 0))
+		rc = SEO_ENOMEM;
+	return rc;
+}
+
+static int migrate(PGconn *db, const char *const *v, json_t *out,
+		   acct_err *err)
+{
+	char dir[PATH_MAX];
+	int applied, rc;
+
+	(void)v;
+	if (acct_migrations_dir(dir, sizeof(dir)) != 0) {
+		err->code = "internal_error";
+		snprintf(err->message, sizeof(err->message),
+			 "migrations directory not found; set SEO_MIGRATIONS_DIR");
+		return SEO_ENOTFOUND;
+	}
+	rc = acct_migrate(db, dir, &applied, err);
+	if (rc == 0 && json_object_set_new(out, "applied", json_integer(applied)) != 0)
+		rc = SEO_ENOMEM;
+	return rc;
+}
+
+static const command commands[] = {
+	{"workspace", "create",
+	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
+	 workspace_create},
+	{"user", "add",
+	 {{"workspace", "W", 1}, {"email", "EMAIL", 1},
+	  {"role", "owner|admin|member|client", 1}},
+	 user_add},
+	{"user", "remove", {{"user", "U", 1}}, user_remove},
+	{"credits", "grant", {{"workspace", "W", 1}, {"credits", "N", 1}},
+	 credits_grant},
+	{"website", "add",
+	 {{"workspace", "W", 1}, {"host", "HOST", 1}, {"name", "NAME", 0}},
+	 website_add},
+	{"website", "policy",
+	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
+	 website_policy},
+	{"migrate", NULL, {{NULL, NULL, 0}}, migrate},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_json(FILE *f, json_t *obj)
+{
+	char *s = json_dumps(obj, 0);
+
+	if (s != NULL)
+		fprintf(f, "%s\n", s);
+	free(s);
+}
+
+static int fail(int status, const char *code, const char *message)
+{
+	json_t *obj = json_pack("{s:s, s:s}", "error", code, "message", message);
+
+	if (obj != NULL)
+		print_json(stderr, obj);
+	json_decref(obj);
+	return status;
+}
+
+static void usage_line(const command *c, char *buf, size_t n)
+{
+	size_t len = (size_t)snprintf(buf, n, "seoctl %s%s%s", c->group,
+				      c->verb != NULL ? " " : "",
+				      c->verb != NULL ? c->verb : "");
+
+	for (int i = 0; i < MAX_OPTS && c->opts[i].name != NULL && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len,
+					c->opts[i].required ? " --%s %s" : " [--%s %s]",
+					c->opts[i].name, c->opts[i].value);
+}
+
+static int usage_error(const command *c, const char *what)
+{
+	char line[256], msg[512];
+
+	if (c == NULL) {
+		snprintf(msg, sizeof(msg), "%s; commands:", what);
+		for (size_t i = 0; i < N_COMMANDS; i++) {
+			usage_line(&commands[i], line, sizeof(line));
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "%s %s", i > 0 ? ";" : "", line + strlen("seoctl "));
+		}
+	} else {
+		usage_line(c, line, sizeof(line));
+		snprintf(msg, sizeof(msg), "%s; usage: %s", what, line);
+	}
+	return fail(EXIT_USAGE, "usage", msg);
+}
+
+static const command *find_command(int argc, char **argv, int *used)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		const command *c = &commands[i];
+
+		if (argc < 2 || strcmp(argv[1], c->group) != 0)
+			continue;
+		if (c->verb == NULL) {
+			*used = 2;
+			return c;
+		}
+		if (argc >= 3 && strcmp(argv[2], c->verb) == 0) {
+			*used = 3;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* Fills v[] from "--name value" pairs. Returns an exit status on error. */
+static int parse_options(const command *c, int argc, char **argv,
+			 const char **v)
+{
+	char what[128];
+
+	for (int i = 0; i < argc; i += 2) {
+		int found = -1;
+
+		for (int j = 0; j < MAX_OPTS && c->opts[j].name != NULL; j++)
+			if (strncmp(argv[i], "--", 2) == 0 &&
+			    strcmp(argv[i] + 2, c->opts[j].name) == 0)
+				found = j;
+		if (found < 0) {
+			snprintf(what, sizeof(what), "unknown option \"%s\"", argv[i]);
+			return usage_error(c, what);
+		}
+		if (i + 1 >= argc) {
+			snprintf(what, sizeof(what), "option \"%s\" needs a value", argv[i]);
+			return usage_error(c, what);
+		}
+		v[found] = argv[i + 1];
+	}
+	for (int j = 0; j < MAX_OPTS && c->opts[j].name != NULL; j++) {
+		if (c->opts[j].required && v[j] == NULL) {
+			snprintf(what, sizeof(what), "option --%s is required",
+				 c->opts[j].name);
+			return usage_error(c, what);
+		}
+	}
+	return 0;
+}
+
+/* Notices (e.g. from migrations) would break the one-JSON-object rule. */
+static void quiet(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+int main(int argc, char **argv)
+{
+	const char *v[MAX_OPTS] = {NULL};
+	const command *c;
+	acct_err err = {0};
+	json_t *out = NULL;
+	PGconn *db = NULL;
+	int used = 0, status;
+
+	c = find_command(argc, argv, &used);
+	if (c == NULL)
+		return usage_error(NULL, argc < 2 ? "no command" : "unknown command");
+	status = parse_options(c, argc - used, argv + used, v);
+	if (status != 0)
+		return status;
+
+	db = PQconnectdb(acct_pg_url());
+	if (PQstatus(db) != CONNECTION_OK) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", PQerrorMessage(db));
+		msg[strcspn(msg, "\n")] = '\0';
+		status = fail(EXIT_FAILED, "database_unavailable", msg);
+		goto out;
+	}
+	PQsetNoticeProcessor(db, quiet, NULL);
+	out = json_object();
+	if (out == NULL) {
+		status = fail(EXIT_FAILED, "internal_error", "out of memory");
+		goto out;
+	}
+	if (c->run(db, v, out, &err) != 0) {
+		status = fail(EXIT_FAILED, err.code != NULL ? err.code : "internal_error",
+			      err.code != NULL ? err.message : "out of memory");
+		goto out;
+	}
+	print_json(stdout, out);
+	status = 0;
+out:
+	json_decref(out);
+	PQfinish(db);
+	return status;
+}
