@@ -162,9 +162,16 @@ static void respond_error(gw_call *c, const char *code, const char *message,
 		return;
 	}
 	if (extra_json != NULL) {
+		const char *k;
+		json_t *v;
+
 		extra = json_loads(extra_json, 0, NULL);
-		if (json_is_object(extra))
-			json_object_update_missing(obj, extra);
+		/* Rate state travels in the extra fields but belongs in the
+		 * RateLimit-* headers, not in the body. */
+		json_object_foreach(extra, k, v)
+			if (strncmp(k, "ratelimit_", 10) != 0 &&
+			    json_object_get(obj, k) == NULL)
+				json_object_set(obj, k, v);
 		json_decref(extra);
 	}
 	respond_json(c, status, obj);

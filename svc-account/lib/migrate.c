@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/util.h"
 
@@ -157,7 +158,7 @@ static int is_dir(const char *path)
 
 int acct_migrations_dir(char *out, size_t n)
 {
-	const char *env = getenv("SEO_MIGRATIONS_DIR");
+	const char *env = seo_config(SEO_CFG_MIGRATIONS_DIR);
 	char exe[PATH_MAX];
 	ssize_t len;
 	char *slash;

@@ -36,6 +36,8 @@ def two_gateways_share_one_limit(s):
         check(isinstance(body.get("retry_after"), int) and body["retry_after"] >= 1,
               "retry_after", body)
         eq(r.header("RateLimit-Remaining"), "0")
+        check(not [k for k in body if k.startswith("ratelimit_")],
+              "rate state only in headers", body)
         check(r.header("RateLimit-Reset") is not None, "reset header on 429")
 
 

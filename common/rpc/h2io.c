@@ -1,0 +1,261 @@
+/*
+ * h2io.c: the nghttp2 <-> bufferevent pump (see seo/h2io.h).
+ *
+ * Nothing is called back from inside seo_h2io_new(): the first read and
+ * write run from the loop, so that the caller has stored the pump before
+ * its nghttp2 callbacks can see any traffic.
+ *
+ * A flush asked for while the pump is inside nghttp2 (from a callback) is
+ * not run there: the frames are picked up when nghttp2 returns, because the
+ * receive path always ends with a send and the send loop runs until nghttp2
+ * has nothing left.
+ *
+ * When nghttp2 wants neither to read nor to write and every byte has been
+ * handed to the kernel, the pump half-closes the socket and waits briefly
+ * for the peer's FIN before reporting the close: closing with unread input
+ * would send a TCP reset, which can destroy our last frames (GOAWAY,
+ * trailers) on their way to the peer.
+ */
+#include "seo/h2io.h"
+
+#include "seo/errors.h"
+#include "seo/log.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+/* Stop asking nghttp2 for frames while this many bytes wait to be sent. */
+#define H2IO_HIGH_WATER (256 * 1024)
+/* How long a finished connection waits for the peer to close its side. */
+#define H2IO_LINGER_MS 1000
+
+enum h2io_state {
+	H2IO_OPEN,
+	H2IO_LINGER,  /* done, write side shut, waiting for the peer's FIN */
+	H2IO_CLOSED,  /* on_close scheduled or delivered */
+};
+
+struct seo_h2io {
+	struct bufferevent *bev;
+	nghttp2_session *session;
+	seo_h2io_close_fn on_close;
+	void *ud;
+	struct event *close_ev; /* delivers on_close; also the linger timer */
+	enum h2io_state state;
+	int busy; /* inside nghttp2_session_mem_recv() or _mem_send() */
+};
+
+static void h2io_fail(seo_h2io *io)
+{
+	if (io->state == H2IO_CLOSED)
+		return;
+	io->state = H2IO_CLOSED;
+	bufferevent_disable(io->bev, EV_READ | EV_WRITE);
+	event_del(io->close_ev);
+	event_active(io->close_ev, EV_TIMEOUT, 1);
+}
+
+static void h2io_close_cb(evutil_socket_t fd, short what, void *arg)
+{
+	seo_h2io *io = arg;
+
+	(void)fd;
+	(void)what;
+	if (io->state != H2IO_CLOSED) {
+		/* The linger timer ran out. */
+		io->state = H2IO_CLOSED;
+		bufferevent_disable(io->bev, EV_READ | EV_WRITE);
+	}
+	/* Last statement: on_close may free the pump. */
+	io->on_close(io, io->ud);
+}
+
+static void h2io_finish_if_done(seo_h2io *io)
+{
+	struct timeval tv = {H2IO_LINGER_MS / 1000,
+			     (H2IO_LINGER_MS % 1000) * 1000};
+	evutil_socket_t fd;
+
+	if (io->state != H2IO_OPEN ||
+	    nghttp2_session_want_read(io->session) ||
+	    nghttp2_session_want_write(io->session) ||
+	    evbuffer_get_length(bufferevent_get_output(io->bev)) > 0)
+		return;
+	fd = bufferevent_getfd(io->bev);
+	if (fd < 0 || shutdown(fd, SHUT_WR) != 0) {
+		h2io_fail(io);
+		return;
+	}
+	io->state = H2IO_LINGER;
+	bufferevent_disable(io->bev, EV_WRITE);
+	evtimer_add(io->close_ev, &tv);
+}
+
+static int h2io_send(seo_h2io *io)
+{
+	struct evbuffer *out;
+	int rc = 0;
+
+	if (io->state == H2IO_CLOSED)
+		return SEO_EIO;
+	if (io->state == H2IO_LINGER || io->busy)
+		return 0;
+	out = bufferevent_get_output(io->bev);
+	io->busy = 1;
+	while (evbuffer_get_length(out) < H2IO_HIGH_WATER) {
+		const uint8_t *data;
+		ssize_t n = nghttp2_session_mem_send(io->session, &data);
+
+		if (n < 0) {
+			log_debug("http/2 send failed: %s",
+				  nghttp2_strerror((int)n));
+			rc = SEO_EIO;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (evbuffer_add(out, data, (size_t)n) != 0) {
+			rc = SEO_EIO;
+			break;
+		}
+	}
+	io->busy = 0;
+	if (rc != 0)
+		h2io_fail(io);
+	else
+		h2io_finish_if_done(io);
+	return rc;
+}
+
+static void h2io_read_cb(struct bufferevent *bev, void *arg)
+{
+	seo_h2io *io = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len;
+
+	if (io->state == H2IO_LINGER) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	if (io->state != H2IO_OPEN)
+		return;
+	/* Feed the buffer chunk by chunk: pulling up a contiguous chunk does
+	 * not copy. */
+	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
+		const uint8_t *data = evbuffer_pullup(in, (ev_ssize_t)len);
+		ssize_t rv;
+
+		io->busy = 1;
+		rv = nghttp2_session_mem_recv(io->session, data, len);
+		io->busy = 0;
+		if (rv < 0) {
+			log_debug("http/2 receive failed: %s",
+				  nghttp2_strerror((int)rv));
+			h2io_fail(io);
+			return;
+		}
+		evbuffer_drain(in, len);
+	}
+	h2io_send(io);
+}
+
+static void h2io_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	h2io_send(arg);
+}
+
+static void h2io_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	seo_h2io *io = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		h2io_send(io);
+		return;
+	}
+	if (what & BEV_EVENT_ERROR && io->state == H2IO_OPEN)
+		log_debug("http/2 connection error: %s",
+			  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	h2io_fail(io);
+}
+
+int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
+		 seo_h2io_close_fn on_close, void *ud, seo_h2io **out)
+{
+	seo_h2io *io = calloc(1, sizeof(*io));
+	evutil_socket_t fd;
+	int one = 1;
+
+	if (io == NULL)
+		return SEO_ENOMEM;
+	io->close_ev = evtimer_new(bufferevent_get_base(bev), h2io_close_cb, io);
+	if (io->close_ev == NULL) {
+		free(io);
+		return SEO_ENOMEM;
+	}
+	io->bev = bev;
+	io->session = session;
+	io->on_close = on_close;
+	io->ud = ud;
+	io->state = H2IO_OPEN;
+
+	/* Small frames must leave at once; fails harmlessly on non-TCP
+	 * sockets. */
+	fd = bufferevent_getfd(bev);
+	if (fd >= 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Every byte is a frame to feed (a read watermark left from peeking
+	 * at the preface would stall small frames); refill the output from
+	 * nghttp2 before it runs dry. */
+	bufferevent_setwatermark(bev, EV_READ, 0, 0);
+	bufferevent_setwatermark(bev, EV_WRITE, H2IO_HIGH_WATER / 2, 0);
+	bufferevent_setcb(bev, h2io_read_cb, h2io_write_cb, h2io_event_cb, io);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	bufferevent_trigger(bev, EV_READ | EV_WRITE,
+			    BEV_TRIG_IGNORE_WATERMARKS |
+				    BEV_TRIG_DEFER_CALLBACKS);
+	*out = io;
+	return 0;
+}
+
+int seo_h2io_flush(seo_h2io *io)
+{
+	return h2io_send(io);
+}
+
+void seo_h2io_shutdown(seo_h2io *io)
+{
+	if (io->state != H2IO_OPEN)
+		return;
+	if (nghttp2_submit_goaway(
+		    io->session, NGHTTP2_FLAG_NONE,
+		    nghttp2_session_get_last_proc_stream_id(io->session),
+		    NGHTTP2_NO_ERROR, NULL, 0) != 0) {
+		h2io_fail(io);
+		return;
+	}
+	h2io_send(io);
+}
+
+struct bufferevent *seo_h2io_bev(seo_h2io *io)
+{
+	return io->bev;
+}
+
+void seo_h2io_free(seo_h2io *io)
+{
+	if (io == NULL)
+		return;
+	event_free(io->close_ev);
+	bufferevent_free(io->bev);
+	free(io);
+}
