@@ -1,0 +1,1106 @@
+/*
+ * index.c: the memory-mapped index and its queries.
+ *
+ * Every file of the directory is mapped read-only at open and checked
+ * against the counts of meta.bin, so queries index the arrays without
+ * bounds surprises and without parsing. Per-domain lists are CSR: an
+ * offsets file (n + 1 entries) and a data file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <seo/errors.h>
+#include <seo/log.h>
+
+#include "internal.h"
+
+typedef struct map {
+	const void *p;
+	size_t len;
+} map;
+
+enum {
+	F_META, F_DOMAINS, F_BYRANK, F_DOMSORTED,
+	F_DOMREV_STR, F_DOMREV_OFF, F_DOMFWD_STR, F_DOMFWD_OFF,
+	F_OUT_OFF, F_OUT_DAT, F_IN_OFF, F_IN_DAT,
+	F_LINKS_OFF, F_LINKS, F_RECENT, F_PAGES_OFF, F_PAGES,
+	F_ANCH_OFF, F_ANCH, F_OUTL_OFF, F_OUTL,
+	F_URLIDX_OFF, F_URLIDX, F_STATUS_OFF, F_STATUS,
+	F_URLS_STR, F_URLS_OFF, F_ANCHORS_STR, F_ANCHORS_OFF,
+	F_STRS_STR, F_STRS_OFF,
+	F__COUNT
+};
+
+static const char *const file_names[F__COUNT] = {
+	"meta.bin", "domains.bin", "byrank.u32", "domsorted.u32",
+	"domrev.str", "domrev.off", "domfwd.str", "domfwd.off",
+	"out.off", "out.dat", "in.off", "in.dat",
+	"links.off", "links.bin", "recent.u32", "pages.off", "pages.bin",
+	"anchortext.off", "anchortext.bin", "outl.off", "outl.bin",
+	"urlidx.off", "urlidx.bin", "status.off", "status.bin",
+	"urls.str", "urls.off", "anchors.str", "anchors.off",
+	"strs.str", "strs.off",
+};
+
+struct graph_index {
+	map f[F__COUNT];
+	const graph__meta *meta;
+	const graph__dom *dom;
+	uint64_t n;
+};
+
+#define ARR(ix, id, type) ((const type *)(ix)->f[id].p)
+
+static int map_file(const char *dir, const char *name, map *m)
+{
+	char path[4200];
+	struct stat st;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? SEO_ENOTFOUND : SEO_EIO;
+	if (fstat(fd, &st) != 0) {
+		rc = SEO_EIO;
+		goto out;
+	}
+	m->len = (size_t)st.st_size;
+	/* an empty file maps to an empty array */
+	m->p = "";
+	if (m->len > 0) {
+		void *p = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, 0);
+
+		if (p == MAP_FAILED) {
+			rc = SEO_EIO;
+			goto out;
+		}
+		m->p = p;
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+void graph_index_close(graph_index *ix)
+{
+	if (!ix)
+		return;
+	for (int i = 0; i < F__COUNT; i++)
+		if (ix->f[i].len > 0)
+			munmap((void *)ix->f[i].p, ix->f[i].len);
+	free(ix);
+}
+
+/* An offsets file of n + 1 entries from 0 to `limit`. The entries in
+ * between are not walked: at full scale that would read gigabytes at
+ * every open, and the writer emits them ascending by construction. */
+static int check_off(const graph_index *ix, int id, uint64_t limit)
+{
+	const uint64_t *o = ARR(ix, id, uint64_t);
+
+	return ix->f[id].len == (ix->n + 1) * sizeof(uint64_t) && o[0] == 0 &&
+	       o[ix->n] == limit;
+}
+
+static int check(const graph_index *ix)
+{
+	const graph__meta *m = ix->meta;
+	uint64_t n = ix->n;
+
+	if (ix->f[F_DOMAINS].len != n * sizeof(graph__dom) ||
+	    ix->f[F_BYRANK].len != n * 4 || ix->f[F_DOMSORTED].len != n * 4 ||
+	    ix->f[F_LINKS].len != m->n_links * sizeof(graph__link) ||
+	    ix->f[F_RECENT].len != m->n_links * 4)
+		return 0;
+	if (!check_off(ix, F_DOMREV_OFF, ix->f[F_DOMREV_STR].len) ||
+	    !check_off(ix, F_DOMFWD_OFF, ix->f[F_DOMFWD_STR].len) ||
+	    !check_off(ix, F_OUT_OFF, ix->f[F_OUT_DAT].len) ||
+	    !check_off(ix, F_IN_OFF, ix->f[F_IN_DAT].len) ||
+	    !check_off(ix, F_LINKS_OFF, m->n_links) ||
+	    !check_off(ix, F_PAGES_OFF, ix->f[F_PAGES].len / sizeof(graph__agg)) ||
+	    !check_off(ix, F_ANCH_OFF, ix->f[F_ANCH].len / sizeof(graph__agg)) ||
+	    !check_off(ix, F_OUTL_OFF, ix->f[F_OUTL].len / sizeof(graph__outl)) ||
+	    !check_off(ix, F_URLIDX_OFF, ix->f[F_URLIDX].len / sizeof(graph__cap)) ||
+	    !check_off(ix, F_STATUS_OFF,
+		       ix->f[F_STATUS].len / sizeof(graph__status)))
+		return 0;
+	if (ix->f[F_URLS_OFF].len != (m->n_urls + 1) * 8 ||
+	    ix->f[F_ANCHORS_OFF].len != (m->n_anchors + 1) * 8 ||
+	    ix->f[F_STRS_OFF].len != (m->n_strs + 1) * 8)
+		return 0;
+	/* string blobs end with a NUL so that every entry is a C string */
+	for (int s = F_DOMREV_STR; s <= F_STRS_STR; s++) {
+		if (s != F_DOMREV_STR && s != F_DOMFWD_STR && s != F_URLS_STR &&
+		    s != F_ANCHORS_STR && s != F_STRS_STR)
+			continue;
+		if (ix->f[s].len > 0 &&
+		    ((const char *)ix->f[s].p)[ix->f[s].len - 1] != '\0')
+			return 0;
+	}
+	return 1;
+}
+
+int graph_index_open(const char *dir, graph_index **out)
+{
+	graph_index *ix = calloc(1, sizeof(*ix));
+	int rc = 0;
+
+	if (!ix)
+		return SEO_ENOMEM;
+	/* the manifest is written last: without it the index is partial */
+	{
+		map m = { 0 };
+
+		rc = map_file(dir, "manifest.json", &m);
+		if (m.len > 0)
+			munmap((void *)m.p, m.len);
+		if (rc)
+			goto out;
+	}
+	for (int i = 0; i < F__COUNT; i++) {
+		rc = map_file(dir, file_names[i], &ix->f[i]);
+		if (rc) {
+			log_error("cannot map index file \"%s/%s\": %s", dir,
+				  file_names[i], seo_strerror(rc));
+			rc = rc == SEO_ENOTFOUND ? SEO_EINVAL : rc;
+			goto out;
+		}
+	}
+	ix->meta = ARR(ix, F_META, graph__meta);
+	if (ix->f[F_META].len != sizeof(graph__meta) ||
+	    ix->meta->magic != GRAPH__MAGIC ||
+	    ix->meta->version != GRAPH_FORMAT_VERSION ||
+	    ix->meta->release[sizeof(ix->meta->release) - 1] != '\0') {
+		log_error("\"%s\" is not an index of format version %d", dir,
+			  GRAPH_FORMAT_VERSION);
+		rc = SEO_EINVAL;
+		goto out;
+	}
+	ix->n = ix->meta->n_domains;
+	ix->dom = ARR(ix, F_DOMAINS, graph__dom);
+	if (!check(ix)) {
+		log_error("index \"%s\" is inconsistent", dir);
+		rc = SEO_EINVAL;
+		goto out;
+	}
+	*out = ix;
+	ix = NULL;
+out:
+	graph_index_close(ix);
+	return rc;
+}
+
+const char *graph_index_release(const graph_index *ix)
+{
+	return ix->meta->release;
+}
+
+uint64_t graph_index_domain_count(const graph_index *ix)
+{
+	return ix->n;
+}
+
+uint64_t graph_index_edge_count(const graph_index *ix)
+{
+	return ix->meta->n_edges;
+}
+
+/* ---- strings ---- */
+
+static const char *str_at(const graph_index *ix, int str, int off,
+			  uint32_t id)
+{
+	if (id == GRAPH__NONE)
+		return NULL;
+	return (const char *)ix->f[str].p + ARR(ix, off, uint64_t)[id];
+}
+
+static const char *dom_name(const graph_index *ix, uint32_t id)
+{
+	return str_at(ix, F_DOMFWD_STR, F_DOMFWD_OFF, id);
+}
+
+static const char *url_str(const graph_index *ix, uint32_t id)
+{
+	return str_at(ix, F_URLS_STR, F_URLS_OFF, id);
+}
+
+static const char *anchor_str(const graph_index *ix, uint32_t id)
+{
+	return str_at(ix, F_ANCHORS_STR, F_ANCHORS_OFF, id);
+}
+
+static const char *small_str(const graph_index *ix, uint32_t id)
+{
+	return str_at(ix, F_STRS_STR, F_STRS_OFF, id);
+}
+
+static const char *type_name(uint32_t t)
+{
+	return t == GRAPH__LT_IMAGE ? "image" : "hyperlink";
+}
+
+/* Binary search of the reversed name in domsorted.u32. */
+static int find_rev(const graph_index *ix, const char *rev, uint32_t *id)
+{
+	const uint32_t *sorted = ARR(ix, F_DOMSORTED, uint32_t);
+	uint64_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(str_at(ix, F_DOMREV_STR, F_DOMREV_OFF,
+				      sorted[mid]), rev);
+
+		if (c == 0) {
+			*id = sorted[mid];
+			return 0;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SEO_ENOTFOUND;
+}
+
+/*
+ * Resolves a user's domain: 0 with *id, SEO_ENOTFOUND when well-formed but
+ * absent, SEO_EINVAL when malformed. A subdomain falls back to its
+ * registrable domain, the level the index keeps.
+ */
+static int lookup(const graph_index *ix, const char *domain, uint32_t *id)
+{
+	char norm[GRAPH_DOMAIN_MAX + 1], rev[GRAPH_DOMAIN_MAX + 1];
+	char reg[GRAPH_DOMAIN_MAX + 1];
+	int rc = graph_normalize_domain(domain, norm, sizeof(norm));
+
+	if (rc)
+		return rc;
+	graph__reverse_labels(norm, strlen(norm), rev);
+	if (find_rev(ix, rev, id) == 0)
+		return 0;
+	if (graph__host_domain(norm, strlen(norm), reg) != 0 ||
+	    strcmp(reg, norm) == 0)
+		return SEO_ENOTFOUND;
+	graph__reverse_labels(reg, strlen(reg), rev);
+	return find_rev(ix, rev, id);
+}
+
+/* Common prologue: resolves the domain and clears the outputs. Returns
+ * 1 when found, 0 when absent (outputs empty), or an error. */
+static int start(const graph_index *ix, const char *domain, uint32_t *id,
+		 size_t *n, uint64_t *total)
+{
+	int rc;
+
+	if (n)
+		*n = 0;
+	if (total)
+		*total = 0;
+	rc = lookup(ix, domain, id);
+	if (rc == SEO_ENOTFOUND)
+		return 0;
+	return rc ? rc : 1;
+}
+
+static uint32_t page_limit(const graph_page *pg)
+{
+	return pg->limit > GRAPH_LIMIT_MAX ? GRAPH_LIMIT_MAX : pg->limit;
+}
+
+static void *rows_alloc(seo_arena *a, size_t n, size_t size)
+{
+	return seo_arena_alloc(a, n ? n * size : 1);
+}
+
+/* ---- referring domains ---- */
+
+/* Links from the domain at importance position `r` within the links of
+ * one target: the group is ordered by that position, so two searches. */
+static uint32_t links_from(const graph_index *ix, uint32_t to, uint32_t r)
+{
+	const uint64_t *off = ARR(ix, F_LINKS_OFF, uint64_t);
+	const graph__link *l = ARR(ix, F_LINKS, graph__link);
+	uint64_t lo = off[to], hi = off[to + 1], a, b;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ix->dom[l[mid].from_dom].rank < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = lo;
+	hi = off[to + 1];
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ix->dom[l[mid].from_dom].rank <= r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b = lo;
+	return (uint32_t)(b - a);
+}
+
+/* Walks the in-list of the domain at importance position `to`: the
+ * positions of its referrers, ascending. */
+typedef struct in_iter {
+	const uint8_t *p, *end;
+	uint64_t r;
+	int first;
+} in_iter;
+
+static void in_begin(const graph_index *ix, uint32_t to, in_iter *it)
+{
+	const uint64_t *off = ARR(ix, F_IN_OFF, uint64_t);
+	const uint8_t *dat = ARR(ix, F_IN_DAT, uint8_t);
+
+	it->p = dat + off[to];
+	it->end = dat + off[to + 1];
+	it->r = 0;
+	it->first = 1;
+}
+
+static int in_next(in_iter *it, uint32_t *rank)
+{
+	uint64_t v;
+
+	if (it->p >= it->end)
+		return 0;
+	it->p = graph__varint_get(it->p, &v);
+	it->r = it->first ? v : it->r + v;
+	it->first = 0;
+	*rank = (uint32_t)it->r;
+	return 1;
+}
+
+int graph_referring_domains(const graph_index *ix, const char *domain,
+			    const graph_page *pg, seo_arena *a,
+			    graph_refdomain_row **rows, size_t *n,
+			    uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	uint32_t id, r, limit = page_limit(pg);
+	graph_refdomain_row *out;
+	in_iter it;
+	uint64_t i = 0;
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	*total = ix->dom[id].ref_domains;
+	out = rows_alloc(a, limit, sizeof(*out));
+	if (!out)
+		return SEO_ENOMEM;
+	in_begin(ix, ix->dom[id].rank, &it);
+	while (*n < limit && in_next(&it, &r)) {
+		uint32_t from;
+		uint32_t links;
+
+		if (i++ < pg->offset)
+			continue;
+		from = by_rank[r];
+		links = links_from(ix, id, r);
+		out[*n].from_domain = dom_name(ix, from);
+		/* the domain graph proves at least one link */
+		out[*n].total_links = links ? links : 1;
+		out[*n].from_domain_score = ix->dom[from].score;
+		(*n)++;
+	}
+	*rows = out;
+	return 0;
+}
+
+/* ---- backlinks ---- */
+
+static void fill_backlink(const graph_index *ix, const graph__link *l,
+			  graph_backlink_row *row)
+{
+	row->from_domain = dom_name(ix, l->from_dom);
+	row->from_url = url_str(ix, l->from_url);
+	row->to_url = url_str(ix, l->to_url);
+	row->anchor_text = anchor_str(ix, l->anchor);
+	row->rel = small_str(ix, l->rel);
+	row->link_type = type_name(l->type);
+	row->domain_host_count = ix->dom[l->from_dom].hosts;
+	row->crawled_at = l->ts;
+	row->from_domain_score = ix->dom[l->from_dom].score;
+}
+
+int graph_backlinks(const graph_index *ix, const char *domain,
+		    graph_sort sort, const graph_backlink_filter *filter,
+		    const graph_page *pg, seo_arena *a,
+		    graph_backlink_row **rows, size_t *n, uint64_t *total)
+{
+	const uint64_t *off = ARR(ix, F_LINKS_OFF, uint64_t);
+	const graph__link *links = ARR(ix, F_LINKS, graph__link);
+	const uint32_t *recent = ARR(ix, F_RECENT, uint32_t);
+	uint32_t id, from = GRAPH__NONE, limit = page_limit(pg);
+	int type = -1;
+	graph_backlink_row *out;
+	uint64_t lo, hi, prev_from = GRAPH__NONE;
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	if (filter && filter->link_type) {
+		if (strcmp(filter->link_type, "hyperlink") == 0)
+			type = GRAPH__LT_HYPERLINK;
+		else if (strcmp(filter->link_type, "image") == 0)
+			type = GRAPH__LT_IMAGE;
+		else
+			return 0; /* no link has another type */
+	}
+	if (filter && filter->from_domain) {
+		rc = lookup(ix, filter->from_domain, &from);
+		if (rc == SEO_ENOTFOUND)
+			return 0;
+		if (rc)
+			return rc;
+	}
+	out = rows_alloc(a, limit, sizeof(*out));
+	if (!out)
+		return SEO_ENOMEM;
+	lo = off[id];
+	hi = off[id + 1];
+	if (from != GRAPH__NONE) {
+		/* one referrer: its links are one run of the group */
+		uint32_t r = ix->dom[from].rank;
+		uint64_t a0 = lo, b0 = hi;
+
+		while (a0 < b0) {
+			uint64_t mid = a0 + (b0 - a0) / 2;
+
+			if (ix->dom[links[mid].from_dom].rank < r)
+				a0 = mid + 1;
+			else
+				b0 = mid;
+		}
+		lo = a0;
+		hi = lo + links_from(ix, id, r);
+	}
+	for (uint64_t k = lo; k < hi; k++) {
+		uint64_t at = sort == GRAPH_SORT_RECENT && from == GRAPH__NONE ?
+				      off[id] + recent[k] : k;
+		const graph__link *l = &links[at];
+
+		if (type >= 0 && l->type != (uint32_t)type)
+			continue;
+		/* one row per referrer: its newest matching link (a single
+		 * referrer's run is already newest first, as recent wants) */
+		if (sort == GRAPH_SORT_IMPORTANCE) {
+			if (l->from_dom == prev_from)
+				continue;
+			prev_from = l->from_dom;
+		}
+		if (*total >= pg->offset && *n < limit)
+			fill_backlink(ix, l, &out[(*n)++]);
+		(*total)++;
+		/* unfiltered totals are stored: stop once the page is full */
+		if (type < 0 && from == GRAPH__NONE && *n == limit) {
+			*total = sort == GRAPH_SORT_IMPORTANCE ?
+					 ix->dom[id].url_referrers :
+					 off[id + 1] - off[id];
+			break;
+		}
+	}
+	*rows = out;
+	return 0;
+}
+
+/* ---- outbound ---- */
+
+int graph_outbound_links(const graph_index *ix, const char *domain,
+			 const graph_page *pg, seo_arena *a,
+			 graph_outbound_row **rows, size_t *n, uint64_t *total,
+			 graph_outbound_summary *summary)
+{
+	const uint64_t *off = ARR(ix, F_OUTL_OFF, uint64_t);
+	const graph__outl *ol = ARR(ix, F_OUTL, graph__outl);
+	uint32_t id, limit = page_limit(pg);
+	graph_outbound_row *out;
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (summary)
+		memset(summary, 0, sizeof(*summary));
+	if (rc <= 0)
+		return rc;
+	*total = off[id + 1] - off[id];
+	out = rows_alloc(a, limit, sizeof(*out));
+	if (!out)
+		return SEO_ENOMEM;
+	for (uint64_t k = off[id] + pg->offset; k < off[id + 1] && *n < limit;
+	     k++) {
+		graph_outbound_row *row = &out[(*n)++];
+
+		row->to_domain = dom_name(ix, ol[k].to_dom);
+		row->to_url = url_str(ix, ol[k].to_url);
+		row->anchor_text = anchor_str(ix, ol[k].anchor);
+		row->link_type = type_name(ol[k].type);
+		row->edge_count = ol[k].count;
+	}
+	if (summary) {
+		const graph__dom *d = &ix->dom[id];
+
+		summary->unique_destinations = d->out_domains;
+		summary->top_domain = dom_name(ix, d->top_out_domain);
+		summary->top_domain_concentration =
+			d->out_links ? (double)d->top_out_links / d->out_links :
+				       0.0;
+	}
+	*rows = out;
+	return 0;
+}
+
+/* ---- aggregates ---- */
+
+static int agg_page(const graph_index *ix, int offf, int datf,
+		    const char *domain, const graph_page *pg,
+		    const graph__agg **first, size_t *n, uint64_t *total)
+{
+	const uint64_t *off;
+	uint32_t id, limit = page_limit(pg);
+	uint64_t b, e;
+	int rc = start(ix, domain, &id, n, total);
+
+	if (rc <= 0)
+		return rc;
+	off = ARR(ix, offf, uint64_t);
+	b = off[id];
+	e = off[id + 1];
+	*total = e - b;
+	*first = ARR(ix, datf, graph__agg) + b + pg->offset;
+	*n = pg->offset >= *total ? 0 :
+	     *total - pg->offset < limit ? (size_t)(*total - pg->offset) :
+					   limit;
+	return 1;
+}
+
+int graph_anchor_text(const graph_index *ix, const char *domain,
+		      const graph_page *pg, seo_arena *a,
+		      graph_anchor_row **rows, size_t *n, uint64_t *total)
+{
+	const graph__agg *g = NULL;
+	int rc = agg_page(ix, F_ANCH_OFF, F_ANCH, domain, pg, &g, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	*rows = rows_alloc(a, *n, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		(*rows)[i].anchor_text = anchor_str(ix, g[i].id);
+		(*rows)[i].link_count = g[i].links;
+		(*rows)[i].domain_count = g[i].domains;
+	}
+	return 0;
+}
+
+int graph_top_pages(const graph_index *ix, const char *domain,
+		    const graph_page *pg, seo_arena *a,
+		    graph_top_page_row **rows, size_t *n, uint64_t *total)
+{
+	const graph__agg *g = NULL;
+	int rc = agg_page(ix, F_PAGES_OFF, F_PAGES, domain, pg, &g, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	*rows = rows_alloc(a, *n, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		(*rows)[i].url = url_str(ix, g[i].id);
+		(*rows)[i].inbound_links = g[i].links;
+		(*rows)[i].referring_domains = g[i].domains;
+	}
+	return 0;
+}
+
+/* ---- similar domains ---- */
+
+typedef struct sim {
+	uint32_t id, count;
+} sim;
+
+/* Result order: more shared linkers first, then the stronger domain. */
+static int sim_before(const sim *a, const sim *b)
+{
+	return a->count > b->count || (a->count == b->count && a->id < b->id);
+}
+
+static int cmp_sim(const void *pa, const void *pb)
+{
+	return sim_before(pa, pb) ? -1 : sim_before(pb, pa);
+}
+
+/* Keeps the first `k` of `v` (in result order) at its front, sorted, with
+ * a bounded heap: O(n log k) where sorting all would be O(n log n), and a
+ * page is small next to the candidates of a heavily linked domain. */
+static void first_k(sim *v, size_t n, size_t k)
+{
+	size_t len = 0;
+
+	if (k > n)
+		k = n;
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		if (len == k) {
+			/* the heap's root is the last of the kept ones */
+			if (k == 0 || !sim_before(&v[i], &v[0]))
+				continue;
+			v[0] = v[i];
+			j = 0;
+			for (;;) {
+				size_t l = 2 * j + 1, r = l + 1, m = j;
+				sim t;
+
+				if (l < len && sim_before(&v[m], &v[l]))
+					m = l;
+				if (r < len && sim_before(&v[m], &v[r]))
+					m = r;
+				if (m == j)
+					break;
+				t = v[j];
+				v[j] = v[m];
+				v[m] = t;
+				j = m;
+			}
+			continue;
+		}
+		v[len] = v[i];
+		for (j = len++; j > 0 && sim_before(&v[(j - 1) / 2], &v[j]);
+		     j = (j - 1) / 2) {
+			sim t = v[j];
+
+			v[j] = v[(j - 1) / 2];
+			v[(j - 1) / 2] = t;
+		}
+	}
+	qsort(v, k, sizeof(sim), cmp_sim);
+}
+
+int graph_similar_domains(const graph_index *ix, const char *domain,
+			  const graph_page *pg, seo_arena *a,
+			  graph_similar_row **rows, size_t *n,
+			  uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
+	const uint8_t *odat = ARR(ix, F_OUT_DAT, uint8_t);
+	uint32_t *count = NULL, id, r, limit = page_limit(pg);
+	sim *touched = NULL;
+	size_t nt = 0, cap = 0;
+	in_iter it;
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	/* a dense counter: calloc'd pages stay untouched unless used */
+	count = calloc(ix->n, sizeof(uint32_t));
+	if (!count) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	in_begin(ix, ix->dom[id].rank, &it);
+	while (in_next(&it, &r)) {
+		const uint8_t *p = odat + ooff[r], *e = odat + ooff[r + 1];
+		uint64_t v, t = 0;
+
+		/* positions throughout: ties then break by importance */
+		for (int first = 1; p < e; first = 0) {
+			p = graph__varint_get(p, &v);
+			t = first ? v : t + v;
+			if (t == ix->dom[id].rank)
+				continue;
+			if (count[t]++ == 0) {
+				if (nt == cap) {
+					size_t nc = cap ? cap * 2 : 1024;
+					sim *np = realloc(touched, nc * sizeof(*np));
+
+					if (!np) {
+						rc = SEO_ENOMEM;
+						goto out;
+					}
+					touched = np;
+					cap = nc;
+				}
+				touched[nt++].id = (uint32_t)t;
+			}
+		}
+	}
+	for (size_t i = 0; i < nt; i++)
+		touched[i].count = count[touched[i].id];
+	*total = nt;
+	first_k(touched, nt, pg->offset + limit < nt ? pg->offset + limit : nt);
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = pg->offset; i < nt && *n < limit; i++) {
+		(*rows)[*n].similar_domain =
+			dom_name(ix, by_rank[touched[i].id]);
+		(*rows)[*n].shared_linkers = touched[i].count;
+		(*n)++;
+	}
+	rc = 0;
+out:
+	free(count);
+	free(touched);
+	return rc;
+}
+
+/* ---- link intersect ---- */
+
+int graph_link_intersect(const graph_index *ix, const char *domain_a,
+			 const char *domain_b, const graph_page *pg,
+			 seo_arena *a, graph_intersect_row **rows, size_t *n,
+			 uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	uint32_t ida, idb = GRAPH__NONE, ra, rb = 0, limit = page_limit(pg);
+	in_iter ia, ib = { 0 };
+	int have_b, rc;
+
+	*rows = NULL;
+	rc = start(ix, domain_a, &ida, n, total);
+	if (rc <= 0) {
+		/* a malformed domain_b is still an error */
+		char tmp[GRAPH_DOMAIN_MAX + 1];
+
+		return rc < 0 ? rc :
+				graph_normalize_domain(domain_b, tmp, sizeof(tmp));
+	}
+	rc = lookup(ix, domain_b, &idb);
+	if (rc && rc != SEO_ENOTFOUND)
+		return rc;
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	in_begin(ix, ix->dom[ida].rank, &ia);
+	have_b = 0;
+	if (rc == 0) {
+		in_begin(ix, ix->dom[idb].rank, &ib);
+		have_b = in_next(&ib, &rb);
+	}
+	/* both lists ascend by importance position: a merge difference
+	 * keeps the importance order */
+	while (in_next(&ia, &ra)) {
+		while (have_b && rb < ra)
+			have_b = in_next(&ib, &rb);
+		if (have_b && rb == ra)
+			continue;
+		if (by_rank[ra] == idb)
+			continue;
+		if (*total >= pg->offset && *n < limit) {
+			uint32_t d = by_rank[ra];
+
+			(*rows)[*n].domain = dom_name(ix, d);
+			(*rows)[*n].domain_score = ix->dom[d].score;
+			(*n)++;
+		}
+		(*total)++;
+	}
+	return 0;
+}
+
+/* ---- overlap and gap ---- */
+
+int graph_domain_overlap(const graph_index *ix, const char *const *domains,
+			 size_t n_domains, unsigned min_count,
+			 const char *exclude, const graph_page *pg,
+			 seo_arena *a, graph_overlap_row **rows, size_t *n,
+			 uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	in_iter it[GRAPH_OVERLAP_MAX + 1];
+	uint32_t cur[GRAPH_OVERLAP_MAX + 1], self[GRAPH_OVERLAP_MAX + 1];
+	int live[GRAPH_OVERLAP_MAX + 1] = { 0 };
+	uint32_t limit = page_limit(pg), id;
+	size_t k = n_domains, nself = 0;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	*total = 0;
+	if (n_domains == 0 || n_domains > GRAPH_OVERLAP_MAX)
+		return SEO_EINVAL;
+	/* slot k holds the excluded domain's referrers */
+	for (size_t i = 0; i <= k; i++) {
+		const char *d = i < k ? domains[i] : exclude;
+
+		if (!d)
+			continue;
+		rc = lookup(ix, d, &id);
+		if (rc == SEO_ENOTFOUND)
+			continue;
+		if (rc)
+			return rc;
+		self[nself++] = ix->dom[id].rank;
+		in_begin(ix, ix->dom[id].rank, &it[i]);
+		live[i] = in_next(&it[i], &cur[i]);
+	}
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	/* every in-list ascends by position: a k-way merge keeps the
+	 * importance order */
+	for (;;) {
+		uint32_t r = UINT32_MAX;
+		unsigned mask = 0, count = 0;
+		int skip = 0;
+
+		for (size_t i = 0; i < k; i++)
+			if (live[i] && cur[i] < r)
+				r = cur[i];
+		if (r == UINT32_MAX)
+			break;
+		for (size_t i = 0; i < k; i++)
+			if (live[i] && cur[i] == r) {
+				mask |= 1u << i;
+				count++;
+				live[i] = in_next(&it[i], &cur[i]);
+			}
+		while (live[k] && cur[k] < r)
+			live[k] = in_next(&it[k], &cur[k]);
+		if (live[k] && cur[k] == r)
+			skip = 1;
+		for (size_t i = 0; i < nself; i++)
+			skip |= self[i] == r;
+		if (skip || count < min_count)
+			continue;
+		if (*total >= pg->offset && *n < limit) {
+			uint32_t d = by_rank[r];
+
+			(*rows)[*n].domain = dom_name(ix, d);
+			(*rows)[*n].domain_score = ix->dom[d].score;
+			(*rows)[*n].links_to = mask;
+			(*n)++;
+		}
+		(*total)++;
+	}
+	return 0;
+}
+
+/* ---- captures ---- */
+
+int graph_status_codes(const graph_index *ix, const char *domain,
+		       seo_arena *a, graph_status_row **rows, size_t *n)
+{
+	const uint64_t *off = ARR(ix, F_STATUS_OFF, uint64_t);
+	const graph__status *st = ARR(ix, F_STATUS, graph__status);
+	uint32_t id;
+	int rc = start(ix, domain, &id, n, NULL);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	*n = (size_t)(off[id + 1] - off[id]);
+	*rows = rows_alloc(a, *n, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		(*rows)[i].status_code = (uint16_t)st[off[id] + i].status;
+		(*rows)[i].count = st[off[id] + i].count;
+	}
+	return 0;
+}
+
+int graph_url_index(const graph_index *ix, const char *domain,
+		    const graph_page *pg, seo_arena *a, graph_url_row **rows,
+		    size_t *n, uint64_t *total)
+{
+	const uint64_t *off = ARR(ix, F_URLIDX_OFF, uint64_t);
+	const graph__cap *c = ARR(ix, F_URLIDX, graph__cap);
+	uint32_t id, limit = page_limit(pg);
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	*total = off[id + 1] - off[id];
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (uint64_t k = off[id] + pg->offset; k < off[id + 1] && *n < limit;
+	     k++) {
+		graph_url_row *row = &(*rows)[(*n)++];
+
+		row->url = url_str(ix, c[k].url);
+		row->status_code = (uint16_t)c[k].status;
+		row->mime = small_str(ix, c[k].mime);
+		row->crawled_at = c[k].ts;
+	}
+	return 0;
+}
+
+/* ---- single objects ---- */
+
+const char *graph_risk_flag_name(unsigned flag)
+{
+	switch (flag) {
+	case GRAPH_RISK_NEW_DOMAIN:
+		return "new_domain";
+	case GRAPH_RISK_HIGH_AUTHORITY_NEW_DOMAIN:
+		return "high_authority_new_domain";
+	case GRAPH_RISK_NO_TRANCO_PRESENCE:
+		return "no_tranco_presence";
+	case GRAPH_RISK_LOW_AUTHORITY:
+		return "low_authority";
+	default:
+		return NULL;
+	}
+}
+
+int graph_authority_get(const graph_index *ix, const char *domain,
+			seo_arena *a, graph_authority *out)
+{
+	const graph__dom *d;
+	uint32_t id;
+	int health = 100;
+	int rc = start(ix, domain, &id, NULL, NULL);
+
+	memset(out, 0, sizeof(*out));
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		/* no data at all: nothing vouches for the domain */
+		out->risk_flags = GRAPH_RISK_NO_TRANCO_PRESENCE |
+				  GRAPH_RISK_LOW_AUTHORITY;
+		out->health_score = 70;
+		return 0;
+	}
+	d = &ix->dom[id];
+	out->score = d->score;
+	out->referring_domains = d->ref_domains;
+	out->total_host_count = d->hosts;
+	out->registrar = small_str(ix, d->registrar);
+	out->popularity_rank = d->tranco;
+	if (d->registered_day != INT32_MIN) {
+		int y;
+		unsigned m, day;
+
+		graph__civil_from_days(d->registered_day, &y, &m, &day);
+		out->registered_at = seo_arena_printf(a, "%04d-%02u-%02u", y,
+						      m, day);
+		if (!out->registered_at)
+			return SEO_ENOMEM;
+		/* "new" against the crawl's own clock, not the wall clock:
+		 * the same index answers the same way every day */
+		if (ix->meta->as_of &&
+		    (int64_t)ix->meta->as_of / 86400 - d->registered_day < 365) {
+			out->risk_flags |= GRAPH_RISK_NEW_DOMAIN;
+			health -= 20;
+			if (d->score >= 40) {
+				out->risk_flags |=
+					GRAPH_RISK_HIGH_AUTHORITY_NEW_DOMAIN;
+				health -= 30;
+			}
+		}
+	}
+	if (d->tranco == 0) {
+		out->risk_flags |= GRAPH_RISK_NO_TRANCO_PRESENCE;
+		health -= 10;
+	}
+	if (d->score < 20) {
+		out->risk_flags |= GRAPH_RISK_LOW_AUTHORITY;
+		health -= 20;
+	}
+	out->health_score = (uint8_t)(health < 0 ? 0 : health);
+	return 0;
+}
+
+int graph_domain_rank_get(const graph_index *ix, const char *domain,
+			  graph_domain_rank *out)
+{
+	const graph__dom *d;
+	uint32_t id;
+	int rc = start(ix, domain, &id, NULL, NULL);
+
+	memset(out, 0, sizeof(*out));
+	if (rc <= 0)
+		return rc;
+	d = &ix->dom[id];
+	out->unique_domains = d->ref_domains;
+	/* URL-level links where seen, one edge per referrer known only
+	 * from the domain graph */
+	out->inbound_edges = d->inbound_links +
+			     (d->ref_domains > d->url_referrers ?
+				      d->ref_domains - d->url_referrers : 0);
+	out->avg_linking_host_count =
+		d->ref_domains ? (double)d->linking_hosts / d->ref_domains : 0;
+	return 0;
+}
+
+int graph_crawl_history_get(const graph_index *ix, const char *domain,
+			    graph_crawl_history *out)
+{
+	const graph__dom *d;
+	uint32_t id;
+	int rc = start(ix, domain, &id, NULL, NULL);
+
+	memset(out, 0, sizeof(*out));
+	if (rc <= 0)
+		return rc;
+	d = &ix->dom[id];
+	out->first_seen = d->first_seen;
+	out->last_seen = d->last_seen;
+	out->total_urls = d->total_urls;
+	return 0;
+}
+
+/* ---- enrichment ---- */
+
+const char *graph_link_quality(uint8_t score)
+{
+	return score >= 50 ? "high" : score >= 20 ? "medium" : "low";
+}
+
+const char *graph_anchor_type(const char *anchor, const char *link_type,
+			      const char *to_domain)
+{
+	static const char *const generic[] = {
+		"click here", "here", "read more", "more", "link", "website",
+		"this", "visit", "learn more", "home", "source", "continue",
+	};
+	char label[GRAPH_DOMAIN_MAX + 1];
+	size_t ll;
+
+	if (link_type && strcmp(link_type, "image") == 0)
+		return "image";
+	if (!anchor || !*anchor)
+		return "generic";
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
+		if (strcasecmp(anchor, generic[i]) == 0)
+			return "generic";
+	if (strncasecmp(anchor, "http://", 7) == 0 ||
+	    strncasecmp(anchor, "https://", 8) == 0 ||
+	    (to_domain && strcasestr(anchor, to_domain)))
+		return "naked";
+	/* the brand is the label left of the public suffix */
+	ll = to_domain ? strcspn(to_domain, ".") : 0;
+	if (ll > 0 && ll < sizeof(label)) {
+		memcpy(label, to_domain, ll);
+		label[ll] = '\0';
+		if (strcasestr(anchor, label))
+			return "branded";
+	}
+	return "partial";
+}

@@ -1,0 +1,289 @@
+/*
+ * names.c: domain and URL normalisation (libpsl for registrable domains,
+ * libidn2 for IDN), HTML character references, dates.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpsl.h>
+#ifdef GRAPH_HAVE_IDN2
+#include <idn2.h>
+#endif
+
+#include <seo/errors.h>
+
+#include "internal.h"
+
+void graph__reverse_labels(const char *name, size_t len, char *out)
+{
+	size_t o = 0, end = len;
+
+	while (end > 0) {
+		size_t start = end;
+
+		while (start > 0 && name[start - 1] != '.')
+			start--;
+		memcpy(out + o, name + start, end - start);
+		o += end - start;
+		if (start > 0)
+			out[o++] = '.';
+		end = start > 0 ? start - 1 : 0;
+	}
+	out[o] = '\0';
+}
+
+/* Letters, digits, hyphens and dots, no empty label, not all-numeric (an
+ * IPv4 address is not a domain). */
+static int valid_host(const char *h, size_t len)
+{
+	size_t label = 0;
+	int alpha = 0;
+
+	if (len == 0 || len > GRAPH_DOMAIN_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)h[i];
+
+		if (c == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+			continue;
+		}
+		if (!(isalnum(c) || c == '-' || c == '_'))
+			return 0;
+		if (isalpha(c))
+			alpha = 1;
+		if (++label > 63)
+			return 0;
+	}
+	return label > 0 && alpha;
+}
+
+int graph__host_domain(const char *host, size_t len, char *out)
+{
+	char buf[GRAPH_DOMAIN_MAX + 1];
+	const char *reg;
+
+	while (len > 0 && host[len - 1] == '.')
+		len--;
+	if (!valid_host(host, len))
+		return SEO_EINVAL;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)tolower((unsigned char)host[i]);
+	buf[len] = '\0';
+	/* a host that is itself a public suffix (or unknown to the list)
+	 * stays as it is */
+	reg = psl_registrable_domain(psl_builtin(), buf);
+	strcpy(out, reg ? reg : buf);
+	return 0;
+}
+
+int graph__url_domain(const char *url, char *out)
+{
+	const char *h, *e;
+
+	if (strncasecmp(url, "http://", 7) == 0)
+		h = url + 7;
+	else if (strncasecmp(url, "https://", 8) == 0)
+		h = url + 8;
+	else if (url[0] == '/' && url[1] == '/')
+		h = url + 2;
+	else
+		return SEO_EINVAL;
+	e = h + strcspn(h, "/?#");
+	for (const char *at = h; at < e; at++)
+		if (*at == '@')
+			h = at + 1;
+	for (const char *c = h; c < e; c++)
+		if (*c == ':') {
+			e = c;
+			break;
+		}
+	return graph__host_domain(h, (size_t)(e - h), out);
+}
+
+int graph_normalize_domain(const char *input, char *out, size_t outlen)
+{
+	char host[1024];
+	const char *h, *e;
+	size_t len;
+	int rc = SEO_EINVAL;
+
+	if (!input)
+		return SEO_EINVAL;
+	while (isspace((unsigned char)*input))
+		input++;
+	h = strstr(input, "://");
+	h = h ? h + 3 : input;
+	e = h + strcspn(h, "/?#");
+	for (const char *at = h; at < e; at++)
+		if (*at == '@')
+			h = at + 1;
+	for (const char *c = h; c < e; c++)
+		if (*c == ':') {
+			e = c;
+			break;
+		}
+	while (e > h && (isspace((unsigned char)e[-1]) || e[-1] == '.'))
+		e--;
+	len = (size_t)(e - h);
+	if (len == 0 || len >= sizeof(host))
+		return SEO_EINVAL;
+	memcpy(host, h, len);
+	host[len] = '\0';
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)host[i] >= 0x80) {
+#ifdef GRAPH_HAVE_IDN2
+			char *ascii = NULL;
+
+			if (idn2_to_ascii_8z(host, &ascii,
+					     IDN2_NONTRANSITIONAL) !=
+			    IDN2_OK)
+				return SEO_EINVAL;
+			len = strlen(ascii);
+			if (len >= sizeof(host)) {
+				idn2_free(ascii);
+				return SEO_EINVAL;
+			}
+			memcpy(host, ascii, len + 1);
+			idn2_free(ascii);
+			break;
+#else
+			return SEO_EINVAL;
+#endif
+		}
+	}
+	for (size_t i = 0; i < len; i++)
+		host[i] = (char)tolower((unsigned char)host[i]);
+	h = host;
+	if (strncmp(h, "www.", 4) == 0 && strchr(h + 4, '.'))
+		h += 4;
+	len = strlen(h);
+	if (!valid_host(h, len) || !strchr(h, '.') || len + 1 > outlen)
+		goto out;
+	memcpy(out, h, len + 1);
+	rc = 0;
+out:
+	return rc;
+}
+
+size_t graph__html_unescape(char *s, size_t len)
+{
+	static const struct {
+		const char *name;
+		char c;
+	} ents[] = {
+		{ "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' },
+		{ "quot;", '"' }, { "apos;", '\'' }, { "nbsp;", ' ' },
+	};
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '&') {
+			size_t k;
+
+			for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++) {
+				size_t n = strlen(ents[k].name);
+
+				if (i + 1 + n <= len &&
+				    memcmp(s + i + 1, ents[k].name, n) == 0) {
+					s[o++] = ents[k].c;
+					i += n;
+					break;
+				}
+			}
+			if (k < sizeof(ents) / sizeof(ents[0]))
+				continue;
+			if (i + 2 < len && s[i + 1] == '#') {
+				char *end;
+				long v = strtol(s + i + 2, &end, 10);
+
+				/* only ASCII: wider code points stay
+				 * escaped rather than be mis-encoded */
+				if (end < s + len && *end == ';' && v > 0 &&
+				    v < 128) {
+					s[o++] = (char)v;
+					i = (size_t)(end - s);
+					continue;
+				}
+			}
+		}
+		s[o++] = s[i];
+	}
+	s[o] = '\0';
+	return o;
+}
+
+/* Howard Hinnant's civil-date algorithms (public domain description). */
+int32_t graph__days_from_civil(int y, unsigned m, unsigned d)
+{
+	int era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int32_t)doe - 719468;
+}
+
+void graph__civil_from_days(int32_t z, int *y, unsigned *m, unsigned *d)
+{
+	int era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int)yoe + era * 400 + (*m <= 2);
+}
+
+static int digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int64_t graph__parse_time(const char *s)
+{
+	int y, mo, d, h = 0, mi = 0, se = 0;
+
+	if (strlen(s) >= 14 && isdigit((unsigned char)s[4])) {
+		y = digits(s, 4);
+		mo = digits(s + 4, 2);
+		d = digits(s + 6, 2);
+		h = digits(s + 8, 2);
+		mi = digits(s + 10, 2);
+		se = digits(s + 12, 2);
+	} else if (strlen(s) >= 10 && s[4] == '-' && s[7] == '-') {
+		y = digits(s, 4);
+		mo = digits(s + 5, 2);
+		d = digits(s + 8, 2);
+		if (s[10] == 'T' && strlen(s) >= 19) {
+			h = digits(s + 11, 2);
+			mi = digits(s + 14, 2);
+			se = digits(s + 17, 2);
+		}
+	} else {
+		return 0;
+	}
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
+	    h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
+		return 0;
+	return (int64_t)graph__days_from_civil(y, (unsigned)mo, (unsigned)d) *
+		       86400 + h * 3600 + mi * 60 + se;
+}

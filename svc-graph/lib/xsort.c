@@ -1,0 +1,356 @@
+/*
+ * xsort.c: external merge sort of fixed-size records.
+ *
+ * Records gather in one buffer of the given budget; a full buffer is
+ * sorted and written as a run to an unlinked temporary file. finish()
+ * sorts what is left; next() then merges the runs and the buffer through
+ * a binary heap, so memory stays at the budget plus one read buffer per
+ * run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <seo/errors.h>
+#include <seo/log.h>
+
+#include "internal.h"
+
+#define RUN_BUF (256u * 1024)
+
+typedef struct run {
+	int fd;
+	char *buf;
+	size_t len, pos;
+	const char *cur; /* current record or NULL when drained */
+} run;
+
+struct graph__xsort {
+	size_t recsize;
+	graph__cmp_fn cmp;
+	char *mem;
+	size_t cap_recs, n_recs, mem_pos;
+	char tmp_dir[4096];
+	run *runs;
+	size_t n_runs;
+	size_t *heap;     /* indices into runs; runs[n_runs] is the buffer */
+	size_t heap_len;
+	uint64_t total;
+	char *out;       /* the record handed out by next() */
+	int finished;
+};
+
+int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
+		     const char *tmp_dir, graph__xsort **out)
+{
+	graph__xsort *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return SEO_ENOMEM;
+	s->recsize = recsize;
+	s->cmp = cmp;
+	s->cap_recs = mem_bytes / recsize;
+	if (s->cap_recs < 1024)
+		s->cap_recs = 1024;
+	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s", tmp_dir);
+	*out = s;
+	return 0;
+}
+
+int graph__cmp_pair(const void *pa, const void *pb)
+{
+	const graph__edge *a = pa, *b = pb;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* LSD radix sort of (a, b) pairs as 64-bit keys, 16 bits a pass: the
+ * domain graph's sorts are most of an ingest, and a comparison sort
+ * through a function pointer is several times slower. */
+static int radix_pairs(graph__edge *v, size_t n)
+{
+	uint64_t *k = (uint64_t *)v, *tmp = malloc(n * sizeof(uint64_t));
+	size_t *cnt = malloc(65536 * sizeof(size_t));
+	int rc = 0;
+
+	if (!tmp || !cnt) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		graph__edge e = v[i];
+
+		k[i] = (uint64_t)e.a << 32 | e.b;
+	}
+	for (unsigned shift = 0; shift < 64; shift += 16) {
+		size_t sum = 0;
+
+		memset(cnt, 0, 65536 * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			cnt[(k[i] >> shift) & 0xffff]++;
+		/* all keys share this digit: the pass would change nothing */
+		if (n == 0 || cnt[(k[0] >> shift) & 0xffff] == n)
+			continue;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
+		memcpy(k, tmp, n * sizeof(uint64_t));
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = k[i];
+
+		v[i].a = (uint32_t)(x >> 32);
+		v[i].b = (uint32_t)x;
+	}
+out:
+	free(tmp);
+	free(cnt);
+	return rc;
+}
+
+static int sort_buffer(graph__xsort *s)
+{
+	if (s->cmp == graph__cmp_pair)
+		return radix_pairs((graph__edge *)s->mem, s->n_recs);
+	qsort(s->mem, s->n_recs, s->recsize, s->cmp);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return SEO_EIO;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int spill(graph__xsort *s)
+{
+	char path[4200];
+	run *runs;
+	int fd, rc;
+
+	rc = sort_buffer(s);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/seo-ingest-run-XXXXXX", s->tmp_dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		log_error("cannot create sort run in \"%s\": %s", s->tmp_dir,
+			  strerror(errno));
+		return SEO_EIO;
+	}
+	/* unlinked at once: the run vanishes with the process, whatever
+	 * happens */
+	unlink(path);
+	rc = write_all(fd, s->mem, s->n_recs * s->recsize);
+	if (rc) {
+		log_error("cannot write sort run: %s", strerror(errno));
+		close(fd);
+		return rc;
+	}
+	runs = realloc(s->runs, (s->n_runs + 2) * sizeof(*runs));
+	if (!runs) {
+		close(fd);
+		return SEO_ENOMEM;
+	}
+	s->runs = runs;
+	memset(&s->runs[s->n_runs], 0, sizeof(run));
+	s->runs[s->n_runs++].fd = fd;
+	s->n_recs = 0;
+	return 0;
+}
+
+int graph__xsort_add(graph__xsort *s, const void *rec)
+{
+	if (!s->mem) {
+		/* grow lazily so that small inputs stay small */
+		s->mem = malloc(s->recsize * (s->cap_recs < 65536 ?
+					      s->cap_recs : 65536));
+		if (!s->mem)
+			return SEO_ENOMEM;
+		s->mem_pos = s->cap_recs < 65536 ? s->cap_recs : 65536;
+	}
+	if (s->n_recs == s->mem_pos) {
+		if (s->mem_pos < s->cap_recs) {
+			size_t cap = s->mem_pos * 2;
+			char *p;
+
+			if (cap > s->cap_recs)
+				cap = s->cap_recs;
+			p = realloc(s->mem, cap * s->recsize);
+			if (!p)
+				return SEO_ENOMEM;
+			s->mem = p;
+			s->mem_pos = cap;
+		} else {
+			int rc = spill(s);
+
+			if (rc)
+				return rc;
+		}
+	}
+	memcpy(s->mem + s->n_recs * s->recsize, rec, s->recsize);
+	s->n_recs++;
+	s->total++;
+	return 0;
+}
+
+/* Loads the next record of run i (the in-memory buffer when i == n_runs). */
+static int advance(graph__xsort *s, size_t i)
+{
+	run *r = &s->runs[i];
+
+	if (i == s->n_runs) {
+		r->cur = r->pos < s->n_recs ? s->mem + r->pos * s->recsize :
+					      NULL;
+		r->pos++;
+		return 0;
+	}
+	if (r->pos + s->recsize > r->len) {
+		size_t keep = r->len - r->pos;
+		ssize_t got;
+
+		memmove(r->buf, r->buf + r->pos, keep);
+		r->len = keep;
+		r->pos = 0;
+		do {
+			got = read(r->fd, r->buf + r->len, RUN_BUF - r->len);
+		} while (got < 0 && errno == EINTR);
+		if (got < 0)
+			return SEO_EIO;
+		r->len += (size_t)got;
+		if (r->len < s->recsize) {
+			r->cur = NULL;
+			return 0;
+		}
+	}
+	r->cur = r->buf + r->pos;
+	r->pos += s->recsize;
+	return 0;
+}
+
+static int heap_less(graph__xsort *s, size_t a, size_t b)
+{
+	int c = s->cmp(s->runs[a].cur, s->runs[b].cur);
+
+	/* ties by run index keep the merge stable and deterministic */
+	return c < 0 || (c == 0 && a < b);
+}
+
+static void sift_down(graph__xsort *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i, t;
+
+		if (l < s->heap_len && heap_less(s, s->heap[l], s->heap[m]))
+			m = l;
+		if (r < s->heap_len && heap_less(s, s->heap[r], s->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+int graph__xsort_finish(graph__xsort *s)
+{
+	int rc;
+
+	if (s->n_recs > 0 && (rc = sort_buffer(s)))
+		return rc;
+	if (!s->runs) {
+		s->runs = calloc(1, sizeof(run));
+		if (!s->runs)
+			return SEO_ENOMEM;
+	}
+	memset(&s->runs[s->n_runs], 0, sizeof(run));
+	s->runs[s->n_runs].fd = -1;
+	s->heap = calloc(s->n_runs + 1, sizeof(size_t));
+	s->out = malloc(s->recsize);
+	if (!s->heap || !s->out)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i <= s->n_runs; i++) {
+		if (i < s->n_runs) {
+			if (lseek(s->runs[i].fd, 0, SEEK_SET) < 0)
+				return SEO_EIO;
+			s->runs[i].buf = malloc(RUN_BUF);
+			if (!s->runs[i].buf)
+				return SEO_ENOMEM;
+		}
+		rc = advance(s, i);
+		if (rc)
+			return rc;
+		if (s->runs[i].cur)
+			s->heap[s->heap_len++] = i;
+	}
+	for (size_t i = s->heap_len; i-- > 0;)
+		sift_down(s, i);
+	s->finished = 1;
+	return 0;
+}
+
+int graph__xsort_next(graph__xsort *s, const void **rec)
+{
+	size_t top;
+	int rc;
+
+	if (!s->finished || s->heap_len == 0)
+		return 0;
+	top = s->heap[0];
+	/* copied out: advancing may refill the run's buffer under it */
+	memcpy(s->out, s->runs[top].cur, s->recsize);
+	*rec = s->out;
+	rc = advance(s, top);
+	if (rc)
+		return rc;
+	if (!s->runs[top].cur)
+		s->heap[0] = s->heap[--s->heap_len];
+	if (s->heap_len)
+		sift_down(s, 0);
+	return 1;
+}
+
+uint64_t graph__xsort_count(const graph__xsort *s)
+{
+	return s->total;
+}
+
+uint64_t graph__xsort_runs(const graph__xsort *s)
+{
+	return s->n_runs;
+}
+
+void graph__xsort_free(graph__xsort *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_runs; i++) {
+		close(s->runs[i].fd);
+		free(s->runs[i].buf);
+	}
+	free(s->runs);
+	free(s->heap);
+	free(s->out);
+	free(s->mem);
+	free(s);
+}

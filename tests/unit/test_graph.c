@@ -1,0 +1,770 @@
+/*
+ * test_graph.c: the crawl ingest and the index queries, on a small
+ * hand-built crawl with known answers, on the demo crawl (also with
+ * sorted runs spilled to disk), and on the real samples in
+ * ../shared/data/crawl-samples when that folder exists.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+#include <zlib.h>
+
+#include <seo/arena.h>
+#include <seo/errors.h>
+#include <seo/log.h>
+
+#include "graph.h"
+
+static char tmp[4096];
+static char ixdir[4200];
+static graph_index *ix;
+static graph_ingest_stats hand_stats;
+static seo_arena *arena;
+
+/* ---- helpers ---- */
+
+static void rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char p[8400];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_tree(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static const char *path_of(const char *name)
+{
+	static char bufs[16][4400];
+	static int next;
+	char *p = bufs[next++ % 16];
+
+	snprintf(p, 4400, "%s/%s", tmp, name);
+	return p;
+}
+
+static const char *put(const char *name, const char *text)
+{
+	const char *p = path_of(name);
+	FILE *f = fopen(p, "w");
+
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+static const char *put_gz(const char *name, const char *text)
+{
+	const char *p = path_of(name);
+	gzFile gz = gzopen(p, "wb");
+
+	gzputs(gz, text);
+	gzclose(gz);
+	return p;
+}
+
+/* A WARC metadata record around `json`, as the WAT files have them. */
+static void warc(FILE *f, const char *type, const char *json)
+{
+	fprintf(f, "WARC/1.0\r\nWARC-Type: %s\r\nContent-Type: application/json\r\n"
+		   "Content-Length: %zu\r\n\r\n%s\r\n\r\n",
+		type, strlen(json), json);
+}
+
+static void response(FILE *f, const char *uri, const char *date,
+		     const char *links)
+{
+	char json[4096];
+
+	snprintf(json, sizeof(json),
+		 "{\"Envelope\":{\"WARC-Header-Metadata\":{\"WARC-Type\":\"response\","
+		 "\"WARC-Target-URI\":\"%s\",\"WARC-Date\":\"%s\"},"
+		 "\"Payload-Metadata\":{\"HTTP-Response-Metadata\":{"
+		 "\"Response-Message\":{\"Status\":\"200\"},\"Headers\":{"
+		 "\"Content-Type\":\"text/html; charset=UTF-8\"},"
+		 "\"HTML-Metadata\":{\"Links\":[%s]}}}}}",
+		 uri, date, links);
+	warc(f, "metadata", json);
+}
+
+static int ingest(const char *out, const graph_input *in, size_t n,
+		  size_t mem_mb, graph_ingest_stats *st)
+{
+	graph_ingest_opts o = { .out_dir = out, .release = "test-2024",
+				.inputs = in, .n_inputs = n, .mem_mb = mem_mb };
+
+	return graph_ingest(&o, st);
+}
+
+/* ---- the hand-built crawl ---- */
+
+static int hand_init(void)
+{
+	const char *t = getenv("TMPDIR");
+	graph_input in[8];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/test_graph-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmp))
+		return 1;
+	arena = seo_arena_new(0);
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, put("v.txt",
+		"0\tcom.alpha\t3\n"
+		"1\tcom.beta\t1\n"
+		"2\tcom.gamma\t2\n"
+		"3\torg.delta\t1\n"
+		"4\torg.epsilon\t5\n"
+		"x\tcom.bad\t1\n"
+		"5\tCOM.UPPER\t1\n") };
+	in[1] = (graph_input){ GRAPH_IN_EDGES, put_gz("e.txt.gz",
+		"0\t1\n0\t2\n1\t2\n3\t0\n3\t2\n4\t0\n4\t2\n7\t1\nabc\n") };
+	in[2] = (graph_input){ GRAPH_IN_RANKS, put("r.txt",
+		"#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t#host_rev\t#n_hosts\n"
+		"1\t9.0E6\t1\t0.1\tcom.gamma\t2\n"
+		"2\t8.0E6\t2\t0.05\tcom.alpha\t3\n"
+		"3\t7.0E6\t3\t0.01\tcom.beta\t1\n"
+		"4\t6.0E6\t5\t0.001\torg.epsilon\t5\n"
+		"5\t5.0E6\t4\t0.002\torg.delta\t1\n") };
+	in[3] = (graph_input){ GRAPH_IN_TRANCO, put("t.csv",
+		"1,gamma.com\r\n2,alpha.com\r\n3,www.beta.com\r\nbadline\r\n") };
+	in[4] = (graph_input){ GRAPH_IN_WHOIS, put("w.csv",
+		"domain,registered_at,registrar\n"
+		"gamma.com,2000-01-15,Registrar A\n"
+		"epsilon.org,2024-03-01,\"Registrar B\"\n"
+		"alpha.com,notadate,X\n") };
+	in[5] = (graph_input){ GRAPH_IN_CDX, put_gz("c.cdxj.gz",
+		"com,gamma)/pricing 20240510100000 {\"url\": \"https://gamma.com/pricing\", \"mime\": \"text/html\", \"status\": \"200\"}\n"
+		"com,gamma)/pricing 20240601100000 {\"url\": \"https://gamma.com/pricing\", \"mime\": \"text/html\", \"status\": \"301\"}\n"
+		"com,gamma)/old 20240301000000 {\"url\": \"https://gamma.com/old\", \"mime\": \"text/html\", \"status\": \"404\"}\n"
+		"garbage line\n"
+		"com,gamma)/x 2024 {\"url\": \"https://gamma.com/x\"}\n") };
+	f = fopen(path_of("a.wat"), "w");
+	warc(f, "warcinfo", "{\"software\":\"test\"}");
+	response(f, "https://www.alpha.com/blog/post1", "2024-05-10T10:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/pricing\",\"text\":\"Gamma pricing\"},"
+		 "{\"path\":\"A@/href\",\"url\":\"https://www.gamma.com/\",\"text\":\"click here\",\"rel\":\"nofollow\"},"
+		 "{\"path\":\"IMG@/src\",\"url\":\"https://cdn.gamma.com/logo.png\",\"alt\":\"Gamma logo\"},"
+		 "{\"path\":\"A@/href\",\"url\":\"/internal\",\"text\":\"internal\"},"
+		 "{\"path\":\"A@/href\",\"url\":\"https://beta.com/\",\"text\":\"beta\"},"
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/a?x=1&amp;y=2\",\"text\":\"Gamma &amp; friends\"}");
+	response(f, "https://beta.com/", "2024-06-01T00:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/pricing\",\"text\":\"Gamma  pricing\"}");
+	/* beta.com's page again, older: the same link, counted once, and
+	 * the newer crawl date kept */
+	response(f, "https://beta.com/", "2024-05-20T00:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/pricing\",\"text\":\"Gamma pricing\"}");
+	response(f, "http://delta.org/x", "2024-04-01T00:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/\",\"text\":\"gamma.com\"}");
+	warc(f, "metadata", "{not json");
+	warc(f, "request", "{\"Envelope\":{}}");
+	fclose(f);
+	in[6] = (graph_input){ GRAPH_IN_WAT, path_of("a.wat") };
+	snprintf(ixdir, sizeof(ixdir), "%s/index", tmp);
+	if (ingest(ixdir, in, 7, 0, &hand_stats) != 0)
+		return 1;
+	return graph_index_open(ixdir, &ix) != 0;
+}
+
+static int hand_clean(void)
+{
+	graph_index_close(ix);
+	seo_arena_free(arena);
+	rm_tree(tmp);
+	return 0;
+}
+
+static const graph_page P100 = { 100, 0 };
+
+static void test_counts(void)
+{
+	CU_ASSERT_EQUAL(hand_stats.domains, 5);
+	CU_ASSERT_EQUAL(hand_stats.domain_edges, 7);
+	CU_ASSERT_EQUAL(hand_stats.links, 7); /* 6 to gamma.com, 1 to beta.com */
+	/* vertices 2, edges 2, tranco 1, whois 1, WAT 1, CDX 2 */
+	CU_ASSERT_EQUAL(hand_stats.malformed, 9);
+	CU_ASSERT_EQUAL(graph_index_domain_count(ix), 5);
+	CU_ASSERT_EQUAL(graph_index_edge_count(ix), 7);
+	CU_ASSERT_STRING_EQUAL(graph_index_release(ix), "test-2024");
+}
+
+static void test_normalize(void)
+{
+	char out[GRAPH_DOMAIN_MAX + 1];
+
+	CU_ASSERT_EQUAL(graph_normalize_domain("HTTPS://user@WWW.Example.COM.:8080/p?q", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "example.com");
+	CU_ASSERT_EQUAL(graph_normalize_domain("  blog.example.co.uk ", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "blog.example.co.uk");
+	CU_ASSERT_EQUAL(graph_normalize_domain("b\xc3\xbc" "cher.de", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "xn--bcher-kva.de");
+	CU_ASSERT_EQUAL(graph_normalize_domain("not a domain", out, sizeof(out)), SEO_EINVAL);
+	CU_ASSERT_EQUAL(graph_normalize_domain("localhost", out, sizeof(out)), SEO_EINVAL);
+	CU_ASSERT_EQUAL(graph_normalize_domain("10.0.0.1", out, sizeof(out)), SEO_EINVAL);
+	CU_ASSERT_EQUAL(graph_normalize_domain("", out, sizeof(out)), SEO_EINVAL);
+}
+
+static void test_referring_domains(void)
+{
+	graph_refdomain_row *r;
+	graph_page pg = { 2, 1 };
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "gamma.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 4);
+	CU_ASSERT_EQUAL_FATAL(n, 4);
+	/* importance: score, then referring domains, then centrality */
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "alpha.com");
+	CU_ASSERT_STRING_EQUAL(r[1].from_domain, "beta.com");
+	CU_ASSERT_STRING_EQUAL(r[2].from_domain, "epsilon.org");
+	CU_ASSERT_STRING_EQUAL(r[3].from_domain, "delta.org");
+	CU_ASSERT_EQUAL(r[0].total_links, 4);
+	CU_ASSERT_EQUAL(r[1].total_links, 1);
+	CU_ASSERT_EQUAL(r[2].total_links, 1); /* domain graph only */
+	CU_ASSERT(r[0].from_domain_score > r[1].from_domain_score);
+
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "WWW.Gamma.com", &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 4);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "beta.com");
+	CU_ASSERT_STRING_EQUAL(r[1].from_domain, "epsilon.org");
+	pg.offset = 3;
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "gamma.com", &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "delta.org");
+	pg.offset = 4;
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "gamma.com", &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_EQUAL(total, 4);
+	/* absent but well-formed: empty; malformed: an error */
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "unknown.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_EQUAL(total, 0);
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "bad domain!", &P100, arena, &r, &n, &total), SEO_EINVAL);
+	/* a subdomain answers for its registrable domain */
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "blog.gamma.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 4);
+	CU_ASSERT_EQUAL(graph_referring_domains(ix, "delta.org", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 0);
+}
+
+static void test_backlinks(void)
+{
+	graph_backlink_filter f = { 0 };
+	graph_backlink_row *r;
+	graph_page pg = { 2, 1 };
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, NULL, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "alpha.com");
+	CU_ASSERT_STRING_EQUAL(r[1].from_domain, "beta.com");
+	CU_ASSERT_STRING_EQUAL(r[2].from_domain, "delta.org");
+	CU_ASSERT_EQUAL(r[0].domain_host_count, 3);
+	CU_ASSERT_STRING_EQUAL(r[2].from_url, "http://delta.org/x");
+	CU_ASSERT_STRING_EQUAL(r[2].to_url, "https://gamma.com/");
+	CU_ASSERT_STRING_EQUAL(r[2].anchor_text, "gamma.com");
+	CU_ASSERT_EQUAL(r[2].crawled_at, 1711929600); /* 2024-04-01 */
+
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, NULL, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 6);
+	CU_ASSERT_EQUAL_FATAL(n, 6);
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "beta.com");
+	CU_ASSERT_EQUAL(r[0].crawled_at, 1717200000); /* 2024-06-01 */
+	/* whitespace runs fold: the two "Gamma pricing" anchors are one */
+	CU_ASSERT_STRING_EQUAL(r[0].anchor_text, "Gamma pricing");
+	CU_ASSERT_STRING_EQUAL(r[5].from_domain, "delta.org");
+	for (size_t i = 1; i < n; i++)
+		CU_ASSERT(r[i - 1].crawled_at >= r[i].crawled_at);
+
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, NULL, &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 6);
+	CU_ASSERT_EQUAL(n, 2);
+	pg.limit = 1;
+	pg.offset = 0;
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, NULL, &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].from_domain, "alpha.com");
+	pg.offset = 3;
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, NULL, &pg, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	CU_ASSERT_EQUAL(n, 0);
+
+	f.link_type = "image";
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].link_type, "image");
+	CU_ASSERT_STRING_EQUAL(r[0].anchor_text, "Gamma logo");
+	CU_ASSERT_STRING_EQUAL(r[0].to_url, "https://cdn.gamma.com/logo.png");
+
+	f.link_type = "hyperlink";
+	f.from_domain = "www.alpha.com";
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	CU_ASSERT_EQUAL(n, 3);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT_STRING_EQUAL(r[i].from_domain, "alpha.com");
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+
+	f.link_type = NULL;
+	f.from_domain = "beta.com";
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_PTR_NULL(r[0].rel);
+
+	f.from_domain = "alpha.com";
+	f.link_type = NULL;
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 4);
+	{
+		int nofollow = 0;
+
+		for (size_t i = 0; i < n; i++)
+			nofollow += r[i].rel && strcmp(r[i].rel, "nofollow") == 0;
+		CU_ASSERT_EQUAL(nofollow, 1);
+	}
+	f.from_domain = "unknown.com";
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 0);
+	f.from_domain = NULL;
+	f.link_type = "video";
+	CU_ASSERT_EQUAL(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 0);
+}
+
+static void test_outbound(void)
+{
+	graph_outbound_row *r;
+	graph_outbound_summary s;
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_outbound_links(ix, "alpha.com", &P100, arena, &r, &n, &total, &s), 0);
+	CU_ASSERT_EQUAL(total, 5);
+	CU_ASSERT_EQUAL(n, 5);
+	CU_ASSERT_EQUAL(s.unique_destinations, 2);
+	CU_ASSERT_STRING_EQUAL(s.top_domain, "gamma.com");
+	CU_ASSERT_DOUBLE_EQUAL(s.top_domain_concentration, 0.8, 1e-9);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(r[i].edge_count, 1);
+	CU_ASSERT_EQUAL(graph_outbound_links(ix, "gamma.com", &P100, arena, &r, &n, &total, &s), 0);
+	CU_ASSERT_EQUAL(total, 0);
+	CU_ASSERT_PTR_NULL(s.top_domain);
+}
+
+static void test_anchor_and_pages(void)
+{
+	graph_anchor_row *a;
+	graph_top_page_row *p;
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_anchor_text(ix, "gamma.com", &P100, arena, &a, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 5);
+	CU_ASSERT_EQUAL_FATAL(n, 5);
+	CU_ASSERT_STRING_EQUAL(a[0].anchor_text, "Gamma pricing");
+	CU_ASSERT_EQUAL(a[0].link_count, 2);
+	CU_ASSERT_EQUAL(a[0].domain_count, 2);
+	CU_ASSERT_STRING_EQUAL(a[1].anchor_text, "Gamma & friends");
+	CU_ASSERT_STRING_EQUAL(a[4].anchor_text, "gamma.com");
+
+	CU_ASSERT_EQUAL(graph_top_pages(ix, "gamma.com", &P100, arena, &p, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 5);
+	CU_ASSERT_EQUAL_FATAL(n, 5);
+	CU_ASSERT_STRING_EQUAL(p[0].url, "https://gamma.com/pricing");
+	CU_ASSERT_EQUAL(p[0].inbound_links, 2);
+	CU_ASSERT_EQUAL(p[0].referring_domains, 2);
+	{
+		graph_page pg = { 10, 5 };
+
+		CU_ASSERT_EQUAL(graph_top_pages(ix, "gamma.com", &pg, arena, &p, &n, &total), 0);
+		CU_ASSERT_EQUAL(n, 0);
+		CU_ASSERT_EQUAL(total, 5);
+		pg.offset = 99;
+		CU_ASSERT_EQUAL(graph_anchor_text(ix, "gamma.com", &pg, arena, &a, &n, &total), 0);
+		CU_ASSERT_EQUAL(n, 0);
+	}
+}
+
+static void test_similar_intersect(void)
+{
+	graph_similar_row *s;
+	graph_intersect_row *r;
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_similar_domains(ix, "gamma.com", &P100, arena, &s, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 2);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_STRING_EQUAL(s[0].similar_domain, "alpha.com");
+	CU_ASSERT_EQUAL(s[0].shared_linkers, 2);
+	CU_ASSERT_STRING_EQUAL(s[1].similar_domain, "beta.com");
+	CU_ASSERT_EQUAL(s[1].shared_linkers, 1);
+
+	CU_ASSERT_EQUAL(graph_link_intersect(ix, "gamma.com", "alpha.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].domain, "beta.com");
+	CU_ASSERT_EQUAL(graph_link_intersect(ix, "gamma.com", "unknown.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 4);
+	CU_ASSERT_EQUAL(graph_link_intersect(ix, "gamma.com", "bad domain!", &P100, arena, &r, &n, &total), SEO_EINVAL);
+	CU_ASSERT_EQUAL(graph_link_intersect(ix, "unknown.com", "bad domain!", &P100, arena, &r, &n, &total), SEO_EINVAL);
+}
+
+static void test_overlap(void)
+{
+	const char *both[] = { "gamma.com", "alpha.com" };
+	const char *comp[] = { "alpha.com" };
+	const char *bad[] = { "gamma.com", "bad domain!" };
+	graph_overlap_row *r;
+	size_t n;
+	uint64_t total;
+
+	/* gamma.com <- alpha, beta, delta, epsilon; alpha.com <- delta,
+	 * epsilon */
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, both, 2, 2, NULL, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 2);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_STRING_EQUAL(r[0].domain, "epsilon.org");
+	CU_ASSERT_STRING_EQUAL(r[1].domain, "delta.org");
+	CU_ASSERT_EQUAL(r[0].links_to, 3);
+	/* any of them: the two domains themselves are not rows */
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, both, 2, 1, NULL, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 3);
+	CU_ASSERT_STRING_EQUAL(r[0].domain, "beta.com");
+	CU_ASSERT_EQUAL(r[0].links_to, 1);
+	/* the gap: alpha.com's referrers that do not link to beta.com */
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, comp, 1, 1, "beta.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 2);
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, both, 1, 1, "alpha.com", &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].domain, "beta.com");
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, bad, 2, 1, NULL, &P100, arena, &r, &n, &total), SEO_EINVAL);
+	CU_ASSERT_EQUAL(graph_domain_overlap(ix, both, 0, 1, NULL, &P100, arena, &r, &n, &total), SEO_EINVAL);
+}
+
+static void test_domain_objects(void)
+{
+	graph_authority au;
+	graph_domain_rank dr;
+	graph_crawl_history ch;
+
+	CU_ASSERT_EQUAL(graph_authority_get(ix, "gamma.com", arena, &au), 0);
+	CU_ASSERT_EQUAL(au.score, 100);
+	CU_ASSERT_EQUAL(au.referring_domains, 4);
+	CU_ASSERT_EQUAL(au.total_host_count, 2);
+	CU_ASSERT_STRING_EQUAL(au.registered_at, "2000-01-15");
+	CU_ASSERT_STRING_EQUAL(au.registrar, "Registrar A");
+	CU_ASSERT_EQUAL(au.popularity_rank, 1);
+	CU_ASSERT_EQUAL(au.risk_flags, 0);
+	CU_ASSERT_EQUAL(au.health_score, 100);
+
+	CU_ASSERT_EQUAL(graph_authority_get(ix, "alpha.com", arena, &au), 0);
+	CU_ASSERT_EQUAL(au.score, 72);
+	CU_ASSERT_PTR_NULL(au.registered_at);
+
+	CU_ASSERT_EQUAL(graph_authority_get(ix, "epsilon.org", arena, &au), 0);
+	CU_ASSERT_EQUAL(au.score, 7);
+	CU_ASSERT_STRING_EQUAL(au.registrar, "Registrar B");
+	CU_ASSERT_EQUAL(au.risk_flags, GRAPH_RISK_NEW_DOMAIN |
+				       GRAPH_RISK_NO_TRANCO_PRESENCE |
+				       GRAPH_RISK_LOW_AUTHORITY);
+	CU_ASSERT_EQUAL(au.health_score, 50);
+	CU_ASSERT_STRING_EQUAL(graph_risk_flag_name(GRAPH_RISK_NO_TRANCO_PRESENCE), "no_tranco_presence");
+
+	CU_ASSERT_EQUAL(graph_domain_rank_get(ix, "gamma.com", &dr), 0);
+	CU_ASSERT_EQUAL(dr.unique_domains, 4);
+	CU_ASSERT_EQUAL(dr.inbound_edges, 7);
+	CU_ASSERT_DOUBLE_EQUAL(dr.avg_linking_host_count, 2.5, 1e-9);
+
+	CU_ASSERT_EQUAL(graph_crawl_history_get(ix, "gamma.com", &ch), 0);
+	CU_ASSERT_EQUAL(ch.first_seen, 1709251200); /* 2024-03-01 */
+	CU_ASSERT_EQUAL(ch.last_seen, 1717236000);  /* 2024-06-01 10:00 */
+	CU_ASSERT_EQUAL(ch.total_urls, 2);
+	CU_ASSERT_EQUAL(graph_crawl_history_get(ix, "unknown.com", &ch), 0);
+	CU_ASSERT_EQUAL(ch.total_urls, 0);
+	CU_ASSERT_EQUAL(graph_crawl_history_get(ix, "", &ch), SEO_EINVAL);
+}
+
+static void test_captures(void)
+{
+	graph_status_row *s;
+	graph_url_row *u;
+	size_t n;
+	uint64_t total;
+
+	CU_ASSERT_EQUAL(graph_status_codes(ix, "gamma.com", arena, &s, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_EQUAL(s[0].status_code, 200);
+	CU_ASSERT_EQUAL(s[1].status_code, 301);
+	CU_ASSERT_EQUAL(s[2].status_code, 404);
+	CU_ASSERT_EQUAL(s[2].count, 1);
+
+	CU_ASSERT_EQUAL(graph_url_index(ix, "gamma.com", &P100, arena, &u, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 2);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_STRING_EQUAL(u[0].url, "https://gamma.com/old");
+	CU_ASSERT_EQUAL(u[0].status_code, 404);
+	CU_ASSERT_STRING_EQUAL(u[1].url, "https://gamma.com/pricing");
+	CU_ASSERT_EQUAL(u[1].status_code, 301); /* the latest capture */
+	CU_ASSERT_STRING_EQUAL(u[1].mime, "text/html");
+
+	/* WAT responses are captures too */
+	CU_ASSERT_EQUAL(graph_url_index(ix, "alpha.com", &P100, arena, &u, &n, &total), 0);
+	CU_ASSERT_EQUAL(total, 1);
+}
+
+static void test_enrichment(void)
+{
+	CU_ASSERT_STRING_EQUAL(graph_link_quality(80), "high");
+	CU_ASSERT_STRING_EQUAL(graph_link_quality(30), "medium");
+	CU_ASSERT_STRING_EQUAL(graph_link_quality(3), "low");
+	CU_ASSERT_STRING_EQUAL(graph_anchor_type("x", "image", "gamma.com"), "image");
+	CU_ASSERT_STRING_EQUAL(graph_anchor_type("Click here", "hyperlink", "gamma.com"), "generic");
+	CU_ASSERT_STRING_EQUAL(graph_anchor_type("https://gamma.com/", "hyperlink", "gamma.com"), "naked");
+	CU_ASSERT_STRING_EQUAL(graph_anchor_type("Gamma pricing", "hyperlink", "gamma.com"), "branded");
+	CU_ASSERT_STRING_EQUAL(graph_anchor_type("cheap widgets", "hyperlink", "gamma.com"), "partial");
+}
+
+static void test_all_or_nothing(void)
+{
+	graph_input in[2] = {
+		{ GRAPH_IN_VERTICES, path_of("v.txt") },
+		{ GRAPH_IN_EDGES, path_of("missing.txt") },
+	};
+	char out[4400];
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int leftovers = 0;
+
+	snprintf(out, sizeof(out), "%s/partial", tmp);
+	CU_ASSERT_EQUAL(ingest(out, in, 2, 0, NULL), SEO_ENOTFOUND);
+	CU_ASSERT_NOT_EQUAL(stat(out, &st), 0);
+	d = opendir(tmp);
+	while (d && (e = readdir(d)))
+		leftovers += strncmp(e->d_name, "partial", 7) == 0;
+	if (d)
+		closedir(d);
+	CU_ASSERT_EQUAL(leftovers, 0);
+	/* an existing index is never overwritten */
+	CU_ASSERT_EQUAL(ingest(ixdir, in, 1, 0, NULL), SEO_EEXIST);
+	{
+		graph_index *bad = NULL;
+
+		CU_ASSERT_EQUAL(graph_index_open(tmp, &bad), SEO_ENOTFOUND);
+		CU_ASSERT_PTR_NULL(bad);
+	}
+}
+
+/* ---- the demo crawl, in memory and spilled ---- */
+
+static void test_demo(void)
+{
+	char dir[4400], a[4400], b[4400];
+	graph_input in[16];
+	size_t n = 0;
+	graph_ingest_stats s1, s2;
+	graph_index *x1 = NULL, *x2 = NULL;
+	graph_refdomain_row *r1, *r2;
+	graph_similar_row *m;
+	size_t n1, n2;
+	uint64_t t1, t2;
+	const char *heavy;
+	graph_page pg = { 1000, 0 };
+
+	snprintf(dir, sizeof(dir), "%s/demo-src", tmp);
+	snprintf(a, sizeof(a), "%s/demo-a", tmp);
+	snprintf(b, sizeof(b), "%s/demo-b", tmp);
+	CU_ASSERT_EQUAL_FATAL(graph_demo_write(dir, 1, arena, in, &n), 0);
+	CU_ASSERT_EQUAL(n, 7);
+	CU_ASSERT_EQUAL_FATAL(ingest(a, in, n, 0, &s1), 0);
+	/* 1 MiB of sort buffers: every sort spills runs and merges */
+	CU_ASSERT_EQUAL_FATAL(ingest(b, in, n, 1, &s2), 0);
+	CU_ASSERT(s2.runs_spilled > 0);
+	CU_ASSERT_EQUAL(s1.runs_spilled, 0);
+	CU_ASSERT_EQUAL(s1.malformed, 0);
+	CU_ASSERT_EQUAL(s1.domains, 3000);
+	CU_ASSERT_EQUAL(s1.domain_edges, s2.domain_edges);
+	CU_ASSERT_EQUAL(s1.links, s2.links);
+	CU_ASSERT_EQUAL(s1.index_bytes, s2.index_bytes);
+	CU_ASSERT(s1.domain_edges > 10000);
+	CU_ASSERT(s1.bytes_per_edge <= 6.0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(a, &x1), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(b, &x2), 0);
+	heavy = NULL;
+	{
+		/* the most linked of a few demo names */
+		uint64_t best = 0;
+		const char *names[] = { "alphalabs.com", "bluelabs.org", "cedarlabs.net" };
+
+		for (size_t i = 0; i < 3; i++) {
+			graph_authority au;
+
+			CU_ASSERT_EQUAL(graph_authority_get(x1, names[i], arena, &au), 0);
+			if (au.referring_domains >= best) {
+				best = au.referring_domains;
+				heavy = names[i];
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(graph_referring_domains(x1, heavy, &pg, arena, &r1, &n1, &t1), 0);
+	CU_ASSERT_EQUAL(graph_referring_domains(x2, heavy, &pg, arena, &r2, &n2, &t2), 0);
+	CU_ASSERT_EQUAL(t1, t2);
+	CU_ASSERT_EQUAL_FATAL(n1, n2);
+	for (size_t i = 0; i < n1; i++) {
+		CU_ASSERT_STRING_EQUAL(r1[i].from_domain, r2[i].from_domain);
+		if (i > 0)
+			CU_ASSERT(r1[i - 1].from_domain_score >= r1[i].from_domain_score);
+	}
+	CU_ASSERT_EQUAL(graph_similar_domains(x1, heavy, &pg, arena, &m, &n1, &t1), 0);
+	CU_ASSERT(n1 > 20);
+	for (size_t i = 1; i < n1; i++)
+		CU_ASSERT(m[i - 1].shared_linkers >= m[i].shared_linkers);
+	{
+		/* a page is the same slice of the whole ordered result */
+		graph_page p2 = { 10, 7 };
+		graph_similar_row *m2;
+
+		CU_ASSERT_EQUAL(graph_similar_domains(x1, heavy, &p2, arena, &m2, &n2, &t2), 0);
+		CU_ASSERT_EQUAL(t2, t1);
+		CU_ASSERT_EQUAL_FATAL(n2, 10);
+		for (size_t i = 0; i < n2; i++) {
+			CU_ASSERT_STRING_EQUAL(m2[i].similar_domain, m[7 + i].similar_domain);
+			CU_ASSERT_EQUAL(m2[i].shared_linkers, m[7 + i].shared_linkers);
+		}
+	}
+	graph_index_close(x1);
+	graph_index_close(x2);
+}
+
+/* ---- the real samples ---- */
+
+static void test_real_samples(void)
+{
+	const char *src = getenv("SEO_SOURCE_DIR");
+	char base[4096], out[4400];
+	graph_input in[8];
+	graph_ingest_stats st;
+	graph_index *x = NULL;
+	graph_authority au;
+	graph_url_row *u;
+	graph_status_row *s;
+	graph_outbound_row *o;
+	size_t n;
+	uint64_t total;
+	struct stat sb;
+	int cc = 0;
+
+	snprintf(base, sizeof(base), "%s/../shared/data/crawl-samples",
+		 src ? src : ".");
+	if (!src || stat(base, &sb) != 0) {
+		printf("\n  real samples not found, skipped ");
+		return;
+	}
+	n = 0;
+	{
+		static const struct {
+			graph_input_kind k;
+			const char *p;
+		} files[] = {
+			{ GRAPH_IN_RANKS, "webgraph/cc-main-2024-feb-apr-may-domain-ranks.top1000.txt" },
+			{ GRAPH_IN_TRANCO, "tranco/tranco-top1m.excerpt-top200.csv" },
+			{ GRAPH_IN_CDX, "cdx/CC-MAIN-2024-30.cdx-00187.filtered-excerpt.cdxj.gz" },
+			{ GRAPH_IN_WAT, "wat-warc/CC-MAIN-20140820021334-00006-ip-10-180-136-8.ec2.internal.excerpt.warc.wat" },
+			{ GRAPH_IN_WAT, "wat-warc/CC-MAIN-2024-22.an-wikipedia-escopete.whirlwind.warc.wat.gz" },
+			{ GRAPH_IN_WAT, "wat-warc/CC-MAIN-20200808165417-20200808195417-00395.excerpt16.warc.gz" },
+		};
+		static char paths[6][4400];
+
+		for (size_t i = 0; i < 6; i++) {
+			snprintf(paths[i], sizeof(paths[i]), "%s/%s", base, files[i].p);
+			in[n++] = (graph_input){ files[i].k, paths[i] };
+		}
+	}
+	snprintf(out, sizeof(out), "%s/real", tmp);
+	CU_ASSERT_EQUAL_FATAL(ingest(out, in, n, 0, &st), 0);
+	CU_ASSERT_EQUAL(st.malformed, 0);
+	CU_ASSERT(st.domains >= 1000);
+	CU_ASSERT(st.captures >= 1140);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(out, &x), 0);
+	CU_ASSERT_EQUAL(graph_authority_get(x, "google.com", arena, &au), 0);
+	CU_ASSERT_EQUAL(au.popularity_rank, 1);
+	CU_ASSERT_EQUAL(au.total_host_count, 13651);
+	CU_ASSERT(au.score > 0);
+	CU_ASSERT_EQUAL(graph_url_index(x, "bibliotheque.missiondefrance.fr", &P100, arena, &u, &n, &total), 0);
+	CU_ASSERT(total > 0);
+	/* the CDX excerpt: 1083 captures with 200 and 26 with 404 on
+	 * bibliotheque.missiondefrance.fr, 31 with 200 on biodiv.mnhn.fr */
+	CU_ASSERT_EQUAL(graph_status_codes(x, "missiondefrance.fr", arena, &s, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(s[0].status_code, 200);
+	CU_ASSERT_EQUAL(s[0].count, 1083);
+	CU_ASSERT_EQUAL(s[1].status_code, 404);
+	CU_ASSERT_EQUAL(s[1].count, 26);
+	CU_ASSERT_EQUAL(graph_status_codes(x, "biodiv.mnhn.fr", arena, &s, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_EQUAL(s[0].count, 31);
+	/* the 2014 WAT: 0pointer.de links out to creativecommons.org */
+	CU_ASSERT_EQUAL(graph_outbound_links(x, "0pointer.de", &P100, arena, &o, &n, &total, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		cc += strcmp(o[i].to_domain, "creativecommons.org") == 0;
+	CU_ASSERT(cc >= 2);
+	graph_index_close(x);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned failed;
+
+	seo_log_init("test_graph");
+	/* the failures provoked on purpose would log errors */
+	seo_log_min_level = SEO_LOG_ERROR + 1;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("graph", hand_init, hand_clean);
+	CU_add_test(s, "counts and malformed lines", test_counts);
+	CU_add_test(s, "domain normalisation", test_normalize);
+	CU_add_test(s, "referring domains", test_referring_domains);
+	CU_add_test(s, "backlinks", test_backlinks);
+	CU_add_test(s, "outbound links", test_outbound);
+	CU_add_test(s, "anchor text and top pages", test_anchor_and_pages);
+	CU_add_test(s, "similar domains and link intersect", test_similar_intersect);
+	CU_add_test(s, "domain overlap and link gap", test_overlap);
+	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
+	CU_add_test(s, "status codes and url index", test_captures);
+	CU_add_test(s, "link quality and anchor type", test_enrichment);
+	CU_add_test(s, "all-or-nothing ingest", test_all_or_nothing);
+	CU_add_test(s, "demo crawl, in memory and spilled", test_demo);
+	CU_add_test(s, "real crawl samples", test_real_samples);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
