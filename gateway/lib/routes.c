@@ -1,11 +1,16 @@
 /*
  * The route table. Each row is an endpoint of the public interface; see
- * gw_routes.h for the columns. Keep rows in the order the specification
- * lists them: the OpenAPI document follows this order.
+ * gw_routes.h for the columns. The gateway's own rows and the account rows
+ * are here; each other service keeps its rows in routes_<service>.c, listed
+ * in `parts` below. Keep rows in the order the specification lists them:
+ * the OpenAPI document follows this order.
  */
 #include "gw_routes.h"
+#include "routes_int.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "seo/account/v1/account.pb-c.h"
@@ -42,7 +47,7 @@ static const char *const checkout_errors[] = {"invalid_credits",
 static const char *const webhook_errors[] = {"invalid_signature", NULL};
 static const char *const no_errors[] = {NULL};
 
-static const gw_route routes[] = {
+static const gw_route core_routes[] = {
 	{.method = "GET", .pattern = "/healthz", .endpoint = "healthz",
 	 .service = GW_SVC_NONE, .status = 200,
 	 .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
@@ -125,9 +130,42 @@ static const gw_route routes[] = {
 	 .errors = webhook_errors},
 };
 
+static const size_t core_routes_count = N(core_routes);
+
+static const struct {
+	const gw_route *rows;
+	const size_t *count;
+} parts[] = {
+	{core_routes, &core_routes_count},
+	{gw__graph_routes, &gw__graph_routes_count},
+	{gw__realtime_routes, &gw__realtime_routes_count},
+};
+
+static gw_route *routes;
+static size_t n_routes;
+static pthread_once_t routes_once = PTHREAD_ONCE_INIT;
+
+/* Joins the parts once; the table then never changes. */
+static void routes_join(void)
+{
+	size_t total = 0, at = 0;
+
+	for (size_t i = 0; i < N(parts); i++)
+		total += *parts[i].count;
+	routes = malloc(total * sizeof(*routes));
+	if (routes == NULL)
+		abort();
+	for (size_t i = 0; i < N(parts); i++) {
+		memcpy(routes + at, parts[i].rows, *parts[i].count * sizeof(*routes));
+		at += *parts[i].count;
+	}
+	n_routes = total;
+}
+
 const gw_route *gw_routes(size_t *count)
 {
-	*count = N(routes);
+	pthread_once(&routes_once, routes_join);
+	*count = n_routes;
 	return routes;
 }
 
@@ -182,10 +220,12 @@ const gw_route *gw_route_match(const char *method, const char *path,
 			       int *path_known)
 {
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
+	size_t n;
+	const gw_route *routes = gw_routes(&n);
 
 	*path_known = 0;
 	*n_params = 0;
-	for (size_t i = 0; i < N(routes); i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (!pattern_match(routes[i].pattern, path, scratch, params,
 				   n_params))
 			continue;
