@@ -60,6 +60,8 @@ enum {
 	GW_R_ENVELOPE = 1 << 2,      /* add credits_used / credits_remaining */
 	GW_R_STRICT = 1 << 3,        /* unknown body fields or query
 				      * parameters are rejected */
+	GW_R_HIDE_BILLED = 1 << 4,   /* billed_field is for billing only and
+				      * is left out of the JSON answer */
 };
 
 /* Parameter rule flags. */

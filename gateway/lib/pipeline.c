@@ -275,6 +275,8 @@ static void answer_success(gw_call *c)
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
+	if (c->route->flags & GW_R_HIDE_BILLED)
+		json_object_del(obj, c->route->billed_field);
 	if (c->route->flags & GW_R_ENVELOPE) {
 		json_object_set_new(obj, "credits_used",
 				    json_integer(c->charged - c->refunded));

@@ -153,6 +153,8 @@ class Stack:
         self.gateways = []
         self.closed = False
         try:
+            if "svc-graph" in (services or SERVICES):
+                self.build_demo_index()
             for name in services or SERVICES:
                 self.start_service(name)
             for i in range(gateways):
@@ -167,6 +169,16 @@ class Stack:
         if not os.path.exists(path):
             raise Skip("%s is not built" % name)
         return path
+
+    def build_demo_index(self):
+        """The deterministic demo crawl, as `./seo up` builds it."""
+        out = self.env["SEO_DATA_DIR"]
+        if os.path.exists(out) or not os.path.exists(os.path.join(BIN, "seo-ingest")):
+            return
+        r = subprocess.run([os.path.join(BIN, "seo-ingest"), "--demo", "--out", out],
+                           env=self.env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("seo-ingest --demo failed: %s" % r.stderr[-2000:])
 
     def start_service(self, name):
         self.procs[name] = Process(name, [self.binary(name)], self.env, self.tmp)
