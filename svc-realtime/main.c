@@ -1,12 +1,15 @@
 /*
- * svc-realtime: answers grpc.health.v1.Health/Check (built into every rpc
- * server); its methods arrive with its issue, on the library beside it.
+ * svc-realtime: serves seo.realtime.v1.Realtime on SEO_REALTIME_ADDR.
  */
+#include "rt_service.h"
 #include "seo/config.h"
-#include "seo/rpc.h"
+
+/* Handler threads: each blocks on its own fetches for up to a sitemap
+ * walk's 12 s, so there are many. */
+#define WORKERS 32
 
 int main(void)
 {
 	return rpc_service_main("svc-realtime", seo_config(SEO_CFG_REALTIME_ADDR),
-				NULL, 0, NULL, 0);
+				rt_rpc_methods, rt_rpc_n_methods, NULL, WORKERS);
 }

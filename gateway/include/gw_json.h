@@ -8,7 +8,9 @@
  * fields always, an unset optional field as null. int64 fields are JSON
  * integers, double/float numbers, bool booleans, bytes base64, enums their
  * value name in lowercase without the enum-type prefix (ROLE_OWNER ->
- * "owner"), nested messages objects (null when unset).
+ * "owner"), nested messages objects (null when unset), a
+ * seo.common.RawJson the JSON value it carries, and a oneof only its member
+ * that is set (a one-member oneof is a field left out when unset).
  */
 #ifndef GW_JSON_H
 #define GW_JSON_H

@@ -36,7 +36,10 @@ typedef enum gw_input {
 
 typedef enum gw_bill {
 	GW_BILL_FREE = 0, /* never charged, no usage row */
-	GW_BILL_FIXED,    /* `cost` debited before the work, refunded on failure */
+	GW_BILL_FIXED,    /* `cost` debited before the work, refunded on failure;
+			   * with `billed_field` set, that integer response
+			   * field at 0 refunds it in full too (a sitemap
+			   * call that found none) */
 	GW_BILL_PER_ITEM, /* `cost` x the count in request field `items_field`
 			   * debited before, the unbilled part refunded after
 			   * (count in response field `billed_field`) */
@@ -72,6 +75,16 @@ enum {
 	GW_P_RANGE = 1 << 3,     /* min/max apply */
 	GW_P_DEFAULT = 1 << 4,   /* `dflt` when absent */
 	GW_P_USAGE = 1 << 5,     /* the value is the usage row's domain */
+	GW_P_DOMAIN = 1 << 6,    /* a string (or each string of a repeated
+				  * field) must look like a domain name:
+				  * letters, digits, hyphens, dots, non-ASCII
+				  * (IDN), an optional scheme, port and path;
+				  * else the rule's code, invalid_domain when
+				  * NULL */
+	GW_P_URL = 1 << 7,       /* an absolute http(s) URL without userinfo
+				  * or fragment (syntax only: where it points
+				  * is the service's business); else the
+				  * rule's code, invalid_url when NULL */
 };
 
 typedef struct gw_param_rule {
@@ -100,7 +113,8 @@ typedef struct gw_route {
 	const char *items_field; /* GW_BILL_PER_ITEM: request field (array or
 				  * integer) giving the most items charged */
 	const char *billed_field; /* GW_BILL_PER_ITEM: response field counting
-				   * items actually billed */
+				   * items actually billed; GW_BILL_FIXED
+				   * (optional): 0 there refunds the call */
 	unsigned flags;          /* GW_R_* */
 	const char *strict_code; /* code for unknown fields with GW_R_STRICT */
 	const gw_param_rule *params;

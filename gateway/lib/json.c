@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json_int.h"
+#include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -1225,9 +1227,131 @@ static long long utf8_chars(const char *s)
 	return n;
 }
 
+/*
+ * The GW_P_URL syntax, the spec's invalid_url short of resolving: http or
+ * https (any case), "://", an authority with a host and no userinfo, an
+ * optional decimal port up to 65535; no fragment, no blanks or control
+ * characters anywhere. Non-ASCII is left to the service's full parse.
+ */
+static int url_syntax_ok(const char *s)
+{
+	size_t scheme, auth, host, i;
+	long port = 0;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f || s[i] == '#')
+			return 0;
+	if (strncasecmp(s, "http://", 7) == 0)
+		scheme = 7;
+	else if (strncasecmp(s, "https://", 8) == 0)
+		scheme = 8;
+	else
+		return 0;
+	s += scheme;
+	auth = strcspn(s, "/?");
+	if (memchr(s, '@', auth) != NULL)
+		return 0;
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', auth);
+		if (close == NULL || close == s + 1)
+			return 0;
+		host = (size_t)(close - s) + 1;
+	} else {
+		host = strcspn(s, ":/?");
+	}
+	if (host == 0)
+		return 0;
+	if (host == auth)
+		return 1;
+	if (s[host] != ':' || host + 1 == auth)
+		return 0;
+	for (i = host + 1; i < auth; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		port = port * 10 + (s[i] - '0');
+		if (port > 65535)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A cheap syntax check of a domain argument, so that a malformed one is
+ * refused before anything is charged. It accepts what the services'
+ * normaliser (graph_normalize_domain) reads: an optional scheme, userinfo,
+ * port and path around the host, trailing dots; labels of letters, digits,
+ * '-' and '_' (non-ASCII bytes are an IDN, converted by the service), at
+ * least two labels and a letter somewhere (an IPv4 address is no domain).
+ */
+static int domain_syntax_ok(const char *s)
+{
+	const char *h, *e, *at;
+	size_t label = 0, len;
+	int letter = 0, dots = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	h = strstr(s, "://");
+	h = h != NULL ? h + 3 : s;
+	e = h + strcspn(h, "/?#");
+	for (at = h; at < e; at++)
+		if (*at == '@')
+			h = at + 1;
+	len = strcspn(h, ":");
+	if (h + len < e)
+		e = h + len;
+	while (e > h && (e[-1] == '.' || e[-1] == ' '))
+		e--;
+	if (e == h || e - h > 253)
+		return 0;
+	for (; h < e; h++) {
+		unsigned char c = (unsigned char)*h;
+		int alpha = c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+
+		if (c == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+			dots++;
+			continue;
+		}
+		if (!(alpha || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return 0;
+		letter |= alpha;
+		/* a non-ASCII label's length is known after punycode only */
+		if (++label > 63 && c < 0x80)
+			return 0;
+	}
+	return label > 0 && dots > 0 && letter;
+}
+
+/* GW_P_DOMAIN on a string or on each string of a repeated field. */
+static int domain_rule(dec *d, const gw_param_rule *rule,
+		       const ProtobufCMessage *msg,
+		       const ProtobufCFieldDescriptor *f)
+{
+	const char *code = rule->error_code ? rule->error_code : "invalid_domain";
+	char *const *v = (char *const *)MEMBER(msg, f);
+	size_t n = 1;
+
+	if (f->type != PROTOBUF_C_TYPE_STRING)
+		return 0; /* gw_json_route_check() reports it */
+	if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+		n = *(size_t *)QUANT(msg, f);
+		v = *(char *const *const *)MEMBER(msg, f);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!domain_syntax_ok(v[i]))
+			return fail(d->err, code,
+				    "%s is not a valid domain name: \"%.100s\"",
+				    rule->name, v[i]);
+	return 0;
+}
+
 /* The top-level rules: required (absent or empty), defaults, and the
  * ranges that count items of repeated fields or characters of strings
- * (scalar ranges were applied as values were stored). */
+ * (scalar ranges were applied as values were stored); URL and domain
+ * syntax. */
 static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 {
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
@@ -1271,6 +1395,15 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 		if ((rule->flags & GW_P_RANGE) && size >= 0 &&
 		    (size < rule->min || size > rule->max))
 			return range_error(d, &w, rule, kind);
+		if ((rule->flags & GW_P_URL) && kind == RANGE_CHARS &&
+		    !url_syntax_ok(*(char **)MEMBER(msg, f)))
+			return fail(d->err, rule->error_code ? rule->error_code
+							      : "invalid_url",
+				    "%s is not an absolute http(s) URL without "
+				    "credentials or fragment", rule->name);
+		if ((rule->flags & GW_P_DOMAIN) &&
+		    domain_rule(d, rule, msg, f) != 0)
+			return SEO_EINVAL;
 	}
 	return 0;
 }
@@ -1418,6 +1551,26 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 
 static json_t *encode(const ProtobufCMessage *msg);
 
+/* A seo.common.RawJson stands for the value its text holds. Text that is
+ * not JSON (a service's bug) becomes null rather than failing the
+ * answer. */
+static json_t *raw_json(const Seo__Common__RawJson *r)
+{
+	json_t *v = r->json ? json_loads(r->json, JSON_DECODE_ANY, NULL) : NULL;
+
+	return v != NULL ? v : json_null();
+}
+
+/* A nested message, null when unset. */
+static json_t *message_json(const ProtobufCMessage *m)
+{
+	if (m == NULL)
+		return json_null();
+	if (m->descriptor == &seo__common__raw_json__descriptor)
+		return raw_json((const Seo__Common__RawJson *)m);
+	return encode(m);
+}
+
 /* One value of field f stored at slot. */
 static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
 {
@@ -1450,9 +1603,7 @@ static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
 	case PROTOBUF_C_TYPE_BYTES:
 		return bytes_json(slot);
 	case PROTOBUF_C_TYPE_MESSAGE:
-		return *(ProtobufCMessage *const *)slot != NULL
-			       ? encode(*(ProtobufCMessage *const *)slot)
-			       : json_null();
+		return message_json(*(ProtobufCMessage *const *)slot);
 	default:
 		return json_integer(*(const int64_t *)slot);
 	}

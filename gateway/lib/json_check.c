@@ -108,6 +108,13 @@ static int check_rule(const gw_route *route, const gw_param_rule *r,
 	if ((r->flags & GW_P_USAGE) && f->type != PROTOBUF_C_TYPE_STRING)
 		return bad(why, n, "rule %s: usage value is not a string",
 			   r->name);
+	if ((r->flags & GW_P_URL) &&
+	    (!singular(f) || f->type != PROTOBUF_C_TYPE_STRING))
+		return bad(why, n, "rule %s: a URL rule needs a string field",
+			   r->name);
+	if ((r->flags & GW_P_DOMAIN) && f->type != PROTOBUF_C_TYPE_STRING)
+		return bad(why, n, "rule %s: a domain rule needs a string field",
+			   r->name);
 	if (r->error_code != NULL && seo_error_lookup(r->error_code) == NULL)
 		return bad(why, n, "rule %s: unknown code %s", r->name,
 			   r->error_code);
@@ -186,6 +193,10 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 	     !countable(route->output, route->billed_field)))
 		return bad(why, why_len, "%s %s: per-item fields missing",
 			   route->method, route->pattern);
+	if (route->bill == GW_BILL_FIXED && route->billed_field != NULL &&
+	    !countable(route->output, route->billed_field))
+		return bad(why, why_len, "%s %s: billed field %s missing",
+			   route->method, route->pattern, route->billed_field);
 	if (route->cost < 0 || (route->bill != GW_BILL_FREE && route->cost == 0))
 		return bad(why, why_len, "%s %s: cost %lld", route->method,
 			   route->pattern, route->cost);

@@ -17,6 +17,7 @@
 
 #include "json_int.h"
 #include "seo/account/v1/account.pb-c.h"
+#include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
 
 #define SCHEMA_REF "#/components/schemas/"
@@ -131,6 +132,17 @@ static json_t *enum_values(const ProtobufCEnumDescriptor *e, int nullable)
 
 static int add_schema(json_t *schemas, const ProtobufCMessageDescriptor *desc);
 
+/* A seo.common.RawJson is written as the JSON value it carries: a
+ * free-form object. */
+static json_t *raw_json_schema(int nullable)
+{
+	return json_pack("{s:o,s:b,s:s}", "type",
+			 nullable ? json_pack("[s,s]", "object", "null")
+				  : json_string("object"),
+			 "additionalProperties", 1,
+			 "description", "free-form JSON object");
+}
+
 /*
  * The schema of one value of field f. `nullable` lets it be null too: as
  * type [T, "null"] (with null among enum values) or, for a message, anyOf
@@ -144,6 +156,9 @@ static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
 	long long min;
 	unsigned long long max;
 
+	if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
+	    f->descriptor == &seo__common__raw_json__descriptor)
+		return raw_json_schema(nullable);
 	if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
 		const ProtobufCMessageDescriptor *m = f->descriptor;
 		if (add_schema(schemas, m) != 0)
@@ -210,11 +225,12 @@ static json_t *field_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
  * The object schema of a message as the encoder writes it: every field; an
  * unset optional one as null, hence [T, "null"]; doubles and floats may be
  * null too (not finite). Fields that are path parameters of `skip_pattern`
- * (when not NULL) are left out: they do not travel in the body.
+ * (when not NULL) are left out: they do not travel in the body; so is
+ * `skip_field` (when not NULL), a hidden billed field.
  */
 static json_t *message_schema(json_t *schemas,
 			      const ProtobufCMessageDescriptor *desc,
-			      const char *skip_pattern)
+			      const char *skip_pattern, const char *skip_field)
 {
 	json_t *props = json_object(), *req = json_array();
 	unsigned i;
@@ -226,7 +242,8 @@ static json_t *message_schema(json_t *schemas,
 				!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) ||
 			       f->type == PROTOBUF_C_TYPE_FLOAT ||
 			       f->type == PROTOBUF_C_TYPE_DOUBLE;
-		if (skip_pattern != NULL && is_path_param(skip_pattern, f->name))
+		if ((skip_pattern != NULL && is_path_param(skip_pattern, f->name)) ||
+		    (skip_field != NULL && strcmp(skip_field, f->name) == 0))
 			continue;
 		ok = json_object_set_new(props, f->name,
 					 field_schema(schemas, f, nullable)) == 0 &&
@@ -257,7 +274,7 @@ static int add_schema(json_t *schemas, const ProtobufCMessageDescriptor *desc)
 		return 0;
 	if (json_object_set_new(schemas, desc->name, json_object()) != 0)
 		return SEO_ENOMEM;
-	s = message_schema(schemas, desc, NULL);
+	s = message_schema(schemas, desc, NULL, NULL);
 	if (s == NULL || json_object_set_new(schemas, desc->name, s) != 0)
 		return SEO_ENOMEM;
 	return 0;
@@ -661,7 +678,7 @@ static json_t *request_body(json_t *schemas, const gw_route *r)
 				 "it; the signature is checked over these bytes.",
 				 "required", 1, "content", "*/*", "schema");
 	if (strstr(r->pattern, "/:") != NULL) {
-		schema = message_schema(schemas, r->input, r->pattern);
+		schema = message_schema(schemas, r->input, r->pattern, NULL);
 	} else {
 		schema = add_schema(schemas, r->input) == 0
 				 ? schema_ref(r->input->name) : NULL;
@@ -683,9 +700,16 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 
 	if (r->output == NULL)
 		return json_pack("{s:s}", "description", seo_http_reason(r->status));
-	if (add_schema(schemas, r->output) != 0)
+	/* Inline, not the component: this answer lacks its billed field. */
+	if (r->flags & GW_R_HIDE_BILLED)
+		schema = message_schema(schemas, r->output, NULL,
+					r->billed_field);
+	else if (add_schema(schemas, r->output) == 0)
+		schema = schema_ref(r->output->name);
+	else
 		return NULL;
-	schema = schema_ref(r->output->name);
+	if (schema == NULL)
+		return NULL;
 	if (r->flags & GW_R_ENVELOPE)
 		schema = json_pack(
 			"{s:[o,{s:s,s:[ss],s:{s:{s:s,s:i,s:s},s:{s:s,s:i,s:s}}}]}",

@@ -286,10 +286,26 @@ static void answer_success(gw_call *c)
 	respond_json(c, c->route->status, obj);
 }
 
+/* What the call finally costs by its answer: per item, the items billed
+ * times the cost; a fixed call with a billed field, nothing when that
+ * field is 0; otherwise what was debited. An answer without the field
+ * keeps the debit: billing must not guess. */
+static long long cost_after(const gw_call *c)
+{
+	long long billed;
+
+	if (c->route->bill == GW_BILL_FREE || c->route->billed_field == NULL ||
+	    gw_json_field_count(c->output, c->route->billed_field, &billed) != 0)
+		return c->charged;
+	if (c->route->bill == GW_BILL_PER_ITEM)
+		return billed * c->route->cost;
+	return billed == 0 ? 0 : c->charged;
+}
+
 static void on_service(const rpc_result *res, void *ud)
 {
 	gw_call *c = ud;
-	long long billed;
+	long long due;
 
 	if (res->grpc_status != SEO_GRPC_OK) {
 		if (c->charged > 0) {
@@ -307,10 +323,9 @@ static void on_service(const rpc_result *res, void *ud)
 		return;
 	}
 	c->output = res->response;
-	if (c->route->bill == GW_BILL_PER_ITEM && c->charged > 0 &&
-	    gw_json_field_count(c->output, c->route->billed_field, &billed) == 0 &&
-	    billed * c->route->cost < c->charged) {
-		refund(c, c->charged - billed * c->route->cost);
+	due = cost_after(c);
+	if (c->charged > 0 && due < c->charged) {
+		refund(c, c->charged - due);
 		return;
 	}
 	answer_success(c);

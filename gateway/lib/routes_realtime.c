@@ -1,9 +1,75 @@
-/* Routes served by svc-realtime (rows as in routes.c). */
+/* Routes served by svc-realtime (rows as in routes.c), in the order of the
+ * specification's real-time analysis table. */
 #include "routes_int.h"
 
-const gw_route gw__realtime_routes[] = {
-	{.method = NULL},
+#include "seo/realtime/v1/realtime.pb-c.h"
+
+#define REALTIME(m) "/seo.realtime.v1.Realtime/" m
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define MSG(t) (&seo__realtime__v1__##t##__descriptor)
+
+/* IndexNow's bound on a URL; the spec gives page analyses none. */
+#define URL_MAX_CHARS 2048
+
+static const gw_param_rule url_params[] = {
+	{"url", GW_P_REQUIRED | GW_P_URL | GW_P_RANGE | GW_P_USAGE, 1,
+	 URL_MAX_CHARS, 0, "invalid_url",
+	 "full http(s) URL of the page, without credentials or fragment"},
 };
 
-/* The sentinel row above keeps the array non-empty; it is not counted. */
-const size_t gw__realtime_routes_count = 0;
+static const gw_param_rule domain_params[] = {
+	{"domain", GW_P_REQUIRED | GW_P_DOMAIN | GW_P_USAGE, 0, 0, 0,
+	 "invalid_domain", "bare domain of the site, e.g. example.com"},
+};
+
+static const gw_param_rule sitemap_params[] = {
+	{"domain", GW_P_REQUIRED | GW_P_DOMAIN | GW_P_USAGE, 0, 0, 0,
+	 "invalid_domain", "bare domain of the site, e.g. example.com"},
+	{"limit", GW_P_DEFAULT | GW_P_RANGE, 1, 1000, 100, NULL,
+	 "URLs collected at most"},
+};
+
+static const char *const page_errors[] = {
+	"invalid_url", "private_ip", "fetch_failed", "timeout",
+	"response_too_large", NULL};
+static const char *const site_errors[] = {
+	"invalid_domain", "private_ip", NULL};
+
+const gw_route gw__realtime_routes[] = {
+	{.method = "GET", .pattern = "/v1/page-seo", .endpoint = "page-seo",
+	 .service = GW_SVC_REALTIME, .rpc_path = REALTIME("PageSeo"),
+	 .input = MSG(url_request), .output = MSG(page_seo_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
+	 .bill = GW_BILL_FIXED, .cost = 3, .flags = GW_R_ENVELOPE,
+	 .params = url_params, .n_params = N(url_params),
+	 .summary = "SEO audit of one page, fetched live",
+	 .errors = page_errors},
+	{.method = "GET", .pattern = "/v1/site-health", .endpoint = "site-health",
+	 .service = GW_SVC_REALTIME, .rpc_path = REALTIME("SiteHealth"),
+	 .input = MSG(domain_request), .output = MSG(site_health_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
+	 .bill = GW_BILL_FIXED, .cost = 2, .flags = GW_R_ENVELOPE,
+	 .params = domain_params, .n_params = N(domain_params),
+	 .summary = "HTTPS, redirects, security headers and robots.txt of a site",
+	 .errors = site_errors},
+	{.method = "GET", .pattern = "/v1/schema-markup",
+	 .endpoint = "schema-markup", .service = GW_SVC_REALTIME,
+	 .rpc_path = REALTIME("SchemaMarkup"), .input = MSG(url_request),
+	 .output = MSG(schema_markup_response), .in = GW_IN_QUERY,
+	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_FIXED,
+	 .cost = 2, .flags = GW_R_ENVELOPE,
+	 .params = url_params, .n_params = N(url_params),
+	 .summary = "JSON-LD structured data of one page, fetched live",
+	 .errors = page_errors},
+	{.method = "GET", .pattern = "/v1/sitemap", .endpoint = "sitemap",
+	 .service = GW_SVC_REALTIME, .rpc_path = REALTIME("Sitemap"),
+	 .input = MSG(sitemap_request), .output = MSG(sitemap_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
+	 .bill = GW_BILL_FIXED, .cost = 2, .billed_field = "billed",
+	 .flags = GW_R_ENVELOPE | GW_R_HIDE_BILLED,
+	 .params = sitemap_params, .n_params = N(sitemap_params),
+	 .summary = "URLs of a site's sitemaps; refunded when none is found",
+	 .errors = site_errors},
+};
+
+const size_t gw__realtime_routes_count = N(gw__realtime_routes);

@@ -426,4 +426,24 @@ int rt_page_seo(const rt_page *page, json_t **out);
  */
 int rt_schema_markup(const rt_page *page, json_t **out);
 
+/*
+ * The site health object of the spec from its probes, all fetched with
+ * redirects followed (each within 5 s): the homepage over https, its
+ * /robots.txt and /sitemap.xml (the three `checks`, in that order), the
+ * homepage over plain http (https.enforced: it ends on https) and the
+ * www host's homepage (www_redirect: it ends on `apex`). Security
+ * headers and HSTS are read from the https homepage's last response;
+ * hsts is a Strict-Transport-Security header with a max-age above 0.
+ * Everything temporary goes on `a`. Sets *out to a new object
+ * (json_decref()). Returns 0 or SEO_ENOMEM.
+ */
+typedef struct rt_site_probes {
+	const rt_fetch_result *home, *robots, *sitemap; /* https://domain/... */
+	const rt_fetch_result *http; /* http://domain/ */
+	const rt_fetch_result *www;  /* https://www.<apex>/ */
+} rt_site_probes;
+
+int rt_site_health(const char *domain, const char *apex,
+		   const rt_site_probes *p, seo_arena *a, json_t **out);
+
 #endif

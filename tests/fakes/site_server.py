@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A local test site for the fetcher: redirects, gzip, big and slow bodies,
-charset variants; and small sites for the sitemap walk, chosen by the Host
-header (sm*.test, reached through SEO_FETCH_CONNECT_TO). Listens on
-127.0.0.1 on a free port (or argv[1]) and prints the port on its first
-stdout line."""
+charset variants; and small sites for the sitemap walk, the page analyses
+and site health, chosen by the Host header (*.test, reached through
+SEO_FETCH_CONNECT_TO). Listens on 127.0.0.1 on a free port (or argv[1]) and
+prints the port on its first stdout line. `--tls CERT KEY` serves HTTPS
+instead, with the same sites."""
 import gzip
+import ssl
 import sys
 import time
 import urllib.parse
@@ -24,6 +26,27 @@ def index(*locs):
             + "".join("<sitemap><loc>%s</loc></sitemap>" % u for u in locs)
             + "</sitemapindex>").encode()
 
+
+AUDIT_PAGE = """<!doctype html><html lang="en-GB"><head>
+<title>An audit page of exactly forty chars!!</title>
+<meta name="description" content="%s">
+<link rel="canonical" href="http://pg1.test/">
+<meta name="robots" content="noindex, follow">
+<meta name="viewport" content="width=device-width">
+<link rel="alternate" hreflang="de" href="/de/">
+<meta property="og:title" content="OG title"><meta property="og:type" content="website">
+<meta name="twitter:card" content="summary">
+<link rel="icon" href="/favicon.ico">
+<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Organization",
+ "@id": "#org", "name": "Org"}</script>
+<script type="application/ld+json">{"@graph": [{"@type": ["WebSite", "Thing"], "name": "W"},
+ {"@type": "WebPage"}]}</script>
+<script type="application/ld+json">{"broken": </script>
+</head><body><h1>Main heading</h1><h2>Sub one</h2><h2>Sub two</h2><h3>x</h3>
+<p>five words of visible text</p>
+<img src="a.png" alt="a"><img src="b.png">
+<a href="/inner">in</a><a href="https://elsewhere.example/">out</a>
+</body></html>""" % ("d" * 130)
 
 XML = "application/xml"
 # host -> path -> (body, content type); any other path is a 404
@@ -52,7 +75,34 @@ SITES = {
     "sm3.test": {
         "/robots.txt": (b"User-agent: *\nAllow: /\n", "text/plain"),
     },
+    # pages for page-seo and schema-markup
+    "pg1.test": {
+        "/": (AUDIT_PAGE.encode(), "text/html; charset=utf-8"),
+        "/plain": (PAGE.encode(), "text/html; charset=utf-8"),
+    },
+    # site health: https only (see HTTPS_ONLY), HSTS and security headers,
+    # a robots.txt that shuts every crawler out and declares a sitemap
+    "sh1.test": {
+        "/": (PAGE.encode(), "text/html; charset=utf-8", [
+            ("Strict-Transport-Security", "max-age=31536000; includeSubDomains"),
+            ("X-Frame-Options", "DENY"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Content-Security-Policy", "default-src 'self'"),
+            ("Referrer-Policy", "no-referrer")]),
+        "/robots.txt": (b"User-agent: *\nDisallow: /\nSitemap: https://sh1.test/sitemap.xml\n",
+                        "text/plain"),
+        "/sitemap.xml": (urlset("https://sh1.test/"), XML),
+    },
+    # a plain http site without any of it
+    "sh2.test": {
+        "/": (PAGE.encode(), "text/html; charset=utf-8"),
+    },
 }
+
+# Hosts whose plain-http requests are redirected to https.
+HTTPS_ONLY = {"sh1.test"}
+# Hosts redirecting every request to another origin.
+REDIRECTS = {"www.sh1.test": "https://sh1.test"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -74,10 +124,15 @@ class Handler(BaseHTTPRequestHandler):
         u = urllib.parse.urlsplit(self.path)
         q = dict(urllib.parse.parse_qsl(u.query))
         p = u.path
-        site = SITES.get(self.headers.get("Host", "").split(":")[0])
-        if site is not None:
-            body, ctype = site.get(p, (b"not found", "text/plain"))
-            self.send(200 if p in site else 404, body, ctype=ctype)
+        host = self.headers.get("Host", "").split(":")[0]
+        site = SITES.get(host)
+        if host in REDIRECTS or (host in HTTPS_ONLY and not self.server.tls):
+            to = REDIRECTS.get(host, "https://" + host)
+            self.send(301, b"", headers=[("Location", to + self.path)])
+        elif site is not None:
+            body, ctype, *hdrs = site.get(p, (b"not found", "text/plain"))
+            self.send(200 if p in site else 404, body, ctype=ctype,
+                      headers=hdrs[0] if hdrs else ())
         elif p == "/ok":
             self.send(200, PAGE.encode(), headers=[("X-Robots-Tag", "noarchive")])
         elif p == "/redirect":
@@ -125,8 +180,19 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    args = sys.argv[1:]
+    tls = None
+    if "--tls" in args:
+        i = args.index("--tls")
+        tls = args[i + 1:i + 3]
+        del args[i:i + 3]
+    port = int(args[0]) if args else 0
     srv = Server(("127.0.0.1", port), Handler)
+    srv.tls = tls is not None
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(tls[0], tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print(srv.server_address[1], flush=True)
     srv.serve_forever()
 

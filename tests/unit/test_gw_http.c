@@ -169,9 +169,10 @@ static int start_server(struct test_srv *ts, int idle_s, const char *cert,
 
 static int have_cmd(const char *cmd)
 {
-	char buf[256];
+	char buf[1024];
 
-	snprintf(buf, sizeof(buf), "%s >/dev/null 2>&1", cmd);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s >/dev/null 2>&1", cmd) >= sizeof(buf))
+		return 0;
 	return system(buf) == 0;
 }
 

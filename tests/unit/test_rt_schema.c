@@ -207,7 +207,8 @@ static int check_dir(const char *dir)
 	FILE *m;
 	int pages = 0;
 
-	snprintf(path, sizeof(path), "%s/MANIFEST.tsv", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/MANIFEST.tsv", dir) >= sizeof(path))
+		return 0;
 	m = fopen(path, "r");
 	if (m == NULL)
 		return 0;
@@ -228,8 +229,8 @@ static int check_dir(const char *dir)
 				want = strtol(f, NULL, 10);
 		if (name == NULL || strcmp(name, "file") == 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		if ((in = fopen(path, "rb")) == NULL)
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+		    (in = fopen(path, "rb")) == NULL)
 			continue;
 		fseek(in, 0, SEEK_END);
 		size = ftell(in);

@@ -1,0 +1,36 @@
+/*
+ * rt_service.h: svc-realtime's gRPC face (seo.realtime.v1.Realtime) over
+ * the libraries of rt.h. Handlers block on their own fetches, so the
+ * server runs them on worker threads.
+ */
+#ifndef RT_SERVICE_H
+#define RT_SERVICE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "seo/arena.h"
+#include "seo/rpc.h"
+
+/* The method table for rpc_service_main(); handlers need no service
+ * state. */
+extern const rpc_method rt_rpc_methods[];
+extern const size_t rt_rpc_n_methods;
+
+/*
+ * Builds a message of `desc` from JSON object `obj`, field by field by
+ * name: strings, bools, integers within the field's type, doubles, nested
+ * objects, arrays for repeated fields, and any JSON value for a
+ * seo.common.RawJson field (kept as its compact text). null or absent
+ * leaves an optional field unset; a required field must be there. The
+ * message and everything in it are allocated on `a`. Returns 0 and sets
+ * *out; SEO_EINVAL when `obj` does not fit (a member without a field, a
+ * value of another type, a required field missing), with *where naming
+ * the field or message; SEO_ENOMEM.
+ */
+int rt_pb_from_json(const json_t *obj, const ProtobufCMessageDescriptor *desc,
+		    seo_arena *a, ProtobufCMessage **out, const char **where);
+
+#endif

@@ -1,0 +1,316 @@
+/*
+ * service.c: the seo.realtime.v1.Realtime handlers. Each call fetches on
+ * its own event loop and fetcher, on the worker thread it runs on: the
+ * handlers of seo/rpc.h answer synchronously, and a call's fetches (one
+ * page, a sitemap walk, the site-health probes) are then bounded by the
+ * call alone. The analysers' JSON becomes the answer through
+ * rt_pb_from_json().
+ */
+#include "rt_service.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rt.h"
+#include "seo/errors.h"
+#include "seo/log.h"
+#include "seo/realtime/v1/realtime.pb-c.h"
+#include "seo/util.h"
+
+#define METHOD(m) "/seo.realtime.v1.Realtime/" m
+#define MSG(t) (&seo__realtime__v1__##t##__descriptor)
+
+/* A page analysis's fetch, and each site-health probe (the spec's 5 s). */
+#define PAGE_TIMEOUT_MS 10000
+#define PROBE_TIMEOUT_MS 5000
+/* Time kept from the caller's deadline to send the answer back. */
+#define ANSWER_MARGIN_MS 200
+
+/* `cap_ms`, or less when the caller's deadline is nearer; at least 1 ms
+ * (0 would be the fetcher's default). */
+static long budget_ms(rpc_ctx *ctx, long cap_ms)
+{
+	int64_t deadline = rpc_ctx_deadline(ctx), left;
+
+	if (deadline == 0)
+		return cap_ms;
+	left = deadline - seo_mono_ms() - ANSWER_MARGIN_MS;
+	return left < 1 ? 1 : left < cap_ms ? (long)left : cap_ms;
+}
+
+/* Turns `obj` (consumed) into the answer of type `desc`. An analyser whose
+ * output does not fit its message is our bug: internal_error. */
+static int answer(rpc_ctx *ctx, json_t *obj,
+		  const ProtobufCMessageDescriptor *desc, ProtobufCMessage **resp)
+{
+	const char *where = NULL;
+	int rc;
+
+	if (obj == NULL)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	rc = rt_pb_from_json(obj, desc, rpc_ctx_arena(ctx), resp, &where);
+	json_decref(obj);
+	if (rc == SEO_ENOMEM)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	if (rc != 0) {
+		log_error("analysis does not fit %s at %s", desc->name,
+			  where ? where : "?");
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "analysis does not fit its answer");
+	}
+	return 0;
+}
+
+/* The public error of a failed fetch. */
+static int fetch_failed(rpc_ctx *ctx, const rt_fetch_result *res)
+{
+	return rpc_ctx_fail(ctx, rt_fetch_error_code(res->error),
+			    "could not fetch %s: %s", res->url, res->message);
+}
+
+/* ---- page analyses ---------------------------------------------------- */
+
+typedef int (*page_analyser_fn)(const rt_page *page, json_t **out);
+
+/* One analysis of a page: its analyser, its answer, and whether the
+ * analysis goes under "data" (page-seo) or is the answer itself
+ * (schema-markup). */
+typedef struct page_method {
+	page_analyser_fn analyse;
+	const ProtobufCMessageDescriptor *output;
+	int wrap_data;
+} page_method;
+
+static const page_method page_seo_method = {rt_page_seo, MSG(page_seo_response), 1};
+static const page_method schema_method = {rt_schema_markup,
+					  MSG(schema_markup_response), 0};
+
+static int analyse_page(rpc_ctx *ctx, const ProtobufCMessage *req,
+			ProtobufCMessage **resp, const page_method *m)
+{
+	const Seo__Realtime__V1__UrlRequest *r = (const void *)req;
+	rt_fetch_opts opts = {0};
+	rt_fetch_result res;
+	rt_page page;
+	json_t *out = NULL;
+	int rc;
+
+	opts.timeout_ms = budget_ms(ctx, PAGE_TIMEOUT_MS);
+	rc = rt_fetch_sync(r->url, &opts, rpc_ctx_arena(ctx), &res);
+	if (rc != 0)
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "could not start the fetcher");
+	if (res.error != RT_FETCH_OK)
+		return fetch_failed(ctx, &res);
+	page = (rt_page){res.url, res.final_url, res.status,
+			 res.response_time_ms, res.body, res.body_len,
+			 res.headers, res.n_headers};
+	if (m->analyse(&page, &out) != 0)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	if (m->wrap_data)
+		out = json_pack("{s:o}", "data", out);
+	return answer(ctx, out, m->output, resp);
+}
+
+static int page_seo(rpc_ctx *ctx, const ProtobufCMessage *req,
+		    ProtobufCMessage **resp)
+{
+	return analyse_page(ctx, req, resp, &page_seo_method);
+}
+
+static int schema_markup(rpc_ctx *ctx, const ProtobufCMessage *req,
+			 ProtobufCMessage **resp)
+{
+	return analyse_page(ctx, req, resp, &schema_method);
+}
+
+/* ---- site analyses ------------------------------------------------------ */
+
+/*
+ * The canonical host of a bare domain ("Example.com." -> "example.com"),
+ * or NULL when `domain` is not one: an IP address, a port, a path, a
+ * scheme or a name without a dot.
+ */
+static const char *site_host(rpc_ctx *ctx, const char *domain)
+{
+	seo_arena *a = rpc_ctx_arena(ctx);
+	const char *url = seo_arena_printf(a, "https://%s/", domain);
+	size_t len = strlen(domain);
+	rt_url u;
+
+	if (len > 0 && domain[len - 1] == '.')
+		len--;
+	if (url == NULL || rt_url_parse(url, a, &u) != 0 ||
+	    u.host_kind != RT_HOST_NAME || strlen(u.host) != len ||
+	    strncasecmp(u.host, domain, len) != 0 || strchr(u.host, '.') == NULL)
+		return NULL;
+	return u.host;
+}
+
+/* A call's own loop and fetcher; both NULL-safe to free. */
+typedef struct loop {
+	struct event_base *base;
+	rt_fetcher *f;
+} loop;
+
+static int loop_open(loop *l)
+{
+	l->f = NULL;
+	l->base = event_base_new();
+	if (l->base == NULL)
+		return SEO_ENOMEM;
+	return rt_fetcher_new(l->base, &l->f);
+}
+
+static void loop_close(loop *l)
+{
+	rt_fetcher_free(l->f);
+	if (l->base != NULL)
+		event_base_free(l->base);
+}
+
+typedef struct walk_done {
+	struct event_base *base;
+	int rc;
+	json_t *result;
+} walk_done;
+
+static void on_walk(int rc, json_t *result, void *ud)
+{
+	walk_done *w = ud;
+
+	w->rc = rc;
+	w->result = result;
+	event_base_loopbreak(w->base);
+}
+
+static int sitemap(rpc_ctx *ctx, const ProtobufCMessage *req,
+		   ProtobufCMessage **resp)
+{
+	const Seo__Realtime__V1__SitemapRequest *r = (const void *)req;
+	const char *host = site_host(ctx, r->domain), *origin, *source;
+	walk_done w = {NULL, 0, NULL};
+	loop l = {NULL, NULL};
+	int rc;
+
+	if (host == NULL)
+		return rpc_ctx_fail(ctx, "invalid_domain",
+				    "\"%s\" is not a bare domain name", r->domain);
+	origin = seo_arena_printf(rpc_ctx_arena(ctx), "https://%s", host);
+	rc = origin != NULL ? loop_open(&l) : SEO_ENOMEM;
+	if (rc == 0) {
+		w.base = l.base;
+		rc = rt_sitemap_fetch(l.f, origin,
+				      r->has_limit ? (size_t)r->limit : 100,
+				      rpc_ctx_arena(ctx), on_walk, &w);
+	}
+	if (rc == 0) {
+		event_base_dispatch(l.base);
+		rc = w.rc;
+	}
+	loop_close(&l);
+	if (rc == SEO_EDENIED)
+		return rpc_ctx_fail(ctx, "private_ip",
+				    "%s resolves to a private or reserved address",
+				    host);
+	if (rc != 0) {
+		json_decref(w.result);
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "could not run the sitemap walk");
+	}
+	/* "none found" is refunded by the gateway: see the route's
+	 * billed_field. */
+	source = json_string_value(json_object_get(w.result, "source"));
+	json_object_set_new(w.result, "billed",
+			    json_integer(source != NULL && strcmp(source, "none") != 0));
+	return answer(ctx, w.result, MSG(sitemap_response), resp);
+}
+
+/* The site-health probes, fetched in parallel on the call's loop. */
+enum { PROBE_HOME, PROBE_ROBOTS, PROBE_SITEMAP, PROBE_HTTP, PROBE_WWW, N_PROBES };
+
+typedef struct probe_set {
+	struct event_base *base;
+	size_t pending;
+	rt_fetch_result res[N_PROBES];
+} probe_set;
+
+typedef struct probe_slot {
+	probe_set *set;
+	rt_fetch_result *res;
+} probe_slot;
+
+static void on_probe(const rt_fetch_result *res, void *ud)
+{
+	probe_slot *slot = ud;
+
+	*slot->res = *res;
+	if (--slot->set->pending == 0)
+		event_base_loopbreak(slot->set->base);
+}
+
+static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
+		       ProtobufCMessage **resp)
+{
+	const Seo__Realtime__V1__DomainRequest *r = (const void *)req;
+	seo_arena *a = rpc_ctx_arena(ctx);
+	const char *host = site_host(ctx, r->domain), *apex, *url[N_PROBES];
+	probe_set set = {NULL, 0, {{0}}};
+	probe_slot slot[N_PROBES];
+	rt_fetch_opts opts = {0};
+	rt_site_probes probes;
+	loop l = {NULL, NULL};
+	json_t *data = NULL;
+	int rc;
+
+	if (host == NULL)
+		return rpc_ctx_fail(ctx, "invalid_domain",
+				    "\"%s\" is not a bare domain name", r->domain);
+	apex = strncmp(host, "www.", 4) == 0 ? host + 4 : host;
+	url[PROBE_HOME] = seo_arena_printf(a, "https://%s/", host);
+	url[PROBE_ROBOTS] = seo_arena_printf(a, "https://%s/robots.txt", host);
+	url[PROBE_SITEMAP] = seo_arena_printf(a, "https://%s/sitemap.xml", host);
+	url[PROBE_HTTP] = seo_arena_printf(a, "http://%s/", host);
+	url[PROBE_WWW] = seo_arena_printf(a, "https://www.%s/", apex);
+	opts.timeout_ms = budget_ms(ctx, PROBE_TIMEOUT_MS);
+	/* robots.txt is read as bytes, the way its parser expects. */
+	opts.raw_body = 1;
+	rc = loop_open(&l);
+	set.base = l.base;
+	for (size_t i = 0; rc == 0 && i < N_PROBES; i++) {
+		slot[i] = (probe_slot){&set, &set.res[i]};
+		rc = url[i] != NULL ? rt_fetch_start(l.f, url[i], &opts, a, on_probe,
+						     &slot[i])
+				    : SEO_ENOMEM;
+		set.pending += rc == 0;
+	}
+	if (set.pending > 0)
+		event_base_dispatch(l.base);
+	loop_close(&l);
+	if (rc != 0)
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "could not start the probes");
+	/* Only the site's own host decides private_ip: a www host that
+	 * resolves privately is just not a redirect. */
+	if (set.res[PROBE_HOME].error == RT_FETCH_PRIVATE_IP)
+		return fetch_failed(ctx, &set.res[PROBE_HOME]);
+	probes = (rt_site_probes){&set.res[PROBE_HOME], &set.res[PROBE_ROBOTS],
+				  &set.res[PROBE_SITEMAP], &set.res[PROBE_HTTP],
+				  &set.res[PROBE_WWW]};
+	if (rt_site_health(host, apex, &probes, a, &data) != 0)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	return answer(ctx, json_pack("{s:o}", "data", data),
+		      MSG(site_health_response), resp);
+}
+
+const rpc_method rt_rpc_methods[] = {
+	{METHOD("PageSeo"), MSG(url_request), MSG(page_seo_response), page_seo},
+	{METHOD("SchemaMarkup"), MSG(url_request), MSG(schema_markup_response),
+	 schema_markup},
+	{METHOD("Sitemap"), MSG(sitemap_request), MSG(sitemap_response), sitemap},
+	{METHOD("SiteHealth"), MSG(domain_request), MSG(site_health_response),
+	 site_health},
+};
+
+const size_t rt_rpc_n_methods = sizeof(rt_rpc_methods) / sizeof(rt_rpc_methods[0]);
