@@ -1,0 +1,70 @@
+"""The charge path through the gateway: 200 parallel billed calls on a
+balance that covers 37 of them. Exactly 37 answer 200, the others 402
+insufficient_credits charging nothing; the balance ends at the remainder,
+the ledger sums to the balance and there is one usage row per success."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness as h  # noqa: E402
+from harness import check, eq, test  # noqa: E402
+
+CALLS = 200
+COVERED = 37
+COST = 2          # /v1/referring-domains
+REMAINDER = 1
+PATH = "/v1/referring-domains?domain=example.com&limit=1"
+
+
+def setup():
+    # The rate limit is proven elsewhere; here it would only get in the way.
+    return h.Stack("gwcharge", env={"SEO_RATE_LIMIT_PER_MIN": "0"})
+
+
+@test
+def exactly_floor_balance_over_cost_succeed(s):
+    ws = s.workspace(credits=COVERED * COST + REMAINDER)
+    key = ws["api_key"]
+    results = h.parallel(CALLS, lambda i: s.get(PATH, key=key))
+    errors = [r for r in results if isinstance(r, Exception)]
+    eq(errors, [], "transport errors")
+    ok = [r for r in results if r.status == 200]
+    denied = [r for r in results if r.status != 200]
+    eq(len(ok), COVERED, "successful billed calls")
+    eq({(r.status, r.json()["code"]) for r in denied}, {(402, "insufficient_credits")})
+    check(all(r.json()["credits_used"] == COST for r in ok), "credits_used on every success")
+    eq(min(r.json()["credits_remaining"] for r in ok), REMAINDER, "last success leaves the remainder")
+    eq(s.get("/v1/credits", key=key).json(), {"credits": REMAINDER})
+    wid = ws["workspace_id"]
+    eq(int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid)),
+       REMAINDER, "ledger sum equals the balance")
+    usage = s.get("/v1/usage?limit=200", key=key).json()
+    eq(usage["total"], COVERED, "one usage row per billed success")
+    check(all(u["endpoint"] == "referring-domains" and u["credits_used"] == COST
+              and u["domain"] == "example.com" for u in usage["usage"]), "usage rows", usage)
+
+
+@test
+def failed_calls_are_refunded_and_show_zero(s):
+    ws = s.workspace(credits=10)
+    key = ws["api_key"]
+    s.stop_service("svc-graph")
+    try:
+        r = s.get(PATH, key=key)
+        eq(r.status, 503, "service down")
+        eq(r.json()["code"], "service_unavailable")
+    finally:
+        s.start_service("svc-graph")
+        s.wait_healthy()
+    eq(s.get("/v1/credits", key=key).json(), {"credits": 10}, "refunded")
+    usage = s.get("/v1/usage", key=key).json()
+    eq(usage["total"], 1)
+    eq(usage["usage"][0]["credits_used"], 0, "refunded call shows 0")
+    r = s.get(PATH, key=key)
+    eq(r.status, 200)
+    eq((r.json()["credits_used"], r.json()["credits_remaining"]), (COST, 10 - COST))
+
+
+if __name__ == "__main__":
+    sys.exit(h.run(setup, lambda s: s.close()))
