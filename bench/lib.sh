@@ -1,0 +1,283 @@
+# bench/lib.sh: helpers shared by the bench/*.sh scripts. Source it:
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# `./seo bench` runs every bench/*.sh, this file included: run on its own it
+# does nothing.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then exit 0; fi
+
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_BIN=${BENCH_BIN:-$BENCH_ROOT/build/bin} # binaries under test
+BENCH_PG_PORT=${SEO_LOCAL_PG_PORT:-55432}
+BENCH_PIDS=()
+BENCH_NAMES=()
+BENCH_TMP=""
+BENCH_DB=""          # database created by bench_pg_db, dropped on exit
+BENCH_DB_ADMIN_URL="" # the server's URL it was created through
+BENCH_PG_STARTED=0   # 1 when bench_pg started the local cluster
+
+bench_say() { printf '%s\n' "$*" >&2; }
+bench_die() {
+  bench_say "bench: error: $*"
+  exit 1
+}
+
+# Temporary directory removed on exit.
+bench_tmpdir() {
+  BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/seo-bench.XXXXXX")
+  mkdir -p "$BENCH_TMP/log"
+}
+
+# Raises the open-file limit as far as allowed (512 connections need it).
+bench_raise_nofile() {
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+}
+
+bench_need_cmd() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 || bench_die "'$c' is not installed (./seo deps installs it)"
+  done
+}
+
+# Exits unless build/bin/NAME exists.
+bench_need_bin() {
+  local b
+  for b in "$@"; do
+    [ -x "$BENCH_BIN/$b" ] || bench_die "${BENCH_BIN#$BENCH_ROOT/}/$b is missing: run ./seo build release (or ./seo bench, which builds first)"
+  done
+}
+
+# True when something accepts TCP connections on 127.0.0.1:PORT.
+bench_port_busy() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+bench_need_free_ports() {
+  local p
+  for p in "$@"; do
+    if bench_port_busy "$p"; then
+      bench_die "port 127.0.0.1:$p is in use (a previous bench still running? another stack?)"
+    fi
+  done
+}
+
+# bench_start NAME CMD [ARGS...]: runs CMD in the background, output in
+# $BENCH_TMP/log/NAME.log; stopped by bench_cleanup.
+bench_start() {
+  local name=$1
+  shift
+  "$@" >"$BENCH_TMP/log/$name.log" 2>&1 &
+  BENCH_PIDS+=($!)
+  BENCH_NAMES+=("$name")
+}
+
+# Exits with the last lines of every log when a started process has died.
+bench_check_alive() {
+  local i dead=0
+  for i in "${!BENCH_PIDS[@]}"; do
+    if ! kill -0 "${BENCH_PIDS[$i]}" 2>/dev/null; then
+      bench_say "bench: ${BENCH_NAMES[$i]} (pid ${BENCH_PIDS[$i]}) exited"
+      dead=1
+    fi
+  done
+  if [ "$dead" = 1 ]; then
+    bench_logs
+    bench_die "a process of the bench stack died"
+  fi
+}
+
+bench_logs() {
+  local f
+  [ -n "$BENCH_TMP" ] && [ -d "$BENCH_TMP/log" ] || return 0
+  for f in "$BENCH_TMP"/log/*.log; do
+    [ -s "$f" ] || continue
+    bench_say "---- $(basename "$f") (last lines)"
+    tail -n 15 "$f" >&2
+  done
+}
+
+# Stops everything bench_start started (newest first: TERM, then KILL after
+# 5 s), drops the bench database, stops the local cluster if this run started
+# it, removes the temporary directory. Safe to call twice.
+bench_cleanup() {
+  local rc=$?
+  set +e
+  local i pid n
+  for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
+    kill "${BENCH_PIDS[$i]}" 2>/dev/null
+  done
+  for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${BENCH_PIDS[$i]}
+    for n in $(seq 1 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      bench_say "bench: ${BENCH_NAMES[$i]} did not stop, killing it"
+      kill -KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid" 2>/dev/null
+  done
+  BENCH_PIDS=()
+  BENCH_NAMES=()
+  if [ -n "$BENCH_DB" ] && [ -n "$BENCH_DB_ADMIN_URL" ] && [ "${BENCH_KEEP_DB:-0}" != 1 ]; then
+    "$(bench_pg_bin)/dropdb" --if-exists --force --maintenance-db="$BENCH_DB_ADMIN_URL" "$BENCH_DB" >/dev/null 2>&1
+    BENCH_DB=""
+  fi
+  if [ "$BENCH_PG_STARTED" = 1 ]; then
+    bench_pg_run "$(bench_pg_bin)/pg_ctl" -D "$BENCH_ROOT/var/pg/data" -m fast -w stop >/dev/null 2>&1
+    BENCH_PG_STARTED=0
+  fi
+  if [ -n "$BENCH_TMP" ] && [ "${BENCH_KEEP_TMP:-0}" != 1 ]; then
+    rm -rf "$BENCH_TMP"
+    BENCH_TMP=""
+  fi
+  return $rc
+}
+
+# Installs bench_cleanup on exit, including Ctrl-C and failures.
+bench_traps() {
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+bench_pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+
+# Runs a PostgreSQL server binary as the cluster's owner (never as root), as
+# ./seo does.
+bench_pg_run() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# Sets BENCH_PG_URL to the stack's PostgreSQL (./seo pg: SEO_PG_URL, else the
+# local cluster under var/pg, started when needed and then stopped on exit).
+# Not in a $(...): it records what it started.
+bench_pg() {
+  [ -n "$(bench_pg_bin)" ] || bench_die "postgresql is not installed (./seo deps)"
+  if [ -z "${SEO_PG_URL:-}" ] && ! bench_port_busy "$BENCH_PG_PORT"; then
+    BENCH_PG_STARTED=1
+  fi
+  BENCH_PG_URL=$("$BENCH_ROOT/seo" pg) || bench_die "./seo pg failed"
+  [ -n "$BENCH_PG_URL" ] || bench_die "./seo pg printed no URL"
+}
+
+# bench_pg_db ADMIN_URL NAME: drops and creates database NAME on the server
+# of ADMIN_URL and sets BENCH_DB_URL to the new database's URL (dropped on
+# exit unless BENCH_KEEP_DB=1). Not in a $(...).
+bench_pg_db() {
+  local admin=$1 name=$2 bin
+  bin=$(bench_pg_bin)
+  PGOPTIONS='-c client_min_messages=warning' \
+    "$bin/dropdb" --if-exists --force --maintenance-db="$admin" "$name" \
+    || bench_die "could not drop database $name"
+  "$bin/createdb" --maintenance-db="$admin" "$name" \
+    || bench_die "could not create database $name"
+  BENCH_DB=$name
+  BENCH_DB_ADMIN_URL=$admin
+  BENCH_DB_URL=$(python3 - "$admin" "$name" <<'PY'
+import sys
+from urllib.parse import urlsplit, urlunsplit
+url, name = sys.argv[1], sys.argv[2]
+if url.startswith(("postgres://", "postgresql://")):
+    print(urlunsplit(urlsplit(url)._replace(path="/" + name)))
+else:  # key=value connection string: a later dbname wins
+    print(url + " dbname=" + name)
+PY
+  ) || bench_die "could not derive the URL of database $name"
+}
+
+# bench_wait_http URL SECONDS [STATUS]: waits until URL answers STATUS
+# (default 200; "any" for any HTTP answer). Prints the last status seen.
+bench_wait_http() {
+  local url=$1 secs=$2 want=${3:-200} code=000 i
+  for ((i = 0; i < secs * 5; i++)); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" 2>/dev/null) || true
+    if [ "$want" = any ] && [ "$code" != 000 ]; then break; fi
+    [ "$code" = "$want" ] && break
+    sleep 0.2
+  done
+  echo "$code"
+}
+
+# bench_nginx_start PORT DOCROOT: nginx (Debian nginx-light) in the
+# foreground of a background job, with its own config, pid file, logs and
+# temp paths under $BENCH_TMP/nginx; serves DOCROOT as application/json.
+bench_nginx_start() {
+  local port=$1 root=$2 d="$BENCH_TMP/nginx" user_line=""
+  bench_need_cmd nginx
+  mkdir -p "$d/tmp"
+  # As root nginx drops its workers to "nobody", which cannot read the
+  # private temp directory: keep them root (this nginx only serves loopback).
+  [ "$(id -u)" = 0 ] && user_line="user root;"
+  cat >"$d/nginx.conf" <<CONF
+$user_line
+worker_processes 2;
+worker_rlimit_nofile 16384;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events {
+  worker_connections 8192;
+}
+http {
+  access_log off;
+  server_tokens off;
+  sendfile on;
+  tcp_nodelay on;
+  keepalive_timeout 75s;
+  keepalive_requests 1000000;
+  client_body_temp_path $d/tmp/client;
+  proxy_temp_path $d/tmp/proxy;
+  fastcgi_temp_path $d/tmp/fastcgi;
+  uwsgi_temp_path $d/tmp/uwsgi;
+  scgi_temp_path $d/tmp/scgi;
+  types { }
+  default_type application/json;
+  server {
+    listen 127.0.0.1:$port;
+    root $root;
+  }
+}
+CONF
+  nginx -t -q -p "$d" -e "$d/error.log" -c "$d/nginx.conf" >/dev/null 2>&1 \
+    || { cat "$d/error.log" >&2; bench_die "nginx rejected its configuration"; }
+  bench_start nginx nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf"
+}
+
+# Latency as wrk prints it (123.45us, 1.23ms, 1.02s, 2.00m) -> milliseconds.
+bench_to_ms() {
+  awk -v v="$1" 'BEGIN {
+    n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+    if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000
+    printf "%.3f", n }'
+}
+
+# bench_wrk CONNS SECONDS URL [wrk args...]: runs wrk --latency and prints
+# one line "REQ_PER_SEC P50_MS P99_MS NON2XX SOCKET_ERRORS"; the raw output is
+# kept in $BENCH_TMP/log/wrk-*.txt.
+bench_wrk() {
+  local conns=$1 secs=$2 url=$3
+  shift 3
+  local threads=2 out
+  [ "$conns" -lt "$threads" ] && threads=$conns
+  out="$BENCH_TMP/log/wrk-$(date +%s%N).txt"
+  wrk --latency -t"$threads" -c"$conns" -d"${secs}s" "$@" "$url" >"$out" 2>&1 \
+    || { cat "$out" >&2; bench_die "wrk failed against $url"; }
+  local rps p50 p99 non2xx errs
+  rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+  p50=$(awk '$1 == "50%" {print $2}' "$out")
+  p99=$(awk '$1 == "99%" {print $2}' "$out")
+  non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $NF}' "$out")
+  errs=$(awk '/Socket errors:/ {s = 0; for (i = 3; i <= NF; i++) { x = $i; gsub(/,/, "", x); if (x ~ /^[0-9]+$/) s += x } print s}' "$out")
+  [ -n "$rps" ] && [ -n "$p50" ] && [ -n "$p99" ] \
+    || { cat "$out" >&2; bench_die "could not parse wrk's output"; }
+  echo "$rps $(bench_to_ms "$p50") $(bench_to_ms "$p99") ${non2xx:-0} ${errs:-0}"
+}
+
+# One line describing the machine, for result tables.
+bench_machine() {
+  local cpu
+  cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
+  echo "$(nproc) CPU (${cpu:-unknown}), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+}
