@@ -6,7 +6,9 @@
  * order, the path parameters, the body and the query string; a field may
  * come from one of them only. Scalar range rules act while a value is
  * stored; required, default, count and length rules and the proto2
- * required fields are checked once everything is in.
+ * required fields are checked once everything is in. Nested messages,
+ * repeated body fields and all encoding are the shared conversion's
+ * (seo/pbjson.h); this file words its faults and applies the route rules.
  */
 #include "gw_json.h"
 
@@ -21,97 +23,10 @@
 #include <strings.h>
 
 #include "json_int.h"
-#include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/pbjson.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
-
-/* Length of the well-formed UTF-8 sequence at p (at most `avail` bytes),
- * or 0 when it is malformed, overlong, a surrogate, past U+10FFFF or NUL. */
-static size_t utf8_seq(const unsigned char *p, size_t avail)
-{
-	unsigned c = p[0], cp, min;
-	size_t n, i;
-
-	if (c >= 0x01 && c < 0x80)
-		return 1;
-	if ((c & 0xe0) == 0xc0) {
-		n = 2, cp = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		n = 3, cp = c & 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		n = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (avail < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-int gw__utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-
-	while (i < len) {
-		n = utf8_seq(p + i, len - i);
-		if (n == 0)
-			return 0;
-		i += n;
-	}
-	return 1;
-}
-
-size_t gw__enum_prefix(const ProtobufCEnumDescriptor *e)
-{
-	/* protoc refuses an enum without values. */
-	size_t len = strlen(e->values[0].name), i, cut = 0;
-	unsigned v;
-
-	for (v = 1; v < e->n_values; v++) {
-		const char *name = e->values[v].name;
-		for (i = 0; i < len && name[i] == e->values[0].name[i]; i++)
-			;
-		len = i;
-	}
-	for (i = 0; i < len; i++)
-		if (e->values[0].name[i] == '_')
-			cut = i + 1;
-	return cut;
-}
-
-static char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-json_t *gw__enum_name(const char *name, size_t prefix)
-{
-	/* Value names are short; a longer one is copied to the heap. */
-	char small[64] = "", *buf = small;
-	size_t len = strlen(name + prefix), i;
-	json_t *s;
-
-	if (len >= sizeof(small)) {
-		buf = malloc(len + 1);
-		if (buf == NULL)
-			return NULL;
-	}
-	for (i = 0; i < len; i++)
-		buf[i] = ascii_lower(name[prefix + i]);
-	s = json_stringn_nocheck(buf, len);
-	if (buf != small)
-		free(buf);
-	return s;
-}
 
 const gw_param_rule *gw__rule(const gw_route *route, const char *name)
 {
@@ -123,179 +38,8 @@ const gw_param_rule *gw__rule(const gw_route *route, const char *name)
 	return NULL;
 }
 
-int gw__is_int(ProtobufCType t)
-{
-	return t <= PROTOBUF_C_TYPE_FIXED64;
-}
-
-void gw__int_bounds(ProtobufCType t, long long *min, unsigned long long *max)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-		*min = INT32_MIN;
-		*max = INT32_MAX;
-		break;
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		*min = 0;
-		*max = UINT32_MAX;
-		break;
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*min = 0;
-		*max = ULLONG_MAX;
-		break;
-	default:
-		*min = LLONG_MIN;
-		*max = LLONG_MAX;
-		break;
-	}
-}
-
-/* Size of one element of a repeated field of type t. */
-static size_t slot_size(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		return sizeof(int32_t);
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		return sizeof(int64_t);
-	case PROTOBUF_C_TYPE_FLOAT:
-		return sizeof(float);
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return sizeof(double);
-	case PROTOBUF_C_TYPE_BOOL:
-		return sizeof(protobuf_c_boolean);
-	case PROTOBUF_C_TYPE_ENUM:
-		return sizeof(int);
-	case PROTOBUF_C_TYPE_STRING:
-		return sizeof(char *);
-	case PROTOBUF_C_TYPE_BYTES:
-		return sizeof(ProtobufCBinaryData);
-	default:
-		return sizeof(ProtobufCMessage *);
-	}
-}
-
 #define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
 #define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
-
-/* Whether an optional (non-repeated) field is set, the way protobuf-c
- * decides whether to pack it. */
-static int present(const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
-{
-	const char *base = (const char *)msg;
-
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		return *(const uint32_t *)(base + f->quantifier_offset) == f->id;
-	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
-		return 1;
-	if (f->type == PROTOBUF_C_TYPE_STRING ||
-	    f->type == PROTOBUF_C_TYPE_MESSAGE) {
-		const void *p = *(const void *const *)(base + f->offset);
-		return p != NULL && p != f->default_value;
-	}
-	return *(const protobuf_c_boolean *)(base + f->quantifier_offset);
-}
-
-/* Records that a non-repeated field was set: its has_ flag or oneof case. */
-static void mark_set(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
-{
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		*(uint32_t *)QUANT(msg, f) = f->id;
-	else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-		 f->type != PROTOBUF_C_TYPE_STRING &&
-		 f->type != PROTOBUF_C_TYPE_MESSAGE)
-		*(protobuf_c_boolean *)QUANT(msg, f) = 1;
-}
-
-/* ---- base64 (RFC 4648, standard alphabet, padded) ---------------------- */
-
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Returns a malloc()ed encoding of data (caller frees), NULL when out of
- * memory; *out_len is its length. */
-static char *b64_encode(const uint8_t *data, size_t len, size_t *out_len)
-{
-	size_t n = (len + 2) / 3 * 4, i, o = 0;
-	char *s = malloc(n + 1);
-
-	if (s == NULL)
-		return NULL;
-	for (i = 0; i < len; i += 3) {
-		unsigned v = (unsigned)data[i] << 16;
-		if (i + 1 < len)
-			v |= (unsigned)data[i + 1] << 8;
-		if (i + 2 < len)
-			v |= data[i + 2];
-		s[o++] = b64_alphabet[v >> 18 & 63];
-		s[o++] = b64_alphabet[v >> 12 & 63];
-		s[o++] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
-		s[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
-	}
-	s[o] = '\0';
-	*out_len = o;
-	return s;
-}
-
-/* Decodes s[0..len) onto the arena. Returns 0, SEO_EINVAL when it is not
- * padded base64, SEO_ENOMEM. */
-static int b64_decode(seo_arena *a, const char *s, size_t len,
-		      ProtobufCBinaryData *out)
-{
-	size_t pad = 0, i, o = 0;
-	uint8_t *data;
-
-	if (len % 4 != 0)
-		return SEO_EINVAL;
-	while (pad < 2 && pad < len && s[len - 1 - pad] == '=')
-		pad++;
-	data = seo_arena_alloc(a, len / 4 * 3 + 1);
-	if (data == NULL)
-		return SEO_ENOMEM;
-	for (i = 0; i < len; i += 4) {
-		unsigned v = 0;
-		int k;
-		for (k = 0; k < 4; k++) {
-			int d = i + k < len - pad ? b64_value(s[i + k]) : 0;
-			if (d < 0)
-				return SEO_EINVAL;
-			v = v << 6 | (unsigned)d;
-		}
-		data[o++] = (uint8_t)(v >> 16);
-		data[o++] = (uint8_t)(v >> 8);
-		data[o++] = (uint8_t)v;
-	}
-	out->data = data;
-	out->len = o - pad;
-	return 0;
-}
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -309,7 +53,6 @@ static int fail(gw_json_error *err, const char *code, const char *fmt, ...)
 {
 	const seo_error_def *def;
 	va_list ap;
-	size_t len, i = 0, n;
 
 	err->code = code != NULL ? code : "invalid_parameter";
 	def = seo_error_lookup(err->code);
@@ -317,14 +60,7 @@ static int fail(gw_json_error *err, const char *code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
-	len = strlen(err->message);
-	while (i < len) {
-		n = utf8_seq((const unsigned char *)err->message + i, len - i);
-		if (n == 0)
-			break;
-		i += n;
-	}
-	err->message[i] = '\0';
+	err->message[seo_utf8_prefix(err->message, strlen(err->message))] = '\0';
 	return SEO_EINVAL;
 }
 
@@ -347,23 +83,20 @@ typedef struct dec {
 	const gw_route *route;
 	seo_arena *arena;
 	gw_json_error *err;
+	unsigned pb_flags; /* SEO_PBJSON_* for the shared conversion */
 } dec;
 
-/* Where a value sits, for messages: prefix + name, [idx] when >= 0. */
+/* Where a value sits, for messages: name, [idx] when >= 0. */
 typedef struct where {
-	const char *prefix;  /* "" at the top, "rate." or "keys[2]." below */
 	const char *name;
 	long idx;
 } where;
 
 static const char *where_str(const where *w, char *buf, size_t n)
 {
-	if (w->idx < 0 && w->prefix[0] == '\0')
-		return w->name;
 	if (w->idx < 0)
-		snprintf(buf, n, "%s%s", w->prefix, w->name);
-	else
-		snprintf(buf, n, "%s%s[%ld]", w->prefix, w->name, w->idx);
+		return w->name;
+	snprintf(buf, n, "%s[%ld]", w->name, w->idx);
 	return buf;
 }
 
@@ -403,37 +136,10 @@ static int range_error(dec *d, const where *w, const gw_param_rule *rule,
 		    path, verb, rule->min, rule->max, range_words[kind].many);
 }
 
-static ProtobufCMessage *new_message(seo_arena *a,
-				     const ProtobufCMessageDescriptor *desc)
-{
-	ProtobufCMessage *m = seo_arena_alloc(a, desc->sizeof_message);
-
-	if (m != NULL)
-		protobuf_c_message_init(desc, m);
-	return m;
-}
-
-/* An integer as the client wrote it, before it meets a field type: sign
- * and magnitude, so that every int64 and uint64 fits, or the direction it
- * overflowed even those in. */
-typedef struct bigint {
-	int neg;
-	int overflow;
-	unsigned long long mag;
-} bigint;
-
-static bigint bigint_of(long long v)
-{
-	bigint b = {v < 0, 0, 0};
-
-	b.mag = v < 0 ? (unsigned long long)-(v + 1) + 1 : (unsigned long long)v;
-	return b;
-}
-
 /* -1, 0 or 1 as a is below, at or above b. */
-static int bigint_cmp(const bigint *a, long long b)
+static int int_cmp(const seo_pbjson_int *a, long long b)
 {
-	bigint c = bigint_of(b);
+	seo_pbjson_int c = seo_pbjson_int_of(b);
 
 	if (a->overflow)
 		return a->neg ? -1 : 1;
@@ -444,19 +150,8 @@ static int bigint_cmp(const bigint *a, long long b)
 	return (a->mag > c.mag) != a->neg ? 1 : -1;
 }
 
-static int bigint_fits(const bigint *v, ProtobufCType t)
-{
-	long long min;
-	unsigned long long max;
-
-	gw__int_bounds(t, &min, &max);
-	if (v->overflow)
-		return 0;
-	return v->neg ? bigint_cmp(v, min) >= 0 : v->mag <= max;
-}
-
 /* An optional '-' and decimal digits, nothing else. */
-static int parse_int_text(const char *s, size_t len, bigint *out)
+static int parse_int_text(const char *s, size_t len, seo_pbjson_int *out)
 {
 	size_t i = 0;
 
@@ -482,29 +177,6 @@ static int parse_int_text(const char *s, size_t len, bigint *out)
 	return 0;
 }
 
-/* A JSON integer, or a JSON real without a fractional part (100.0, 1e3). */
-static int parse_int_json(const json_t *v, bigint *out)
-{
-	double r;
-
-	if (json_is_integer(v)) {
-		*out = bigint_of(json_integer_value(v));
-		return 0;
-	}
-	if (!json_is_real(v))
-		return SEO_EINVAL;
-	r = json_real_value(v);
-	if (r != trunc(r))
-		return SEO_EINVAL;
-	out->neg = r < 0;
-	r = fabs(r);
-	out->overflow = r >= 18446744073709551616.0;
-	out->mag = out->overflow ? 0 : (unsigned long long)r;
-	if (out->mag == 0 && !out->overflow)
-		out->neg = 0;
-	return 0;
-}
-
 /* Plain decimal notation only: strtod() would also take blanks, hex, inf
  * and nan. An exponent past the double range reads as an infinity, which
  * the range rule or the finiteness check then deals with. */
@@ -522,34 +194,10 @@ static int parse_real_text(const char *s, size_t len, double *out)
 	return end == s + len ? 0 : SEO_EINVAL;
 }
 
-static void int_store(void *slot, ProtobufCType t, const bigint *v)
-{
-	long long s = v->neg ? -(long long)(v->mag - 1) - 1 : (long long)v->mag;
-
-	switch (t) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-		*(int32_t *)slot = (int32_t)s;
-		break;
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		*(uint32_t *)slot = (uint32_t)v->mag;
-		break;
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*(uint64_t *)slot = v->mag;
-		break;
-	default:
-		*(int64_t *)slot = s;
-		break;
-	}
-}
-
 /* Stores a rule's integer default into a numeric, bool or enum slot. */
 static void store_default(void *slot, ProtobufCType t, long long v)
 {
-	bigint b;
+	seo_pbjson_int b;
 
 	switch (t) {
 	case PROTOBUF_C_TYPE_FLOAT:
@@ -565,8 +213,8 @@ static void store_default(void *slot, ProtobufCType t, long long v)
 		*(int *)slot = (int)v;
 		break;
 	default:
-		b = bigint_of(v);
-		int_store(slot, t, &b);
+		b = seo_pbjson_int_of(v);
+		seo_pbjson_int_store(slot, t, &b);
 		break;
 	}
 }
@@ -599,31 +247,31 @@ static gw_param_rule element_rule(const gw_param_rule *rule)
 /* Applies the rule's range (clamp, fallback or error) and the type's
  * bounds to v, then stores it. */
 static int int_set(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
-		   bigint v, const where *w, const gw_param_rule *rule)
+		   seo_pbjson_int v, const where *w, const gw_param_rule *rule)
 {
 	char buf[128];
 
 	if (rule != NULL && (rule->flags & GW_P_RANGE)) {
-		int below = bigint_cmp(&v, rule->min) < 0;
-		int above = bigint_cmp(&v, rule->max) > 0;
+		int below = int_cmp(&v, rule->min) < 0;
+		int above = int_cmp(&v, rule->max) > 0;
 		if (below || above) {
 			if (rule->flags & GW_P_CLAMP)
-				v = bigint_of(below ? rule->min : rule->max);
+				v = seo_pbjson_int_of(below ? rule->min : rule->max);
 			else if (rule->flags & GW_P_FALLBACK)
-				v = bigint_of(rule->dflt);
+				v = seo_pbjson_int_of(rule->dflt);
 			/* Past an open end the bound is the type's. */
 			else if (!(above && rule->max == LLONG_MAX) &&
 				 !(below && rule->min == LLONG_MIN))
 				return range_error(d, w, rule, RANGE_VALUE);
 		}
 	}
-	if (!bigint_fits(&v, f->type)) {
+	if (!seo_pbjson_int_fits(&v, f->type)) {
 		if (!fallback(rule, f))
 			return fail(d->err, rule_code(rule), "%s is out of range",
 				    where_str(w, buf, sizeof(buf)));
-		v = bigint_of(rule->dflt);
+		v = seo_pbjson_int_of(rule->dflt);
 	}
-	int_store(slot, f->type, &v);
+	seo_pbjson_int_store(slot, f->type, &v);
 	return 0;
 }
 
@@ -657,31 +305,11 @@ static int real_set(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
 	return 0;
 }
 
-/* Matches a lowercase value name without the enum's prefix. */
-static int enum_parse(const ProtobufCEnumDescriptor *e, const char *s,
-		      size_t len, int *out)
-{
-	size_t pre = gw__enum_prefix(e), i;
-	unsigned v;
-
-	for (v = 0; v < e->n_values; v++) {
-		const char *name = e->values[v].name + pre;
-		for (i = 0; i < len && name[i] != '\0' &&
-			    ascii_lower(name[i]) == s[i]; i++)
-			;
-		if (i == len && name[i] == '\0') {
-			*out = e->values[v].value;
-			return 0;
-		}
-	}
-	return SEO_EINVAL;
-}
-
 /* "a, b, c": the accepted names of e, cut to fit buf. */
 static const char *enum_list(const ProtobufCEnumDescriptor *e, char *buf,
 			     size_t n)
 {
-	size_t pre = gw__enum_prefix(e), o = 0, i;
+	size_t pre = seo_pbjson_enum_prefix(e), o = 0, i;
 	unsigned v;
 
 	buf[0] = '\0';
@@ -692,7 +320,8 @@ static const char *enum_list(const ProtobufCEnumDescriptor *e, char *buf,
 			buf[o++] = ' ';
 		}
 		for (i = 0; name[i] != '\0' && o + 1 < n; i++)
-			buf[o++] = ascii_lower(name[i]);
+			buf[o++] = name[i] >= 'A' && name[i] <= 'Z'
+					   ? (char)(name[i] - 'A' + 'a') : name[i];
 		buf[o] = '\0';
 	}
 	return buf;
@@ -738,168 +367,161 @@ static int type_error(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
 	return fail(d->err, rule_code(rule), "%s must be %s", path, want);
 }
 
-static int decode_object(dec *d, ProtobufCMessage *msg, json_t *obj,
-			 const char *prefix, unsigned char *seen, int top);
-static int check_required(dec *d, ProtobufCMessage *msg,
-			  const unsigned char *seen, const char *prefix, int top);
-
-/* A nested message from a JSON object. */
-static int decode_sub(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
-		      json_t *obj, const where *w)
+/*
+ * The result `rc` of the shared conversion of the value at w (`slot`, NULL
+ * for a whole repeated field), a fault in the gateway's words. The rule
+ * acts on that value and its elements; a fault in a message below them is
+ * a plain invalid_parameter.
+ */
+static int pb_result(dec *d, int rc, const seo_pbjson_error *pe, void *slot,
+		     const where *w, const gw_param_rule *rule)
 {
-	const ProtobufCMessageDescriptor *desc = f->descriptor;
-	ProtobufCMessage *sub = new_message(d->arena, desc);
-	unsigned char *seen = seo_arena_calloc(d->arena, desc->n_fields + 1);
-	const char *prefix;
+	char top[128], buf[sizeof(top) + sizeof(pe->path) + 1];
+	where at = {buf, -1};
+	const char *sub = pe->path;
+
+	if (rc == SEO_ENOMEM)
+		return oom(d->err);
+	if (rc != SEO_EINVAL)
+		return rc;
+	if (sub[0] != '\0' && (sub[0] != '[' || strchr(sub, '.') != NULL))
+		rule = NULL;
+	snprintf(buf, sizeof(buf), "%s%s%s", where_str(w, top, sizeof(top)),
+		 sub[0] == '\0' || sub[0] == '[' ? "" : ".", sub);
+	switch (pe->fault) {
+	case SEO_PBJSON_TYPE:
+		return type_error(d, pe->field, slot, &at, rule);
+	case SEO_PBJSON_RANGE:
+		return fail(d->err, rule_code(rule), "%s is out of range", buf);
+	case SEO_PBJSON_UTF8:
+		return fail(d->err, rule_code(rule), "%s must be valid utf-8", buf);
+	case SEO_PBJSON_ARRAY:
+		return fail(d->err, rule_code(rule), "%s must be an array", buf);
+	case SEO_PBJSON_UNKNOWN:
+		return fail(d->err, d->route->strict_code, "unknown field: %s", buf);
+	case SEO_PBJSON_ONEOF:
+		return fail(d->err, rule_code(rule),
+			    "%s cannot be given together with %s", buf,
+			    pe->other->name);
+	default: /* SEO_PBJSON_MISSING */
+		return fail(d->err, NULL, "missing parameter: %s", buf);
+	}
+}
+
+/* One body value into `slot`: numbers here, where the rule's range acts
+ * before the type's bounds; the rest by the shared conversion. */
+static int json_value(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
+		      const json_t *v, const where *w, const gw_param_rule *rule)
+{
+	seo_pbjson_error pe;
+	seo_pbjson_int i;
 	int rc;
 
-	if (w->idx < 0)
-		prefix = seo_arena_printf(d->arena, "%s%s.", w->prefix, w->name);
-	else
-		prefix = seo_arena_printf(d->arena, "%s%s[%ld].", w->prefix,
-					  w->name, w->idx);
-	if (sub == NULL || seen == NULL || prefix == NULL)
-		return oom(d->err);
-	rc = decode_object(d, sub, obj, prefix, seen, 0);
-	if (rc == 0)
-		rc = check_required(d, sub, seen, prefix, 0);
-	if (rc == 0)
-		*(ProtobufCMessage **)slot = sub;
-	return rc;
+	if (f->type == PROTOBUF_C_TYPE_FLOAT || f->type == PROTOBUF_C_TYPE_DOUBLE)
+		return json_is_number(v)
+			       ? real_set(d, f, slot, json_number_value(v), w, rule)
+			       : type_error(d, f, slot, w, rule);
+	if (seo_pbjson_is_int(f->type))
+		return seo_pbjson_int_json(v, d->pb_flags, &i) == 0
+			       ? int_set(d, f, slot, i, w, rule)
+			       : type_error(d, f, slot, w, rule);
+	rc = seo_pbjson_value(f, v, d->pb_flags, d->arena, slot, &pe);
+	return pb_result(d, rc, &pe, slot, w, rule);
 }
 
 /*
  * Converts one value into `slot`, a field of f's type: from `json` when it
- * is not NULL (body), else from text[0..len) (path, query; NUL-terminated).
- * JSON strings for string, bytes and enum fields take the text path.
+ * is not NULL (body), else from text[0..len) (path, query; NUL-terminated;
+ * never for a message field).
  */
 static int set_value(dec *d, const ProtobufCFieldDescriptor *f, void *slot,
-		     const char *text, size_t len, json_t *json, const where *w,
-		     const gw_param_rule *rule)
+		     const char *text, size_t len, const json_t *json,
+		     const where *w, const gw_param_rule *rule)
 {
 	char buf[128];
-	bigint bi;
+	seo_pbjson_int i;
 	double r;
 	int rc;
 
+	if (json != NULL)
+		return json_value(d, f, slot, json, w, rule);
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_FLOAT:
 	case PROTOBUF_C_TYPE_DOUBLE:
-		if (json != NULL ? !json_is_number(json)
-				 : parse_real_text(text, len, &r) != 0)
+		if (parse_real_text(text, len, &r) != 0)
 			return type_error(d, f, slot, w, rule);
-		if (json != NULL)
-			r = json_number_value(json);
 		return real_set(d, f, slot, r, w, rule);
 	case PROTOBUF_C_TYPE_BOOL:
-		if (json != NULL && json_is_boolean(json))
-			*(protobuf_c_boolean *)slot = json_is_true(json);
-		else if (json == NULL && (strcmp(text, "true") == 0 ||
-					  strcmp(text, "1") == 0))
+		if (strcmp(text, "true") == 0 || strcmp(text, "1") == 0)
 			*(protobuf_c_boolean *)slot = 1;
-		else if (json == NULL && (strcmp(text, "false") == 0 ||
-					  strcmp(text, "0") == 0))
+		else if (strcmp(text, "false") == 0 || strcmp(text, "0") == 0)
 			*(protobuf_c_boolean *)slot = 0;
 		else
 			return type_error(d, f, slot, w, rule);
 		return 0;
 	case PROTOBUF_C_TYPE_MESSAGE:
-		if (json == NULL || !json_is_object(json))
-			return type_error(d, f, slot, w, rule);
-		return decode_sub(d, f, slot, json, w);
+		return type_error(d, f, slot, w, rule);
 	case PROTOBUF_C_TYPE_ENUM:
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_BYTES:
-		break;
-	default:
-		if ((json != NULL ? parse_int_json(json, &bi)
-				  : parse_int_text(text, len, &bi)) != 0)
-			return type_error(d, f, slot, w, rule);
-		return int_set(d, f, slot, bi, w, rule);
-	}
-	if (json != NULL) {
-		if (!json_is_string(json))
-			return type_error(d, f, slot, w, rule);
-		text = json_string_value(json);
-		len = json_string_length(json);
-	}
-	if (f->type == PROTOBUF_C_TYPE_ENUM) {
-		if (enum_parse(f->descriptor, text, len, slot) != 0)
+		if (seo_pbjson_enum_parse(f->descriptor, text, len, slot) != 0)
 			return type_error(d, f, slot, w, rule);
 		return 0;
-	}
-	if (f->type == PROTOBUF_C_TYPE_BYTES) {
-		rc = b64_decode(d->arena, text, len, slot);
+	case PROTOBUF_C_TYPE_BYTES:
+		rc = seo_pbjson_b64_decode(d->arena, text, len, slot);
 		if (rc == SEO_ENOMEM)
 			return oom(d->err);
 		return rc == 0 ? 0 : type_error(d, f, slot, w, rule);
+	case PROTOBUF_C_TYPE_STRING:
+		if (seo_utf8_prefix(text, len) != len)
+			return fail(d->err, rule_code(rule), "%s must be valid utf-8",
+				    where_str(w, buf, sizeof(buf)));
+		*(char **)slot = seo_arena_strndup(d->arena, text, len);
+		return *(char **)slot != NULL ? 0 : oom(d->err);
+	default:
+		if (parse_int_text(text, len, &i) != 0)
+			return type_error(d, f, slot, w, rule);
+		return int_set(d, f, slot, i, w, rule);
 	}
-	if (!gw__utf8_valid(text, len))
-		return fail(d->err, rule_code(rule), "%s must be valid utf-8",
-			    where_str(w, buf, sizeof(buf)));
-	*(char **)slot = seo_arena_strndup(d->arena, text, len);
-	return *(char **)slot != NULL ? 0 : oom(d->err);
 }
 
 /* Sets a non-repeated field, refusing a second member of a oneof. */
 static int set_single(dec *d, ProtobufCMessage *msg,
 		      const ProtobufCFieldDescriptor *f, const char *text,
-		      size_t len, json_t *json, const where *w,
+		      size_t len, const json_t *json, const where *w,
 		      const gw_param_rule *rule)
 {
+	const ProtobufCFieldDescriptor *other = seo_pbjson_oneof_other(msg, f);
 	char buf[128];
 	int rc;
 
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		uint32_t other = *(const uint32_t *)QUANT(msg, f);
-		if (other != 0 && other != f->id)
-			return fail(d->err, rule_code(rule),
-				    "%s cannot be given together with %s",
-				    where_str(w, buf, sizeof(buf)),
-				    protobuf_c_message_descriptor_get_field(
-					    msg->descriptor, other)->name);
-	}
+	if (other != NULL)
+		return fail(d->err, rule_code(rule),
+			    "%s cannot be given together with %s",
+			    where_str(w, buf, sizeof(buf)), other->name);
 	rc = set_value(d, f, MEMBER(msg, f), text, len, json, w, rule);
 	if (rc == 0)
-		mark_set(msg, f);
+		seo_pbjson_mark_set(msg, f);
 	return rc;
 }
 
 /* A body value for field f: an array for repeated fields (rules on those
- * count items, so elements get none), else one value. */
+ * count items, so elements only borrow the rule's code), else one value. */
 static int set_json(dec *d, ProtobufCMessage *msg,
-		    const ProtobufCFieldDescriptor *f, json_t *v, where *w,
-		    const gw_param_rule *rule)
+		    const ProtobufCFieldDescriptor *f, const json_t *v,
+		    const where *w, const gw_param_rule *rule)
 {
-	char buf[128];
-	size_t n, i, size = slot_size(f->type);
 	gw_param_rule el = element_rule(rule);
-	char *arr;
+	seo_pbjson_error pe;
 	int rc;
 
 	if (f->label != PROTOBUF_C_LABEL_REPEATED)
 		return set_single(d, msg, f, NULL, 0, v, w, rule);
-	if (!json_is_array(v))
-		return fail(d->err, rule_code(rule), "%s must be an array",
-			    where_str(w, buf, sizeof(buf)));
-	n = json_array_size(v);
-	arr = seo_arena_calloc(d->arena, n * size);
-	if (arr == NULL)
-		return oom(d->err);
-	for (i = 0; i < n; i++) {
-		w->idx = (long)i;
-		rc = set_value(d, f, arr + i * size, NULL, 0,
-			       json_array_get(v, i), w, &el);
-		if (rc != 0)
-			return rc;
-	}
-	*(size_t *)QUANT(msg, f) = n;
-	*(void **)MEMBER(msg, f) = arr;
-	return 0;
+	rc = seo_pbjson_field(msg, f, v, d->pb_flags, d->arena, &pe);
+	return pb_result(d, rc, &pe, NULL, w, &el);
 }
 
+/* The body's members; nested messages are the shared conversion's. */
 static int decode_object(dec *d, ProtobufCMessage *msg, json_t *obj,
-			 const char *prefix, unsigned char *seen, int top)
+			 unsigned char *seen)
 {
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
 	const ProtobufCFieldDescriptor *f;
@@ -908,23 +530,21 @@ static int decode_object(dec *d, ProtobufCMessage *msg, json_t *obj,
 	int rc;
 
 	json_object_foreach(obj, key, v) {
-		where w = {prefix, key, -1};
+		where w = {key, -1};
 		f = protobuf_c_message_descriptor_get_field_by_name(desc, key);
 		if (f == NULL) {
 			if (d->route->flags & GW_R_STRICT)
 				return fail(d->err, d->route->strict_code,
-					    "unknown field: %s%s", prefix, key);
+					    "unknown field: %s", key);
 			continue;
 		}
 		if (json_is_null(v))
 			continue;
 		/* Only a path parameter can have set it already. */
 		if (seen[f - desc->fields])
-			return fail(d->err, top ? rule_code(gw__rule(d->route, key))
-						: NULL,
+			return fail(d->err, rule_code(gw__rule(d->route, key)),
 				    "duplicate parameter: %s", key);
-		rc = set_json(d, msg, f, v, &w,
-			      top ? gw__rule(d->route, f->name) : NULL);
+		rc = set_json(d, msg, f, v, &w, gw__rule(d->route, f->name));
 		if (rc != 0)
 			return rc;
 		seen[f - desc->fields] = 1;
@@ -991,7 +611,7 @@ static int query_field(dec *d, const ProtobufCMessageDescriptor *desc,
 	*out = NULL;
 	if (rc == SEO_ENOMEM)
 		return oom(d->err);
-	if (rc == 0 && gw__utf8_valid(key, key_len)) {
+	if (rc == 0 && seo_utf8_prefix(key, key_len) == key_len) {
 		if (fields)
 			*out = protobuf_c_message_descriptor_get_field_by_name(
 				desc, key);
@@ -1024,8 +644,8 @@ static int query_value(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	const ProtobufCFieldDescriptor *f = q->f;
 	const gw_param_rule *rule = gw__rule(d->route, f->name);
 	gw_param_rule el = element_rule(rule);
-	where w = {"", f->name, -1};
-	size_t size = slot_size(f->type), *n, len, i, start = 0;
+	where w = {f->name, -1};
+	size_t size = seo_pbjson_slot_size(f->type), *n, len, i, start = 0;
 	char *text, *arr;
 	int rc;
 
@@ -1116,7 +736,7 @@ static int decode_query(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		if (items[i] == 0 || f->label != PROTOBUF_C_LABEL_REPEATED)
 			continue;
 		*(void **)MEMBER(msg, f) =
-			seo_arena_calloc(d->arena, items[i] * slot_size(f->type));
+			seo_arena_calloc(d->arena, items[i] * seo_pbjson_slot_size(f->type));
 		if (*(void **)MEMBER(msg, f) == NULL)
 			return oom(d->err);
 	}
@@ -1138,7 +758,7 @@ static int decode_path(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	int rc;
 
 	for (i = 0; i < n_params; i++) {
-		where w = {"", params[i].name, -1};
+		where w = {params[i].name, -1};
 		f = protobuf_c_message_descriptor_get_field_by_name(
 			msg->descriptor, params[i].name);
 		/* gw_json_route_check() reports parameters naming no
@@ -1173,11 +793,12 @@ static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		return fail(d->err, "invalid_json",
 			    "body is not valid json (line %d, column %d): %s",
 			    jerr.line, jerr.column,
-			    gw__utf8_valid(jerr.text, strlen(jerr.text))
+			    seo_utf8_prefix(jerr.text, strlen(jerr.text)) ==
+					    strlen(jerr.text)
 				    ? jerr.text : "malformed text");
 	if (!json_is_object(*root))
 		return fail(d->err, "invalid_json", "body must be a json object");
-	return decode_object(d, msg, *root, "", seen, 1);
+	return decode_object(d, msg, *root, seen);
 }
 
 /* The webhook shape: the body bytes into `payload`, the signature header
@@ -1188,7 +809,7 @@ static int decode_raw(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
 	const ProtobufCFieldDescriptor *f;
 	ProtobufCBinaryData *bin;
-	where w = {"", "signature", -1};
+	where w = {"signature", -1};
 	int rc;
 
 	/* gw_json_route_check() reports inputs without these two. */
@@ -1201,7 +822,7 @@ static int decode_raw(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 			return oom(d->err);
 		memcpy(bin->data, body, body_len);
 		bin->len = body_len;
-		mark_set(msg, f);
+		seo_pbjson_mark_set(msg, f);
 		seen[f - desc->fields] = 1;
 	}
 	f = protobuf_c_message_descriptor_get_field_by_name(desc, "signature");
@@ -1363,7 +984,7 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 		const ProtobufCFieldDescriptor *f =
 			protobuf_c_message_descriptor_get_field_by_name(desc,
 									rule->name);
-		where w = {"", rule->name, -1};
+		where w = {rule->name, -1};
 		long long size = -1;
 		int kind = RANGE_ITEMS;
 
@@ -1387,7 +1008,7 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 			if (!seen[idx] && (rule->flags & GW_P_DEFAULT) &&
 			    defaultable(f)) {
 				store_default(MEMBER(msg, f), f->type, rule->dflt);
-				mark_set(msg, f);
+				seo_pbjson_mark_set(msg, f);
 				seen[idx] = 1;
 			}
 			continue;
@@ -1411,7 +1032,7 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 /* Proto2 required fields that nothing set. On success every required field
  * was set, so no required string is left NULL. */
 static int check_required(dec *d, ProtobufCMessage *msg,
-			  const unsigned char *seen, const char *prefix, int top)
+			  const unsigned char *seen)
 {
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
 	unsigned i;
@@ -1420,9 +1041,8 @@ static int check_required(dec *d, ProtobufCMessage *msg,
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
 		if (f->label != PROTOBUF_C_LABEL_REQUIRED || seen[i])
 			continue;
-		return fail(d->err,
-			    top ? rule_code(gw__rule(d->route, f->name)) : NULL,
-			    "missing parameter: %s%s", prefix, f->name);
+		return fail(d->err, rule_code(gw__rule(d->route, f->name)),
+			    "missing parameter: %s", f->name);
 	}
 	return 0;
 }
@@ -1433,7 +1053,8 @@ int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 			   const char *signature, seo_arena *arena,
 			   ProtobufCMessage **out, gw_json_error *err)
 {
-	dec d = {route, arena, err};
+	dec d = {route, arena, err,
+		 route->flags & GW_R_STRICT ? SEO_PBJSON_STRICT_FIELDS : 0};
 	ProtobufCMessage *msg = NULL;
 	unsigned char *seen;
 	json_t *root = NULL;
@@ -1442,12 +1063,13 @@ int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 	*out = NULL;
 	if (route->input == NULL)
 		goto out;
-	msg = new_message(arena, route->input);
+	msg = seo_arena_alloc(arena, route->input->sizeof_message);
 	seen = seo_arena_calloc(arena, route->input->n_fields + 1);
 	if (msg == NULL || seen == NULL) {
 		rc = oom(err);
 		goto out;
 	}
+	protobuf_c_message_init(route->input, msg);
 	rc = decode_path(&d, msg, seen, path_params, n_path_params);
 	if (rc == 0 && route->in == GW_IN_JSON)
 		rc = decode_body(&d, msg, seen, body, body_len, &root);
@@ -1460,7 +1082,7 @@ int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 	if (rc == 0)
 		rc = apply_rules(&d, msg, seen);
 	if (rc == 0)
-		rc = check_required(&d, msg, seen, "", 1);
+		rc = check_required(&d, msg, seen);
 	if (rc == 0)
 		*out = msg;
 out:
@@ -1470,189 +1092,9 @@ out:
 
 /* ---- encoding ---------------------------------------------------------- */
 
-/* Non-finite numbers have no JSON form. */
-static json_t *real_json(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* The shortest decimal that reads back as the same float, as a double:
- * 0.1f becomes 0.1, not 0.10000000149011612. */
-static json_t *float_json(float v)
-{
-	char buf[32];
-	int prec;
-
-	if (!isfinite(v))
-		return json_null();
-	for (prec = 6; prec < 9; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
-		if (strtof(buf, NULL) == v)
-			break;
-	}
-	snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
-	return json_real(strtod(buf, NULL));
-}
-
-/* Services should send UTF-8; bytes that are not become U+FFFD rather than
- * failing the whole response. */
-static json_t *string_json(const char *s)
-{
-	size_t len, i, o = 0, n;
-	char *buf;
-	json_t *v;
-
-	if (s == NULL)
-		return json_string_nocheck("");
-	len = strlen(s);
-	if (gw__utf8_valid(s, len))
-		return json_stringn_nocheck(s, len);
-	buf = malloc(len * 3 + 1);
-	if (buf == NULL)
-		return NULL;
-	for (i = 0; i < len; i += n) {
-		n = utf8_seq((const unsigned char *)s + i, len - i);
-		if (n > 0) {
-			memcpy(buf + o, s + i, n);
-			o += n;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			n = 1;
-		}
-	}
-	v = json_stringn_nocheck(buf, o);
-	free(buf);
-	return v;
-}
-
-static json_t *bytes_json(const ProtobufCBinaryData *b)
-{
-	size_t len;
-	char *s = b64_encode(b->data, b->len, &len);
-	json_t *v;
-
-	if (s == NULL)
-		return NULL;
-	v = json_stringn_nocheck(s, len);
-	free(s);
-	return v;
-}
-
-static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
-{
-	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(e, value);
-
-	/* A value this build does not know (a newer service) has no name. */
-	if (ev == NULL)
-		return json_null();
-	return gw__enum_name(ev->name, gw__enum_prefix(e));
-}
-
-static json_t *encode(const ProtobufCMessage *msg);
-
-/* A seo.common.RawJson stands for the value its text holds. Text that is
- * not JSON (a service's bug) becomes null rather than failing the
- * answer. */
-static json_t *raw_json(const Seo__Common__RawJson *r)
-{
-	json_t *v = r->json ? json_loads(r->json, JSON_DECODE_ANY, NULL) : NULL;
-
-	return v != NULL ? v : json_null();
-}
-
-/* A nested message, null when unset. */
-static json_t *message_json(const ProtobufCMessage *m)
-{
-	if (m == NULL)
-		return json_null();
-	if (m->descriptor == &seo__common__raw_json__descriptor)
-		return raw_json((const Seo__Common__RawJson *)m);
-	return encode(m);
-}
-
-/* One value of field f stored at slot. */
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
-{
-	uint64_t u;
-
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-		return json_integer(*(const int32_t *)slot);
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		return json_integer(*(const uint32_t *)slot);
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		/* jansson integers are long long: past that, a double. */
-		u = *(const uint64_t *)slot;
-		return u <= LLONG_MAX ? json_integer((json_int_t)u)
-				      : json_real((double)u);
-	case PROTOBUF_C_TYPE_FLOAT:
-		return float_json(*(const float *)slot);
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return real_json(*(const double *)slot);
-	case PROTOBUF_C_TYPE_BOOL:
-		return json_boolean(*(const protobuf_c_boolean *)slot);
-	case PROTOBUF_C_TYPE_ENUM:
-		return enum_json(f->descriptor, *(const int *)slot);
-	case PROTOBUF_C_TYPE_STRING:
-		return string_json(*(char *const *)slot);
-	case PROTOBUF_C_TYPE_BYTES:
-		return bytes_json(slot);
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return message_json(*(ProtobufCMessage *const *)slot);
-	default:
-		return json_integer(*(const int64_t *)slot);
-	}
-}
-
-static json_t *array_json(const ProtobufCFieldDescriptor *f, const char *msg)
-{
-	size_t n = *(const size_t *)(msg + f->quantifier_offset);
-	const char *arr = *(char *const *)(msg + f->offset);
-	size_t size = slot_size(f->type), i;
-	json_t *a = json_array();
-
-	for (i = 0; a != NULL && i < n; i++) {
-		if (json_array_append_new(a, value_json(f, arr + i * size)) != 0) {
-			json_decref(a);
-			a = NULL;
-		}
-	}
-	return a;
-}
-
-static json_t *encode(const ProtobufCMessage *msg)
-{
-	const ProtobufCMessageDescriptor *desc = msg->descriptor;
-	const char *base = (const char *)msg;
-	json_t *obj = json_object(), *v;
-	unsigned i;
-
-	for (i = 0; obj != NULL && i < desc->n_fields; i++) {
-		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		if (f->label == PROTOBUF_C_LABEL_REPEATED)
-			v = array_json(f, base);
-		else if (present(msg, f))
-			v = value_json(f, base + f->offset);
-		else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-			continue; /* only the member that is set appears */
-		else
-			v = json_null();
-		if (json_object_set_new_nocheck(obj, f->name, v) != 0) {
-			json_decref(obj);
-			obj = NULL;
-		}
-	}
-	return obj;
-}
-
 json_t *gw_json_encode_message(const ProtobufCMessage *msg)
 {
-	return encode(msg);
+	return seo_pbjson_encode(msg);
 }
 
 /* ---- reading fields back ----------------------------------------------- */
@@ -1673,7 +1115,7 @@ int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
 		return 0;
 	}
 	/* An unset count is not zero: billing must not guess. */
-	if (!gw__is_int(f->type) || !present(msg, f))
+	if (!seo_pbjson_is_int(f->type) || !seo_pbjson_present(msg, f))
 		return SEO_ENOTFOUND;
 	slot = (const char *)msg + f->offset;
 	switch (f->type) {

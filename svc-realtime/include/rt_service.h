@@ -20,15 +20,16 @@ extern const rpc_method rt_rpc_methods[];
 extern const size_t rt_rpc_n_methods;
 
 /*
- * Builds a message of `desc` from JSON object `obj`, field by field by
- * name: strings, bools, integers within the field's type, doubles, nested
- * objects, arrays for repeated fields, and any JSON value for a
- * seo.common.RawJson field (kept as its compact text). null or absent
- * leaves an optional field unset; a required field must be there. The
- * message and everything in it are allocated on `a`. Returns 0 and sets
- * *out; SEO_EINVAL when `obj` does not fit (a member without a field, a
- * value of another type, a required field missing), with *where naming
- * the field or message; SEO_ENOMEM.
+ * Builds a message of `desc` from JSON object `obj` by the shared
+ * conversion (seo/pbjson.h), strict: integers only as JSON integers,
+ * repeated fields only as arrays, any JSON value for a seo.common.RawJson
+ * field (kept as its compact text). null or absent leaves an optional
+ * field unset; a required field must be there. The message and everything
+ * in it are allocated on `a`. Returns 0 and sets *out; SEO_EINVAL when
+ * `obj` does not fit (a member without a field, a value of another type
+ * or out of range, a required field missing, two members of a oneof), with
+ * *where naming the field or, for an unknown member, the message (static
+ * strings of the descriptors); SEO_ENOMEM.
  */
 int rt_pb_from_json(const json_t *obj, const ProtobufCMessageDescriptor *desc,
 		    seo_arena *a, ProtobufCMessage **out, const char **where);
