@@ -130,6 +130,10 @@ if [ "$code" != 200 ]; then
   curl -s -o "$www/healthz" "$base/healthz" || true
 fi
 
+# The billed comparison row: one credit debited (group commit) per call.
+billed=/v1/domain-rank
+curl -s -o "$www$billed" -H "X-API-Key: $key" "$base$billed?domain=example.com" || true
+
 bench_nginx_start "$NGINX_PORT" "$www"
 ngx="http://127.0.0.1:$NGINX_PORT"
 [ "$(bench_wait_http "$ngx/v1/credits" 10 200)" = 200 ] \
@@ -170,6 +174,7 @@ for c in $CONNECTIONS; do
 done
 cheap_conns=64
 measure "$cheap_conns, GET $cheap (no key)" "$cheap_conns" "$cheap"
+measure "$cheap_conns, GET $billed (billed, 1 credit)" "$cheap_conns" "$billed?domain=example.com" -H "X-API-Key: $key"
 
 # ---- report ---------------------------------------------------------------------
 report="$BENCH_TMP/report.md"

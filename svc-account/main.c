@@ -12,8 +12,14 @@
 #include "seo/config.h"
 #include "seo/log.h"
 
-/* Handler threads; each holds at most one pooled connection. */
-#define WORKERS 16
+/*
+ * Handler threads. A debit waits for its group commit on its thread, so the
+ * number of threads bounds how many debits can share one commit.
+ */
+#define WORKERS 128
+
+/* PostgreSQL connections; a handler holds one only while it queries. */
+#define POOL 16
 
 static int migrate(const char *url)
 {
@@ -58,7 +64,7 @@ int main(void)
 		goto out;
 	acct_options_init(&opt);
 	opt.pg_url = url;
-	opt.pool_size = WORKERS;
+	opt.pool_size = POOL;
 	if (acct_new(&opt, &a, &err) != 0) {
 		log_error("cannot start: %s", err.message);
 		goto out;
