@@ -41,7 +41,7 @@ static int singular(const ProtobufCFieldDescriptor *f)
 
 static int is_number(const ProtobufCFieldDescriptor *f)
 {
-	return singular(f) && (gw__is_int(f->type) ||
+	return singular(f) && (seo_pbjson_is_int(f->type) ||
 			       f->type == PROTOBUF_C_TYPE_FLOAT ||
 			       f->type == PROTOBUF_C_TYPE_DOUBLE);
 }
@@ -52,9 +52,9 @@ static int int_fits(const ProtobufCFieldDescriptor *f, long long v)
 	long long min;
 	unsigned long long max;
 
-	if (!gw__is_int(f->type))
+	if (!seo_pbjson_is_int(f->type))
 		return 1;
-	gw__int_bounds(f->type, &min, &max);
+	seo_pbjson_int_bounds(f->type, &min, &max);
 	return v >= min && (v < 0 || (unsigned long long)v <= max);
 }
 
@@ -155,7 +155,7 @@ static int countable(const ProtobufCMessageDescriptor *desc, const char *name)
 {
 	const ProtobufCFieldDescriptor *f = field(desc, name);
 
-	return f != NULL && (!singular(f) || gw__is_int(f->type));
+	return f != NULL && (!singular(f) || seo_pbjson_is_int(f->type));
 }
 
 int gw_json_route_check(const gw_route *route, char *why, size_t why_len)

@@ -16,26 +16,4 @@
 /* The rule of `route` for field `name`, or NULL. */
 const gw_param_rule *gw__rule(const gw_route *route, const char *name);
 
-/* openapi.c's names for the shared helpers of seo/pbjson.h. */
-static inline size_t gw__enum_prefix(const ProtobufCEnumDescriptor *e)
-{
-	return seo_pbjson_enum_prefix(e);
-}
-
-static inline json_t *gw__enum_name(const char *name, size_t prefix)
-{
-	return seo_pbjson_enum_name(name, prefix);
-}
-
-static inline int gw__is_int(ProtobufCType t)
-{
-	return seo_pbjson_is_int(t);
-}
-
-static inline void gw__int_bounds(ProtobufCType t, long long *min,
-				  unsigned long long *max)
-{
-	seo_pbjson_int_bounds(t, min, max);
-}
-
 #endif

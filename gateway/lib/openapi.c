@@ -113,12 +113,12 @@ static int is_path_param(const char *pattern, const char *name)
 
 static json_t *enum_values(const ProtobufCEnumDescriptor *e, int nullable)
 {
-	size_t pre = gw__enum_prefix(e);
+	size_t pre = seo_pbjson_enum_prefix(e);
 	json_t *a = json_array();
 	unsigned i;
 
 	for (i = 0; a != NULL && i < e->n_values; i++)
-		if (json_array_append_new(a, gw__enum_name(e->values[i].name,
+		if (json_array_append_new(a, seo_pbjson_enum_name(e->values[i].name,
 							   pre)) != 0) {
 			json_decref(a);
 			return NULL;
@@ -168,7 +168,7 @@ static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
 		return json_pack("{s:[o,{s:s}]}", "anyOf", schema_ref(m->name),
 				 "type", "null");
 	}
-	if (gw__is_int(f->type))
+	if (seo_pbjson_is_int(f->type))
 		type = "integer";
 	else if (f->type == PROTOBUF_C_TYPE_FLOAT ||
 		 f->type == PROTOBUF_C_TYPE_DOUBLE)
@@ -193,7 +193,7 @@ static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
 	case PROTOBUF_C_TYPE_UINT64:
 	case PROTOBUF_C_TYPE_FIXED64:
 		/* No format names these: the bounds say it. */
-		gw__int_bounds(f->type, &min, &max);
+		seo_pbjson_int_bounds(f->type, &min, &max);
 		s = with(s, "minimum", json_integer(min));
 		return max <= LLONG_MAX
 			       ? with(s, "maximum", json_integer((json_int_t)max))
@@ -349,7 +349,7 @@ static int rule_schema(json_t *s, const ProtobufCFieldDescriptor *f,
 			f->descriptor, (int)rule->dflt);
 		if (v == NULL)
 			return 0;
-		dflt = gw__enum_name(v->name, gw__enum_prefix(f->descriptor));
+		dflt = seo_pbjson_enum_name(v->name, seo_pbjson_enum_prefix(f->descriptor));
 	} else if (f->type != PROTOBUF_C_TYPE_STRING &&
 		   f->type != PROTOBUF_C_TYPE_BYTES &&
 		   f->type != PROTOBUF_C_TYPE_MESSAGE) {
@@ -466,7 +466,7 @@ static json_t *operation_id(json_t *ids, const char *method,
 static json_t *roles_json(unsigned roles)
 {
 	const ProtobufCEnumDescriptor *e = &seo__account__v1__role__descriptor;
-	size_t pre = gw__enum_prefix(e);
+	size_t pre = seo_pbjson_enum_prefix(e);
 	json_t *a = json_array();
 	unsigned i;
 
@@ -476,7 +476,7 @@ static json_t *roles_json(unsigned roles)
 	for (i = 0; a != NULL && i < e->n_values; i++)
 		if (e->values[i].value != 0 &&
 		    (roles & (unsigned)e->values[i].value) &&
-		    json_array_append_new(a, gw__enum_name(e->values[i].name,
+		    json_array_append_new(a, seo_pbjson_enum_name(e->values[i].name,
 							   pre)) != 0) {
 			json_decref(a);
 			a = NULL;
