@@ -75,12 +75,7 @@ struct cli_call {
 	char *grpc_message;
 	char *code;
 	char *extra;
-	uint8_t prefix[RPC_PREFIX_LEN];
-	size_t prefix_got;
-	uint8_t *msg;
-	size_t msg_len;
-	size_t msg_got;
-	int n_msgs;
+	rpc_reader rd; /* the response message, malloc()ed */
 
 	rpc_result res;
 	char *res_message;
@@ -132,7 +127,7 @@ static void call_free(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
-	free(call->msg);
+	free(call->rd.msg);
 	free(call->res_message);
 	free(call);
 }
@@ -244,20 +239,20 @@ static void call_complete(struct cli_call *call, uint32_t error_code)
 		return;
 	}
 	if (call->grpc_status == SEO_GRPC_OK) {
-		if (call->prefix_got != 0) {
+		if (call->rd.prefix_got != 0) {
 			call_finish(call, SEO_GRPC_INTERNAL,
 				    "%s ended the response inside a message",
 				    call->c->addr);
 			return;
 		}
-		if (call->n_msgs == 0) {
+		if (call->rd.n_msgs == 0) {
 			call_finish(call, SEO_GRPC_UNIMPLEMENTED,
 				    "%s sent no response message",
 				    call->c->addr);
 			return;
 		}
 		resp = protobuf_c_message_unpack(call->resp_desc, call->alloc,
-						 call->msg_len, call->msg);
+						 call->rd.msg_len, call->rd.msg);
 		if (resp == NULL) {
 			call_finish(call, SEO_GRPC_INTERNAL,
 				    "cannot parse the response as %s",
@@ -300,14 +295,12 @@ static void call_reset_response(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
-	free(call->msg);
+	free(call->rd.msg);
 	call->grpc_message = call->code = call->extra = NULL;
-	call->msg = NULL;
 	call->got_headers = 0;
 	call->http_status = 0;
 	call->grpc_status = -1;
-	call->prefix_got = call->msg_len = call->msg_got = 0;
-	call->n_msgs = 0;
+	memset(&call->rd, 0, sizeof(call->rd));
 }
 
 /* ---- dispatch (from the loop) ------------------------------------------- */
@@ -430,68 +423,40 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 	return 0;
 }
 
+static void *msg_alloc(void *ud, size_t n)
+{
+	(void)ud;
+	return malloc(n ? n : 1);
+}
+
 static void on_response_data(struct cli_call *call, const uint8_t *data,
 			     size_t len)
 {
-	while (len > 0 && !call->finished) {
-		size_t n;
-
-		if (call->prefix_got < RPC_PREFIX_LEN) {
-			n = RPC_PREFIX_LEN - call->prefix_got;
-			if (n > len)
-				n = len;
-			memcpy(call->prefix + call->prefix_got, data, n);
-			call->prefix_got += n;
-			data += n;
-			len -= n;
-			if (call->prefix_got < RPC_PREFIX_LEN)
-				return;
-			if (call->n_msgs > 0) {
-				call_finish(call, SEO_GRPC_UNIMPLEMENTED,
-					    "%s sent more than one response "
-					    "message",
-					    call->c->addr);
-				call_abort_stream(call);
-				return;
-			}
-			if (call->prefix[0] & 1) {
-				call_finish(call, SEO_GRPC_INTERNAL,
-					    "%s sent a compressed response, "
-					    "but compression is not supported",
-					    call->c->addr);
-				call_abort_stream(call);
-				return;
-			}
-			call->msg_len = rpc_prefix_len(call->prefix);
-			if (call->msg_len > RPC_MAX_MESSAGE) {
-				call_finish(call, SEO_GRPC_RESOURCE_EXHAUSTED,
-					    "response message of %zu bytes "
-					    "exceeds the limit of %d bytes",
-					    call->msg_len, RPC_MAX_MESSAGE);
-				call_abort_stream(call);
-				return;
-			}
-			call->msg = malloc(call->msg_len ? call->msg_len : 1);
-			if (call->msg == NULL) {
-				call_finish(call, SEO_GRPC_RESOURCE_EXHAUSTED,
-					    "out of memory");
-				call_abort_stream(call);
-				return;
-			}
-			call->msg_got = 0;
-		}
-		n = call->msg_len - call->msg_got;
-		if (n > len)
-			n = len;
-		memcpy(call->msg + call->msg_got, data, n);
-		call->msg_got += n;
-		data += n;
-		len -= n;
-		if (call->msg_got == call->msg_len) {
-			call->n_msgs++;
-			call->prefix_got = 0;
-		}
+	switch (rpc_reader_feed(&call->rd, data, len, msg_alloc, NULL)) {
+	case RPC_READ_OK:
+		return;
+	case RPC_READ_SECOND:
+		call_finish(call, SEO_GRPC_UNIMPLEMENTED,
+			    "%s sent more than one response message",
+			    call->c->addr);
+		break;
+	case RPC_READ_COMPRESSED:
+		call_finish(call, SEO_GRPC_INTERNAL,
+			    "%s sent a compressed response, but compression "
+			    "is not supported",
+			    call->c->addr);
+		break;
+	case RPC_READ_TOO_LARGE:
+		call_finish(call, SEO_GRPC_RESOURCE_EXHAUSTED,
+			    "response message of %zu bytes exceeds the limit "
+			    "of %d bytes",
+			    call->rd.msg_len, RPC_MAX_MESSAGE);
+		break;
+	case RPC_READ_NOMEM:
+		call_finish(call, SEO_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+		break;
 	}
+	call_abort_stream(call);
 }
 
 static int on_data_chunk(nghttp2_session *session, uint8_t flags,
@@ -580,15 +545,12 @@ static ssize_t req_read(nghttp2_session *session, int32_t stream_id,
 			nghttp2_data_source *source, void *user_data)
 {
 	struct cli_call *call = source->ptr;
-	size_t n = call->req_len - call->req_off;
+	size_t n = rpc_copy_out(buf, length, call->req, call->req_len,
+				&call->req_off);
 
 	(void)session;
 	(void)stream_id;
 	(void)user_data;
-	if (n > length)
-		n = length;
-	memcpy(buf, call->req + call->req_off, n);
-	call->req_off += n;
 	if (call->req_off == call->req_len)
 		*data_flags |= NGHTTP2_DATA_FLAG_EOF;
 	return (ssize_t)n;
@@ -695,10 +657,6 @@ static struct cli_conn *conn_open(rpc_client *c)
 	socklen_t sslen;
 	struct timeval tv = {CLI_CONNECT_TIMEOUT_MS / 1000,
 			     (CLI_CONNECT_TIMEOUT_MS % 1000) * 1000};
-	nghttp2_settings_entry iv[2] = {
-		{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-		{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, RPC_STREAM_WINDOW},
-	};
 
 	if (resolve(c, &ss, &sslen) != 0)
 		goto fail;
@@ -715,12 +673,8 @@ static struct cli_conn *conn_open(rpc_client *c)
 				       (int)sslen) != 0 ||
 	    nghttp2_session_client_new(&conn->session, c->callbacks, conn) !=
 		    0 ||
-	    nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2) !=
-		    0 ||
-	    nghttp2_session_set_local_window_size(
-		    conn->session, NGHTTP2_FLAG_NONE, 0, RPC_CONN_WINDOW) != 0 ||
-	    seo_h2io_new(bev, conn->session, conn_on_close, conn, &conn->io) !=
-		    0)
+	    rpc_session_start(conn->session, NGHTTP2_SETTINGS_ENABLE_PUSH, 0,
+			      bev, conn_on_close, conn, &conn->io) != 0)
 		goto fail;
 	evtimer_add(conn->connect_timer, &tv);
 	conn->next = c->conns;

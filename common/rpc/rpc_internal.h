@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/bufferevent.h>
+#include <nghttp2/nghttp2.h>
+
+#include "seo/h2io.h"
 #include "seo/rpc.h"
 
 /* The 1-byte compressed flag and 4-byte big-endian length before each
@@ -39,6 +43,52 @@ static inline uint32_t rpc_prefix_len(const uint8_t *p)
 	return (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 8 | (uint32_t)p[4];
 }
+
+/* Reassembles the length-prefixed messages of a stream's DATA. Zeroed to
+ * start; `msg` belongs to the caller (it comes from its allocator). */
+typedef struct rpc_reader {
+	uint8_t prefix[RPC_PREFIX_LEN];
+	size_t prefix_got; /* 0 between messages */
+	uint8_t *msg;      /* the last message begun, msg_len bytes */
+	size_t msg_len;
+	size_t msg_got;
+	int n_msgs; /* messages read whole */
+} rpc_reader;
+
+/* Why rpc_reader_feed() stopped before the end of its input. */
+typedef enum rpc_read_err {
+	RPC_READ_OK,
+	RPC_READ_SECOND,     /* a second message began: calls are unary */
+	RPC_READ_COMPRESSED, /* compression is not supported */
+	RPC_READ_TOO_LARGE,  /* msg_len exceeds RPC_MAX_MESSAGE */
+	RPC_READ_NOMEM,      /* alloc returned NULL */
+} rpc_read_err;
+
+/*
+ * Feeds `len` bytes of DATA to `r`, taking each message's buffer from
+ * alloc(ud, msg_len). Returns RPC_READ_OK once all is consumed, or why it
+ * stopped (the stream is then to be answered with an error, not fed on).
+ */
+rpc_read_err rpc_reader_feed(rpc_reader *r, const uint8_t *data, size_t len,
+			     void *(*alloc)(void *ud, size_t n), void *ud);
+
+/*
+ * Copies to `buf` (`length` bytes) what is left of the `len` bytes at `src`
+ * after *off, and advances *off: a DATA read callback's body. Returns the
+ * count.
+ */
+size_t rpc_copy_out(uint8_t *buf, size_t length, const uint8_t *src,
+		    size_t len, size_t *off);
+
+/*
+ * Starts a new connection's `session` on `bev`: our SETTINGS (`setting_id`
+ * = `setting_value`, and the stream window), the connection window and the
+ * pump, which calls on_close(io, ud) when the connection ends. Returns 0
+ * with *io set; on failure `bev` is still the caller's.
+ */
+int rpc_session_start(nghttp2_session *session, int32_t setting_id,
+		      uint32_t setting_value, struct bufferevent *bev,
+		      seo_h2io_close_fn on_close, void *ud, seo_h2io **io);
 
 /*
  * Percent-encodes the `n` bytes of `in` as grpc-message requires (every

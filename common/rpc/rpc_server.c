@@ -79,13 +79,7 @@ struct rpc_ctx {
 	int64_t deadline;
 	struct event *timer;
 
-	/* The request message: prefix first, then its payload. */
-	uint8_t prefix[RPC_PREFIX_LEN];
-	size_t prefix_got;
-	uint8_t *msg;
-	size_t msg_len;
-	size_t msg_got;
-	int n_msgs;
+	rpc_reader rd; /* the request message, on the arena */
 
 	unsigned req_ended : 1;  /* the client sent END_STREAM */
 	unsigned replied : 1;    /* our final frame is submitted */
@@ -283,14 +277,11 @@ static ssize_t resp_read(nghttp2_session *session, int32_t stream_id,
 			 nghttp2_data_source *source, void *user_data)
 {
 	struct rpc_ctx *call = source->ptr;
-	size_t n = call->resp_len - call->resp_off;
+	size_t n = rpc_copy_out(buf, length, call->resp, call->resp_len,
+				&call->resp_off);
 	nghttp2_nv ok = mknv("grpc-status", "0");
 
 	(void)user_data;
-	if (n > length)
-		n = length;
-	memcpy(buf, call->resp + call->resp_off, n);
-	call->resp_off += n;
 	if (call->resp_off == call->resp_len) {
 		*data_flags |= NGHTTP2_DATA_FLAG_EOF |
 			       NGHTTP2_DATA_FLAG_NO_END_STREAM;
@@ -337,8 +328,8 @@ static void call_run(struct rpc_ctx *call)
 	size_t size;
 	int rv;
 
-	req = protobuf_c_message_unpack(m->input, &call->alloc, call->msg_len,
-					call->msg);
+	req = protobuf_c_message_unpack(m->input, &call->alloc,
+					call->rd.msg_len, call->rd.msg);
 	if (req == NULL) {
 		outcome_fail(call, SEO_GRPC_INTERNAL, NULL,
 			     seo_arena_printf(call->arena,
@@ -536,12 +527,12 @@ static void on_request_end(struct rpc_ctx *call)
 	call->req_ended = 1;
 	if (call->replied)
 		return;
-	if (call->prefix_got != 0) {
+	if (call->rd.prefix_got != 0) {
 		reply_status(call, SEO_GRPC_INTERNAL, NULL,
 			     "request ended inside a message", NULL, 0);
 		return;
 	}
-	if (call->n_msgs == 0) {
+	if (call->rd.n_msgs == 0) {
 		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
 			     "unary call without a request message", NULL, 0);
 		return;
@@ -569,69 +560,46 @@ static void on_request_end(struct rpc_ctx *call)
 	pthread_mutex_unlock(&srv->lock);
 }
 
+static void *msg_alloc(void *arena, size_t n)
+{
+	return seo_arena_alloc(arena, n);
+}
+
 /* Consumes request DATA: one 5-byte prefix, then its payload. */
 static void on_request_data(struct rpc_ctx *call, const uint8_t *data,
 			    size_t len)
 {
-	while (len > 0 && !call->replied) {
-		size_t n;
+	char msg[128];
 
-		if (call->prefix_got < RPC_PREFIX_LEN) {
-			n = RPC_PREFIX_LEN - call->prefix_got;
-			if (n > len)
-				n = len;
-			memcpy(call->prefix + call->prefix_got, data, n);
-			call->prefix_got += n;
-			data += n;
-			len -= n;
-			if (call->prefix_got < RPC_PREFIX_LEN)
-				return;
-			if (call->n_msgs > 0) {
-				reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
-					     "unary call with more than one "
-					     "request message",
-					     NULL, 0);
-				return;
-			}
-			if (call->prefix[0] & 1) {
-				reply_status(call, SEO_GRPC_INTERNAL, NULL,
-					     "compressed request message, but "
-					     "compression is not supported",
-					     NULL, 1);
-				return;
-			}
-			call->msg_len = rpc_prefix_len(call->prefix);
-			if (call->msg_len > RPC_MAX_MESSAGE) {
-				char msg[128];
-
-				snprintf(msg, sizeof(msg),
-					 "request message of %zu bytes exceeds "
-					 "the limit of %d bytes",
-					 call->msg_len, RPC_MAX_MESSAGE);
-				reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED,
-					     NULL, msg, NULL, 0);
-				return;
-			}
-			call->msg = seo_arena_alloc(call->arena,
-						    call->msg_len);
-			if (call->msg == NULL) {
-				reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED,
-					     NULL, "out of memory", NULL, 0);
-				return;
-			}
-			call->msg_got = 0;
-		}
-		n = call->msg_len - call->msg_got;
-		if (n > len)
-			n = len;
-		memcpy(call->msg + call->msg_got, data, n);
-		call->msg_got += n;
-		data += n;
-		len -= n;
-		if (call->msg_got == call->msg_len) {
-			call->n_msgs++;
-			call->prefix_got = 0;
-		}
+	if (call->replied)
+		return;
+	switch (rpc_reader_feed(&call->rd, data, len, msg_alloc,
+				call->arena)) {
+	case RPC_READ_OK:
+		break;
+	case RPC_READ_SECOND:
+		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
+			     "unary call with more than one request message",
+			     NULL, 0);
+		break;
+	case RPC_READ_COMPRESSED:
+		reply_status(call, SEO_GRPC_INTERNAL, NULL,
+			     "compressed request message, but compression is "
+			     "not supported",
+			     NULL, 1);
+		break;
+	case RPC_READ_TOO_LARGE:
+		snprintf(msg, sizeof(msg),
+			 "request message of %zu bytes exceeds the limit of "
+			 "%d bytes",
+			 call->rd.msg_len, RPC_MAX_MESSAGE);
+		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL, msg,
+			     NULL, 0);
+		break;
+	case RPC_READ_NOMEM:
+		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,
+			     "out of memory", NULL, 0);
+		break;
 	}
 }
 
@@ -812,10 +780,6 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	rpc_server *srv = arg;
 	struct srv_conn *conn;
 	struct bufferevent *bev = NULL;
-	nghttp2_settings_entry iv[2] = {
-		{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, SRV_MAX_STREAMS},
-		{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, RPC_STREAM_WINDOW},
-	};
 
 	(void)l;
 	(void)sa;
@@ -830,12 +794,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (nghttp2_session_server_new(&conn->session, srv->callbacks, conn) !=
 	    0)
 		goto fail;
-	if (nghttp2_submit_settings(conn->session, NGHTTP2_FLAG_NONE, iv, 2) !=
-		    0 ||
-	    nghttp2_session_set_local_window_size(
-		    conn->session, NGHTTP2_FLAG_NONE, 0, RPC_CONN_WINDOW) != 0 ||
-	    seo_h2io_new(bev, conn->session, conn_on_close, conn, &conn->io) !=
-		    0)
+	if (rpc_session_start(conn->session,
+			      NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+			      SRV_MAX_STREAMS, bev, conn_on_close, conn,
+			      &conn->io) != 0)
 		goto fail;
 	conn->next = srv->conns;
 	if (srv->conns != NULL)

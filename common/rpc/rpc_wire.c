@@ -1,5 +1,6 @@
 /*
- * rpc_wire.c: the small text codecs of the gRPC wire protocol (status
+ * rpc_wire.c: what the gRPC client and server share on the wire: message
+ * framing, the HTTP/2 connection start and the small text codecs (status
  * message percent-encoding, grpc-timeout, content-type).
  */
 #include "rpc_internal.h"
@@ -111,4 +112,76 @@ int rpc_content_type_ok(const char *ct)
 	if (strncasecmp(rest, "+proto", 6) == 0)
 		rest += 6;
 	return *rest == '\0' || *rest == ';';
+}
+
+/* Moves to `dst` what *data has of the bytes it misses (*got of `want`
+ * there). Returns 1 once dst is complete. */
+static int take(uint8_t *dst, size_t want, size_t *got, const uint8_t **data,
+		size_t *len)
+{
+	size_t n = want - *got;
+
+	if (n > *len)
+		n = *len;
+	memcpy(dst + *got, *data, n);
+	*got += n;
+	*data += n;
+	*len -= n;
+	return *got == want;
+}
+
+rpc_read_err rpc_reader_feed(rpc_reader *r, const uint8_t *data, size_t len,
+			     void *(*alloc)(void *ud, size_t n), void *ud)
+{
+	while (len > 0) {
+		if (r->prefix_got < RPC_PREFIX_LEN) {
+			if (!take(r->prefix, RPC_PREFIX_LEN, &r->prefix_got,
+				  &data, &len))
+				return RPC_READ_OK;
+			if (r->n_msgs > 0)
+				return RPC_READ_SECOND;
+			if (r->prefix[0] & 1)
+				return RPC_READ_COMPRESSED;
+			r->msg_len = rpc_prefix_len(r->prefix);
+			if (r->msg_len > RPC_MAX_MESSAGE)
+				return RPC_READ_TOO_LARGE;
+			r->msg = alloc(ud, r->msg_len);
+			if (r->msg == NULL)
+				return RPC_READ_NOMEM;
+			r->msg_got = 0;
+		}
+		if (take(r->msg, r->msg_len, &r->msg_got, &data, &len)) {
+			r->n_msgs++;
+			r->prefix_got = 0;
+		}
+	}
+	return RPC_READ_OK;
+}
+
+size_t rpc_copy_out(uint8_t *buf, size_t length, const uint8_t *src,
+		    size_t len, size_t *off)
+{
+	size_t n = len - *off;
+
+	if (n > length)
+		n = length;
+	memcpy(buf, src + *off, n);
+	*off += n;
+	return n;
+}
+
+int rpc_session_start(nghttp2_session *session, int32_t setting_id,
+		      uint32_t setting_value, struct bufferevent *bev,
+		      seo_h2io_close_fn on_close, void *ud, seo_h2io **io)
+{
+	nghttp2_settings_entry iv[2] = {
+		{setting_id, setting_value},
+		{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, RPC_STREAM_WINDOW},
+	};
+
+	if (nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, iv, 2) != 0 ||
+	    nghttp2_session_set_local_window_size(session, NGHTTP2_FLAG_NONE, 0,
+						  RPC_CONN_WINDOW) != 0)
+		return SEO_ENOMEM;
+	return seo_h2io_new(bev, session, on_close, ud, io);
 }

@@ -109,6 +109,23 @@ int graph_ingest(const graph_ingest_opts *opts, graph_ingest_stats *stats);
 int graph_demo_write(const char *dir, unsigned scale, seo_arena *a,
 		     graph_input *inputs, size_t *n_inputs);
 
+/*
+ * Writes a deterministic synthetic domain graph of `n_domains` (at least
+ * 2) domains and about `n_edges` distinct edges into `dir` (created when
+ * missing): domain-vertices.txt, domain-edges.txt and domain-ranks.txt,
+ * with web-like skew (power-law in- and out-degrees, 40 % of the domains
+ * never linked to) and ids unrelated to popularity. The same `seed` gives
+ * the same files. Fills `inputs` (at least 3 entries; paths allocated from
+ * `a`). Returns 0, SEO_EINVAL, SEO_EIO or SEO_ENOMEM.
+ */
+int graph_synth_write(const char *dir, uint32_t n_domains, uint64_t n_edges,
+		      uint64_t seed, seo_arena *a, graph_input *inputs,
+		      size_t *n_inputs);
+
+/* Removes `dir` and the files directly in it (a demo crawl, an unfinished
+ * index); what cannot be removed is left. */
+void graph_remove_dir(const char *dir);
+
 /* ---- the index ---- */
 
 typedef struct graph_index graph_index;

@@ -27,6 +27,27 @@
 
 /* ---- builder ---- */
 
+/*
+ * Makes room in the array at *vp (a pointer to any element type, `size`
+ * bytes each) for element `n`, doubling *cap from `first`. Returns 0 or
+ * SEO_ENOMEM (the array stays as it was).
+ */
+static int grow(void *vp, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t want = *cap ? *cap * 2 : first;
+	void *v, *p;
+
+	if (n < *cap)
+		return 0;
+	memcpy(&v, vp, sizeof(v));
+	p = realloc(v, want * size);
+	if (!p)
+		return SEO_ENOMEM;
+	memcpy(vp, &p, sizeof(p));
+	*cap = want;
+	return 0;
+}
+
 int graph__b_domain_rev(graph__builder *b, const char *rev, size_t len,
 			uint32_t *id)
 {
@@ -35,15 +56,9 @@ int graph__b_domain_rev(graph__builder *b, const char *rev, size_t len,
 
 	if (rc || b->doms.n == before)
 		return rc;
-	if (*id >= b->attr_cap) {
-		size_t cap = b->attr_cap ? b->attr_cap * 2 : 4096;
-		graph__dattr *p = realloc(b->attr, cap * sizeof(*p));
-
-		if (!p)
-			return SEO_ENOMEM;
-		b->attr = p;
-		b->attr_cap = cap;
-	}
+	rc = grow(&b->attr, *id, &b->attr_cap, sizeof(*b->attr), 4096);
+	if (rc)
+		return rc;
 	b->attr[*id] = (graph__dattr){ .reg_day = INT32_MIN,
 				       .registrar = GRAPH__NONE };
 	return 0;
@@ -469,15 +484,10 @@ typedef struct grp {
 
 static int grp_push(grp *g, const graph__lrec *r)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 256;
-		graph__lrec *p = realloc(g->v, cap * sizeof(*p));
+	int rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256);
 
-		if (!p)
-			return SEO_ENOMEM;
-		g->v = p;
-		g->cap = cap;
-	}
+	if (rc)
+		return rc;
 	g->v[g->n++] = *r;
 	return 0;
 }
@@ -779,17 +789,8 @@ static int write_outbound(wctx *c)
 			last->count++;
 			continue;
 		}
-		if (g.n == g.cap) {
-			size_t cap = g.cap ? g.cap * 2 : 256;
-			graph__outl *p = realloc(g.v, cap * sizeof(*p));
-
-			if (!p) {
-				rc = SEO_ENOMEM;
-				goto out;
-			}
-			g.v = p;
-			g.cap = cap;
-		}
+		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
+			goto out;
 		g.v[g.n++] = (graph__outl){ r->to_dom, r->to_url, r->anchor,
 					    r->type, 1 };
 	}
@@ -900,17 +901,8 @@ static int write_captures(wctx *c)
 		if (r->url == prev_url)
 			continue;
 		prev_url = r->url;
-		if (g.n == g.cap) {
-			size_t cap = g.cap ? g.cap * 2 : 256;
-			graph__cap *p = realloc(g.v, cap * sizeof(*p));
-
-			if (!p) {
-				rc = SEO_ENOMEM;
-				goto out;
-			}
-			g.v = p;
-			g.cap = cap;
-		}
+		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
+			goto out;
 		g.v[g.n++] = (graph__cap){ r->url, r->ts, r->mime, r->status };
 	}
 	if (rc < 0)
@@ -1089,25 +1081,6 @@ static int write_meta(wctx *c)
 	return rc;
 }
 
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[8400];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static int sync_dir(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1250,7 +1223,7 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 	stats->seconds = (double)(seo_mono_ms() - t0) / 1000.0;
 out:
 	if (made)
-		remove_dir(tmp);
+		graph_remove_dir(tmp);
 	graph__xsort_free(b.edges);
 	graph__xsort_free(b.links);
 	graph__xsort_free(b.outl);

@@ -310,6 +310,20 @@ static int start(const graph_index *ix, const char *domain, uint32_t *id,
 	return rc ? rc : 1;
 }
 
+/* start() for a one-domain query: clears the `size` bytes of its result
+ * `out` and sets *d when found. */
+static int dom_start(const graph_index *ix, const char *domain, void *out,
+		     size_t size, const graph__dom **d)
+{
+	uint32_t id;
+	int rc = start(ix, domain, &id, NULL, NULL);
+
+	memset(out, 0, size);
+	if (rc > 0)
+		*d = &ix->dom[id];
+	return rc;
+}
+
 static uint32_t page_limit(const graph_page *pg)
 {
 	return pg->limit > GRAPH_LIMIT_MAX ? GRAPH_LIMIT_MAX : pg->limit;
@@ -589,46 +603,65 @@ static int agg_page(const graph_index *ix, int offf, int datf,
 	return 1;
 }
 
+/* Fills one result row from an aggregate record. */
+typedef void (*agg_fill)(const graph_index *ix, const graph__agg *g,
+			 void *row);
+
+/* A page of an aggregate file as rows of `size` bytes, allocated on `a`,
+ * into the row pointer at `rows` (NULL when none). */
+static int agg_rows(const graph_index *ix, int offf, int datf,
+		    const char *domain, const graph_page *pg, seo_arena *a,
+		    size_t size, agg_fill fill, void *rows, size_t *n,
+		    uint64_t *total)
+{
+	const graph__agg *g = NULL;
+	int rc = agg_page(ix, offf, datf, domain, pg, &g, n, total);
+	char *v = NULL;
+
+	if (rc > 0) {
+		v = rows_alloc(a, *n, size);
+		rc = v ? 0 : SEO_ENOMEM;
+	}
+	for (size_t i = 0; v && i < *n; i++)
+		fill(ix, &g[i], v + i * size);
+	memcpy(rows, &v, sizeof(v));
+	return rc;
+}
+
+static void fill_anchor(const graph_index *ix, const graph__agg *g,
+			void *row)
+{
+	graph_anchor_row *r = row;
+
+	r->anchor_text = anchor_str(ix, g->id);
+	r->link_count = g->links;
+	r->domain_count = g->domains;
+}
+
 int graph_anchor_text(const graph_index *ix, const char *domain,
 		      const graph_page *pg, seo_arena *a,
 		      graph_anchor_row **rows, size_t *n, uint64_t *total)
 {
-	const graph__agg *g = NULL;
-	int rc = agg_page(ix, F_ANCH_OFF, F_ANCH, domain, pg, &g, n, total);
+	return agg_rows(ix, F_ANCH_OFF, F_ANCH, domain, pg, a, sizeof(**rows),
+			fill_anchor, rows, n, total);
+}
 
-	*rows = NULL;
-	if (rc <= 0)
-		return rc;
-	*rows = rows_alloc(a, *n, sizeof(**rows));
-	if (!*rows)
-		return SEO_ENOMEM;
-	for (size_t i = 0; i < *n; i++) {
-		(*rows)[i].anchor_text = anchor_str(ix, g[i].id);
-		(*rows)[i].link_count = g[i].links;
-		(*rows)[i].domain_count = g[i].domains;
-	}
-	return 0;
+static void fill_top_page(const graph_index *ix, const graph__agg *g,
+			  void *row)
+{
+	graph_top_page_row *r = row;
+
+	r->url = url_str(ix, g->id);
+	r->inbound_links = g->links;
+	r->referring_domains = g->domains;
 }
 
 int graph_top_pages(const graph_index *ix, const char *domain,
 		    const graph_page *pg, seo_arena *a,
 		    graph_top_page_row **rows, size_t *n, uint64_t *total)
 {
-	const graph__agg *g = NULL;
-	int rc = agg_page(ix, F_PAGES_OFF, F_PAGES, domain, pg, &g, n, total);
-
-	*rows = NULL;
-	if (rc <= 0)
-		return rc;
-	*rows = rows_alloc(a, *n, sizeof(**rows));
-	if (!*rows)
-		return SEO_ENOMEM;
-	for (size_t i = 0; i < *n; i++) {
-		(*rows)[i].url = url_str(ix, g[i].id);
-		(*rows)[i].inbound_links = g[i].links;
-		(*rows)[i].referring_domains = g[i].domains;
-	}
-	return 0;
+	return agg_rows(ix, F_PAGES_OFF, F_PAGES, domain, pg, a,
+			sizeof(**rows), fill_top_page, rows, n, total);
 }
 
 /* ---- similar domains ---- */
@@ -972,12 +1005,10 @@ const char *graph_risk_flag_name(unsigned flag)
 int graph_authority_get(const graph_index *ix, const char *domain,
 			seo_arena *a, graph_authority *out)
 {
-	const graph__dom *d;
-	uint32_t id;
+	const graph__dom *d = NULL;
 	int health = 100;
-	int rc = start(ix, domain, &id, NULL, NULL);
+	int rc = dom_start(ix, domain, out, sizeof(*out), &d);
 
-	memset(out, 0, sizeof(*out));
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
@@ -987,7 +1018,6 @@ int graph_authority_get(const graph_index *ix, const char *domain,
 		out->health_score = 70;
 		return 0;
 	}
-	d = &ix->dom[id];
 	out->score = d->score;
 	out->referring_domains = d->ref_domains;
 	out->total_host_count = d->hosts;
@@ -1030,14 +1060,11 @@ int graph_authority_get(const graph_index *ix, const char *domain,
 int graph_domain_rank_get(const graph_index *ix, const char *domain,
 			  graph_domain_rank *out)
 {
-	const graph__dom *d;
-	uint32_t id;
-	int rc = start(ix, domain, &id, NULL, NULL);
+	const graph__dom *d = NULL;
+	int rc = dom_start(ix, domain, out, sizeof(*out), &d);
 
-	memset(out, 0, sizeof(*out));
 	if (rc <= 0)
 		return rc;
-	d = &ix->dom[id];
 	out->unique_domains = d->ref_domains;
 	/* URL-level links where seen, one edge per referrer known only
 	 * from the domain graph */
@@ -1052,14 +1079,11 @@ int graph_domain_rank_get(const graph_index *ix, const char *domain,
 int graph_crawl_history_get(const graph_index *ix, const char *domain,
 			    graph_crawl_history *out)
 {
-	const graph__dom *d;
-	uint32_t id;
-	int rc = start(ix, domain, &id, NULL, NULL);
+	const graph__dom *d = NULL;
+	int rc = dom_start(ix, domain, out, sizeof(*out), &d);
 
-	memset(out, 0, sizeof(*out));
 	if (rc <= 0)
 		return rc;
-	d = &ix->dom[id];
 	out->first_seen = d->first_seen;
 	out->last_seen = d->last_seen;
 	out->total_urls = d->total_urls;

@@ -1,9 +1,11 @@
 /*
- * io.c: growable buffers, streaming input (plain or gzip) and whole-file
- * output for the ingest.
+ * io.c: growable buffers, streaming input (plain or gzip), whole-file
+ * output and directory removal for the ingest.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -232,4 +234,23 @@ int graph__write_file(const char *dir, const char *name, const void *data,
 out:
 	close(fd);
 	return rc;
+}
+
+void graph_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char p[8400];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
 }

@@ -261,14 +261,39 @@ static int domain_arg(gcall *c, const char *in, char **out)
 	return *out != NULL ? 0 : oom(c);
 }
 
-/* limit (1..max, default 100) and offset (>= 0, default 0). */
-static int page_arg(gcall *c, int has_limit, int64_t limit, int has_offset,
-		    int64_t offset, int64_t max, graph_page *pg)
+/* Where field `name` of m is stored; the field must exist. */
+static const char *field_at(const ProtobufCMessage *m, const char *name,
+			    const ProtobufCFieldDescriptor **fd)
 {
-	if (!has_limit)
-		limit = PAGE_DEFAULT;
-	if (!has_offset)
-		offset = 0;
+	*fd = protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+							      name);
+	return (const char *)m + (*fd)->offset;
+}
+
+/* The optional int64 field `name` of m, or `def` when unset. */
+static int64_t opt_int(const ProtobufCMessage *m, const char *name,
+		       int64_t def)
+{
+	const ProtobufCFieldDescriptor *fd;
+	const char *at = field_at(m, name, &fd);
+	protobuf_c_boolean has;
+	int64_t v;
+
+	memcpy(&has, (const char *)m + fd->quantifier_offset, sizeof(has));
+	if (!has)
+		return def;
+	memcpy(&v, at, sizeof(v));
+	return v;
+}
+
+/* The request's limit (1..max, default 100) and offset (>= 0, default
+ * 0). */
+static int page_arg(gcall *c, const ProtobufCMessage *req, int64_t max,
+		    graph_page *pg)
+{
+	int64_t limit = opt_int(req, "limit", PAGE_DEFAULT);
+	int64_t offset = opt_int(req, "offset", 0);
+
 	if (limit < 1 || limit > max)
 		return fail(c, "invalid_parameter",
 			    "limit must be between 1 and %lld", (long long)max);
@@ -276,6 +301,17 @@ static int page_arg(gcall *c, int has_limit, int64_t limit, int has_offset,
 		return fail(c, "invalid_parameter", "offset must be at least 0");
 	pg->limit = (uint32_t)limit;
 	pg->offset = (uint64_t)offset;
+	return 0;
+}
+
+/* A repeated domain argument `what` holds min..max domains. */
+static int count_arg(gcall *c, const char *what, size_t n, size_t min,
+		     size_t max)
+{
+	if (n < min || n > max)
+		return fail(c, "invalid_parameter",
+			    "%s must name between %zu and %zu domains", what,
+			    min, max);
 	return 0;
 }
 
@@ -293,75 +329,6 @@ static int domains_arg(gcall *c, char *const *in, size_t n, char ***out)
 	return 0;
 }
 
-/* ---- row messages ------------------------------------------------------- */
-
-static T(BacklinkRow) **backlink_rows(gcall *c, const graph_backlink_row *r,
-				     size_t n, const char *to_domain,
-				     int score)
-{
-	T(BacklinkRow) **v = msgs_new(c, D(backlink_row), n);
-	int ok = v != NULL;
-
-	for (size_t i = 0; ok && i < n; i++) {
-		T(BacklinkRow) *m = v[i];
-
-		m->from_domain = str(c, r[i].from_domain, &ok);
-		m->from_url = str(c, r[i].from_url, &ok);
-		m->to_url = str(c, r[i].to_url, &ok);
-		m->anchor_text = str(c, r[i].anchor_text, &ok);
-		m->rel = str(c, r[i].rel, &ok);
-		m->link_type = str(c, r[i].link_type, &ok);
-		/* 0 hosts means the domain graph did not list the source */
-		m->has_domain_host_count = r[i].domain_host_count > 0;
-		m->domain_host_count = r[i].domain_host_count;
-		m->crawled_at = iso_time(c, r[i].crawled_at, &ok);
-		if (m->crawled_at == NULL)
-			m->crawled_at = "";
-		m->has_from_domain_score = 1;
-		m->from_domain_score = r[i].from_domain_score;
-		if (score) {
-			m->anchor_type = (char *)graph_anchor_type(
-				r[i].anchor_text, r[i].link_type, to_domain);
-			m->link_quality = (char *)graph_link_quality(
-				r[i].from_domain_score);
-		}
-	}
-	return ok ? v : NULL;
-}
-
-static T(TopPageRow) **top_page_rows(gcall *c, const graph_top_page_row *r,
-				     size_t n)
-{
-	T(TopPageRow) **v = msgs_new(c, D(top_page_row), n);
-	int ok = v != NULL;
-
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->url = str(c, r[i].url, &ok);
-		v[i]->inbound_links = r[i].inbound_links;
-		v[i]->referring_domains = r[i].referring_domains;
-	}
-	return ok ? v : NULL;
-}
-
-static T(AnchorTextRow) **anchor_rows(gcall *c, const graph_anchor_row *r,
-				      size_t n)
-{
-	T(AnchorTextRow) **v = msgs_new(c, D(anchor_text_row), n);
-	int ok = v != NULL;
-
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->anchor_text = str(c, r[i].anchor_text, &ok);
-		v[i]->link_count = r[i].link_count;
-		v[i]->domain_count = r[i].domain_count;
-	}
-	return ok ? v : NULL;
-}
-
-static T(LinkingDomainRow) **linking_rows(gcall *c, size_t n)
-{
-	return msgs_new(c, D(linking_domain_row), n);
-}
-
 /* The names of the risk flag bits set in `flags`. */
 static char **risk_flags(gcall *c, unsigned flags, size_t *n)
 {
@@ -375,199 +342,486 @@ static char **risk_flags(gcall *c, unsigned flags, size_t *n)
 	return v;
 }
 
-/* ---- the methods -------------------------------------------------------- */
-
-static int q_backlinks(gcall *c, const ProtobufCMessage *m,
-		       ProtobufCMessage **resp)
+/* Sets field `name` of m, when m has one, to the `size` bytes at v; a
+ * repeated field also gets its count n. Returns 1 when m has the field. */
+static int set_field(ProtobufCMessage *m, const char *name, const void *v,
+		     size_t size, size_t n)
 {
-	const T(BacklinksRequest) *req = (const void *)m;
-	T(BacklinksResponse) *out;
-	graph_backlink_filter filter = {0};
-	graph_backlink_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain, *from = NULL;
+	const ProtobufCFieldDescriptor *fd =
+		protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+								name);
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    (req->from_domain != NULL && *req->from_domain != '\0' &&
-	     domain_arg(c, req->from_domain, &from) != 0) ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0)
-		return SEO_EINVAL;
-	filter.from_domain = from;
-	if (req->link_type != NULL && *req->link_type != '\0')
-		filter.link_type = req->link_type;
-	if (query_rc(c, graph_backlinks(c->ix, domain,
-					req->sort == SEO__GRAPH__V1__SORT__SORT_RECENT
-						? GRAPH_SORT_RECENT
-						: GRAPH_SORT_IMPORTANCE,
-					&filter, &pg, c->a, &rows, &n,
-					&total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(backlinks_response));
-	if (out == NULL ||
-	    (out->data = backlink_rows(c, rows, n, domain, req->score)) == NULL)
-		return oom(c);
-	out->n_data = n;
-	out->domain = domain;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
+	if (fd == NULL)
+		return 0;
+	memcpy((char *)m + fd->offset, v, size);
+	if (fd->label == PROTOBUF_C_LABEL_REPEATED)
+		memcpy((char *)m + fd->quantifier_offset, &n, sizeof(n));
+	return 1;
 }
 
-static int q_referring_domains(gcall *c, const ProtobufCMessage *m,
-			       ProtobufCMessage **resp)
-{
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(ReferringDomainsResponse) *out;
-	T(ReferringDomainRow) **v;
-	graph_refdomain_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-	int ok;
+/* ---- list methods ------------------------------------------------------- */
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_referring_domains(c->ix, domain, &pg, c->a,
-						&rows, &n, &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(referring_domains_response));
-	v = msgs_new(c, D(referring_domain_row), n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->from_domain = str(c, rows[i].from_domain, &ok);
-		v[i]->total_links = rows[i].total_links;
-		v[i]->has_from_domain_score = 1;
-		v[i]->from_domain_score = rows[i].from_domain_score;
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	out->domain = domain;
-	out->total = (int64_t)total;
-	*resp = &out->base;
-	return 0;
+/*
+ * One call of a list method: its normalised arguments, then what its query
+ * found. Every list method is the same steps (arguments, paging, query,
+ * rows, envelope) with its own arguments, query and row copy.
+ */
+typedef struct listing {
+	const ProtobufCMessage *req;
+	char *domain;   /* "domain", or LinkIntersect's domain_a */
+	char *domain_b; /* LinkIntersect's */
+	char **domains; /* DomainOverlap's domains, LinkGap's competitors */
+	size_t n_domains;
+	graph_sort sort;             /* Backlinks */
+	graph_backlink_filter filter; /* Backlinks */
+	int score;                   /* Backlinks: anchor_type, link_quality */
+	graph_page pg;
+	union {
+		graph_backlink_row *backlink;
+		graph_refdomain_row *refdomain;
+		graph_outbound_row *outbound;
+		graph_anchor_row *anchor;
+		graph_top_page_row *top_page;
+		graph_similar_row *similar;
+		graph_intersect_row *intersect;
+		graph_overlap_row *overlap;
+		graph_url_row *url;
+		graph_status_row *status;
+	} rows;
+	size_t n;
+	uint64_t total;
+} listing;
+
+/* Copies row i of the listing into the row message `row`; clears *ok when
+ * out of memory. */
+typedef void (*row_copy)(gcall *c, const listing *l, size_t i, void *row,
+			 int *ok);
+
+typedef struct list_method {
+	/* Parses the arguments but paging, in the order of their errors. */
+	int (*args)(gcall *c, listing *l);
+	int64_t limit_max; /* 0: not paged */
+	int (*query)(gcall *c, listing *l); /* a graph.h result code */
+	const ProtobufCMessageDescriptor *resp, *row;
+	row_copy copy;
+} list_method;
+
+/* The listing's rows as row messages of type d. */
+static void *rows_copy(gcall *c, const ProtobufCMessageDescriptor *d,
+		       row_copy copy, const listing *l)
+{
+	void **v = msgs_new(c, d, l->n);
+	int ok = v != NULL;
+
+	for (size_t i = 0; ok && i < l->n; i++)
+		copy(c, l, i, v[i], &ok);
+	return ok ? v : NULL;
 }
 
-static int q_outbound_links(gcall *c, const ProtobufCMessage *m,
-			    ProtobufCMessage **resp)
+/* Fills the envelope fields the response `out` has from the listing. */
+static int envelope(gcall *c, ProtobufCMessage *out, const listing *l,
+		    void *data)
 {
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(OutboundLinksResponse) *out;
-	T(OutboundLinkRow) **v;
-	graph_outbound_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-	int ok;
-
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_outbound_links(c->ix, domain, &pg, c->a, &rows,
-					     &n, &total, NULL)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(outbound_links_response));
-	v = msgs_new(c, D(outbound_link_row), n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->to_domain = str(c, rows[i].to_domain, &ok);
-		v[i]->to_url = str(c, rows[i].to_url, &ok);
-		v[i]->anchor_text = str(c, rows[i].anchor_text, &ok);
-		v[i]->link_type = str(c, rows[i].link_type, &ok);
-		v[i]->edge_count = rows[i].edge_count;
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_anchor_text(gcall *c, const ProtobufCMessage *m,
-			 ProtobufCMessage **resp)
-{
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(AnchorTextResponse) *out;
-	graph_anchor_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_anchor_text(c->ix, domain, &pg, c->a, &rows, &n,
-					  &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(anchor_text_response));
-	if (out == NULL || (out->data = anchor_rows(c, rows, n)) == NULL)
-		return oom(c);
-	out->n_data = n;
-	out->domain = domain;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_top_pages(gcall *c, const ProtobufCMessage *m,
-		       ProtobufCMessage **resp)
-{
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(TopPagesResponse) *out;
-	graph_top_page_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_top_pages(c->ix, domain, &pg, c->a, &rows, &n,
-					&total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(top_pages_response));
-	if (out == NULL || (out->data = top_page_rows(c, rows, n)) == NULL)
-		return oom(c);
-	out->n_data = n;
-	out->domain = domain;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_domain_authority(gcall *c, const ProtobufCMessage *m,
-			      ProtobufCMessage **resp)
-{
-	const T(DomainRequest) *req = (const void *)m;
-	T(DomainAuthorityResponse) *out;
-	T(DomainAuthority) *d;
-	graph_authority au;
-	char *domain;
+	const int64_t total = (int64_t)l->total, limit = l->pg.limit,
+		      offset = (int64_t)l->pg.offset;
+	char *release;
 	int ok = 1;
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    query_rc(c, graph_authority_get(c->ix, domain, c->a, &au)) != 0)
+	set_field(out, "data", &data, sizeof(data), l->n);
+	set_field(out, "domain", &l->domain, sizeof(l->domain), 0);
+	set_field(out, "domain_a", &l->domain, sizeof(l->domain), 0);
+	set_field(out, "domain_b", &l->domain_b, sizeof(l->domain_b), 0);
+	set_field(out, "domains", &l->domains, sizeof(l->domains),
+		  l->n_domains);
+	set_field(out, "competitors", &l->domains, sizeof(l->domains),
+		  l->n_domains);
+	set_field(out, "total", &total, sizeof(total), 0);
+	set_field(out, "limit", &limit, sizeof(limit), 0);
+	set_field(out, "offset", &offset, sizeof(offset), 0);
+	if (protobuf_c_message_descriptor_get_field_by_name(
+		    out->descriptor, "crawl_release") != NULL) {
+		release = str(c, graph_index_release(c->ix), &ok);
+		set_field(out, "crawl_release", &release, sizeof(release), 0);
+	}
+	return ok ? 0 : SEO_ENOMEM;
+}
+
+static int list_call(gcall *c, const list_method *lm,
+		     const ProtobufCMessage *req, ProtobufCMessage **resp)
+{
+	listing l = {.req = req};
+	ProtobufCMessage *out;
+	void *data;
+
+	if (lm->args(c, &l) != 0 ||
+	    (lm->limit_max > 0 && page_arg(c, req, lm->limit_max, &l.pg) != 0) ||
+	    query_rc(c, lm->query(c, &l)) != 0)
 		return SEO_EINVAL;
-	out = msg_new(c, D(domain_authority_response));
-	d = msg_new(c, D(domain_authority));
-	if (out == NULL || d == NULL)
+	out = msg_new(c, lm->resp);
+	data = rows_copy(c, lm->row, lm->copy, &l);
+	if (out == NULL || data == NULL || envelope(c, out, &l, data) != 0)
 		return oom(c);
+	*resp = out;
+	return 0;
+}
+
+/* -- arguments -- */
+
+/* The request's "domain". */
+static int args_domain(gcall *c, listing *l)
+{
+	const ProtobufCFieldDescriptor *fd;
+	const char *in;
+
+	memcpy(&in, field_at(l->req, "domain", &fd), sizeof(in));
+	return domain_arg(c, in, &l->domain);
+}
+
+static int args_backlinks(gcall *c, listing *l)
+{
+	const T(BacklinksRequest) *req = (const void *)l->req;
+	char *from;
+
+	l->sort = req->sort == SEO__GRAPH__V1__SORT__SORT_RECENT
+			  ? GRAPH_SORT_RECENT
+			  : GRAPH_SORT_IMPORTANCE;
+	l->score = req->score;
+	if (req->link_type != NULL && *req->link_type != '\0')
+		l->filter.link_type = req->link_type;
+	if (args_domain(c, l) != 0)
+		return SEO_EINVAL;
+	if (req->from_domain == NULL || *req->from_domain == '\0')
+		return 0;
+	if (domain_arg(c, req->from_domain, &from) != 0)
+		return SEO_EINVAL;
+	l->filter.from_domain = from;
+	return 0;
+}
+
+static int args_intersect(gcall *c, listing *l)
+{
+	const T(LinkIntersectRequest) *req = (const void *)l->req;
+
+	if (domain_arg(c, req->domain_a, &l->domain) != 0)
+		return SEO_EINVAL;
+	return domain_arg(c, req->domain_b, &l->domain_b);
+}
+
+static int args_overlap(gcall *c, listing *l)
+{
+	const T(DomainOverlapRequest) *req = (const void *)l->req;
+
+	l->n_domains = req->n_domains;
+	if (count_arg(c, "domains", l->n_domains, 2, GRAPH_OVERLAP_MAX) != 0)
+		return SEO_EINVAL;
+	return domains_arg(c, req->domains, l->n_domains, &l->domains);
+}
+
+static int args_gap(gcall *c, listing *l)
+{
+	const T(LinkGapRequest) *req = (const void *)l->req;
+
+	l->n_domains = req->n_competitors;
+	if (count_arg(c, "competitors", l->n_domains, 1,
+		      GRAPH_OVERLAP_MAX) != 0 ||
+	    args_domain(c, l) != 0)
+		return SEO_EINVAL;
+	return domains_arg(c, req->competitors, l->n_domains, &l->domains);
+}
+
+/* -- queries -- */
+
+static int query_backlinks(gcall *c, listing *l)
+{
+	return graph_backlinks(c->ix, l->domain, l->sort, &l->filter, &l->pg,
+			       c->a, &l->rows.backlink, &l->n, &l->total);
+}
+
+static int query_referring_domains(gcall *c, listing *l)
+{
+	return graph_referring_domains(c->ix, l->domain, &l->pg, c->a,
+				       &l->rows.refdomain, &l->n, &l->total);
+}
+
+static int query_outbound_links(gcall *c, listing *l)
+{
+	return graph_outbound_links(c->ix, l->domain, &l->pg, c->a,
+				    &l->rows.outbound, &l->n, &l->total, NULL);
+}
+
+static int query_anchor_text(gcall *c, listing *l)
+{
+	return graph_anchor_text(c->ix, l->domain, &l->pg, c->a,
+				 &l->rows.anchor, &l->n, &l->total);
+}
+
+static int query_top_pages(gcall *c, listing *l)
+{
+	return graph_top_pages(c->ix, l->domain, &l->pg, c->a,
+			       &l->rows.top_page, &l->n, &l->total);
+}
+
+static int query_similar_domains(gcall *c, listing *l)
+{
+	return graph_similar_domains(c->ix, l->domain, &l->pg, c->a,
+				     &l->rows.similar, &l->n, &l->total);
+}
+
+static int query_link_intersect(gcall *c, listing *l)
+{
+	return graph_link_intersect(c->ix, l->domain, l->domain_b, &l->pg,
+				    c->a, &l->rows.intersect, &l->n,
+				    &l->total);
+}
+
+static int query_domain_overlap(gcall *c, listing *l)
+{
+	return graph_domain_overlap(c->ix, (const char *const *)l->domains,
+				    l->n_domains, (unsigned)l->n_domains, NULL,
+				    &l->pg, c->a, &l->rows.overlap, &l->n,
+				    &l->total);
+}
+
+/* Referring domains of at least one competitor that skip the domain. */
+static int query_link_gap(gcall *c, listing *l)
+{
+	return graph_domain_overlap(c->ix, (const char *const *)l->domains,
+				    l->n_domains, 1, l->domain, &l->pg, c->a,
+				    &l->rows.overlap, &l->n, &l->total);
+}
+
+static int query_url_index(gcall *c, listing *l)
+{
+	return graph_url_index(c->ix, l->domain, &l->pg, c->a, &l->rows.url,
+			       &l->n, &l->total);
+}
+
+static int query_status_codes(gcall *c, listing *l)
+{
+	return graph_status_codes(c->ix, l->domain, c->a, &l->rows.status,
+				  &l->n);
+}
+
+/* -- rows -- */
+
+static void copy_backlink(gcall *c, const listing *l, size_t i, void *row,
+			  int *ok)
+{
+	const graph_backlink_row *r = &l->rows.backlink[i];
+	T(BacklinkRow) *m = row;
+
+	m->from_domain = str(c, r->from_domain, ok);
+	m->from_url = str(c, r->from_url, ok);
+	m->to_url = str(c, r->to_url, ok);
+	m->anchor_text = str(c, r->anchor_text, ok);
+	m->rel = str(c, r->rel, ok);
+	m->link_type = str(c, r->link_type, ok);
+	/* 0 hosts means the domain graph did not list the source */
+	m->has_domain_host_count = r->domain_host_count > 0;
+	m->domain_host_count = r->domain_host_count;
+	m->crawled_at = iso_time(c, r->crawled_at, ok);
+	if (m->crawled_at == NULL)
+		m->crawled_at = "";
+	m->has_from_domain_score = 1;
+	m->from_domain_score = r->from_domain_score;
+	if (l->score) {
+		m->anchor_type = (char *)graph_anchor_type(
+			r->anchor_text, r->link_type, l->domain);
+		m->link_quality =
+			(char *)graph_link_quality(r->from_domain_score);
+	}
+}
+
+static void copy_referring_domain(gcall *c, const listing *l, size_t i,
+				  void *row, int *ok)
+{
+	const graph_refdomain_row *r = &l->rows.refdomain[i];
+	T(ReferringDomainRow) *m = row;
+
+	m->from_domain = str(c, r->from_domain, ok);
+	m->total_links = r->total_links;
+	m->has_from_domain_score = 1;
+	m->from_domain_score = r->from_domain_score;
+}
+
+static void copy_outbound_link(gcall *c, const listing *l, size_t i,
+			       void *row, int *ok)
+{
+	const graph_outbound_row *r = &l->rows.outbound[i];
+	T(OutboundLinkRow) *m = row;
+
+	m->to_domain = str(c, r->to_domain, ok);
+	m->to_url = str(c, r->to_url, ok);
+	m->anchor_text = str(c, r->anchor_text, ok);
+	m->link_type = str(c, r->link_type, ok);
+	m->edge_count = r->edge_count;
+}
+
+static void copy_anchor_text(gcall *c, const listing *l, size_t i,
+			     void *row, int *ok)
+{
+	T(AnchorTextRow) *m = row;
+
+	m->anchor_text = str(c, l->rows.anchor[i].anchor_text, ok);
+	m->link_count = l->rows.anchor[i].link_count;
+	m->domain_count = l->rows.anchor[i].domain_count;
+}
+
+static void copy_top_page(gcall *c, const listing *l, size_t i, void *row,
+			  int *ok)
+{
+	T(TopPageRow) *m = row;
+
+	m->url = str(c, l->rows.top_page[i].url, ok);
+	m->inbound_links = l->rows.top_page[i].inbound_links;
+	m->referring_domains = l->rows.top_page[i].referring_domains;
+}
+
+static void copy_similar_domain(gcall *c, const listing *l, size_t i,
+				void *row, int *ok)
+{
+	T(SimilarDomainRow) *m = row;
+
+	m->similar_domain = str(c, l->rows.similar[i].similar_domain, ok);
+	m->shared_linkers = l->rows.similar[i].shared_linkers;
+}
+
+static void copy_intersect(gcall *c, const listing *l, size_t i, void *row,
+			   int *ok)
+{
+	T(LinkingDomainRow) *m = row;
+
+	m->from_domain = str(c, l->rows.intersect[i].domain, ok);
+	m->from_domain_score = l->rows.intersect[i].domain_score;
+}
+
+static void copy_overlap(gcall *c, const listing *l, size_t i, void *row,
+			 int *ok)
+{
+	T(LinkingDomainRow) *m = row;
+
+	m->from_domain = str(c, l->rows.overlap[i].domain, ok);
+	m->from_domain_score = l->rows.overlap[i].domain_score;
+}
+
+/* A gap row also names the competitors the referrer links to. */
+static void copy_gap(gcall *c, const listing *l, size_t i, void *row,
+		     int *ok)
+{
+	const graph_overlap_row *r = &l->rows.overlap[i];
+	T(LinkGapRow) *m = row;
+	char **to = seo_arena_alloc(c->a, l->n_domains * sizeof(*to));
+
+	if (to == NULL) {
+		*ok = 0;
+		return;
+	}
+	m->from_domain = str(c, r->domain, ok);
+	m->from_domain_score = r->domain_score;
+	m->links_to = to;
+	for (size_t k = 0; k < l->n_domains; k++)
+		if (r->links_to & (1u << k))
+			to[m->n_links_to++] = l->domains[k];
+}
+
+static void copy_url(gcall *c, const listing *l, size_t i, void *row,
+		     int *ok)
+{
+	const graph_url_row *r = &l->rows.url[i];
+	T(UrlIndexRow) *m = row;
+
+	m->url = str(c, r->url, ok);
+	m->status_code = r->status_code;
+	m->mime = r->mime ? str(c, r->mime, ok) : "";
+	m->crawled_at = iso_time(c, r->crawled_at, ok);
+	if (m->crawled_at == NULL)
+		m->crawled_at = "";
+}
+
+static void copy_status(gcall *c, const listing *l, size_t i, void *row,
+			int *ok)
+{
+	T(StatusCodeRow) *m = row;
+
+	(void)c;
+	(void)ok;
+	m->status_code = l->rows.status[i].status_code;
+	m->count = l->rows.status[i].count;
+}
+
+/* Defines method `fn` of a kind ("list" or "object"): its spec and the
+ * query function that runs the kind's driver on it. */
+#define METHOD(kind, fn, ...)                                                \
+	static const kind##_method kind##_##fn = {__VA_ARGS__};              \
+	static int q_##fn(gcall *c, const ProtobufCMessage *m,               \
+			  ProtobufCMessage **resp)                           \
+	{                                                                    \
+		return kind##_call(c, &kind##_##fn, m, resp);                \
+	}
+
+#define LIST(fn, args, limit_max, resp, row, copy) \
+	METHOD(list, fn, args, limit_max, query_##fn, D(resp), D(row), copy)
+
+LIST(backlinks, args_backlinks, GRAPH_LIMIT_MAX, backlinks_response,
+     backlink_row, copy_backlink)
+LIST(referring_domains, args_domain, GRAPH_LIMIT_MAX,
+     referring_domains_response, referring_domain_row, copy_referring_domain)
+LIST(outbound_links, args_domain, GRAPH_LIMIT_MAX, outbound_links_response,
+     outbound_link_row, copy_outbound_link)
+LIST(anchor_text, args_domain, GRAPH_LIMIT_MAX, anchor_text_response,
+     anchor_text_row, copy_anchor_text)
+LIST(top_pages, args_domain, GRAPH_LIMIT_MAX, top_pages_response,
+     top_page_row, copy_top_page)
+LIST(similar_domains, args_domain, SIMILAR_LIMIT_MAX,
+     similar_domains_response, similar_domain_row, copy_similar_domain)
+LIST(link_intersect, args_intersect, GRAPH_LIMIT_MAX, link_intersect_response,
+     linking_domain_row, copy_intersect)
+LIST(domain_overlap, args_overlap, GRAPH_LIMIT_MAX, domain_overlap_response,
+     linking_domain_row, copy_overlap)
+LIST(link_gap, args_gap, GRAPH_LIMIT_MAX, link_gap_response, link_gap_row,
+     copy_gap)
+LIST(url_index, args_domain, GRAPH_LIMIT_MAX, url_index_response,
+     url_index_row, copy_url)
+LIST(status_codes, args_domain, 0, status_codes_response, status_code_row,
+     copy_status)
+
+/* ---- one-domain methods ------------------------------------------------- */
+
+/* A method answering one `data` message about the request's domain. */
+typedef struct object_method {
+	const ProtobufCMessageDescriptor *resp, *data;
+	/* Queries the domain into `data`: 0, or SEO_EINVAL with c->err. */
+	int (*fill)(gcall *c, const char *domain, void *data);
+} object_method;
+
+static int object_call(gcall *c, const object_method *om,
+		       const ProtobufCMessage *req, ProtobufCMessage **resp)
+{
+	listing l = {.req = req};
+	ProtobufCMessage *out, *data;
+
+	if (args_domain(c, &l) != 0)
+		return SEO_EINVAL;
+	out = msg_new(c, om->resp);
+	data = msg_new(c, om->data);
+	if (out == NULL || data == NULL)
+		return oom(c);
+	if (om->fill(c, l.domain, data) != 0)
+		return SEO_EINVAL;
+	set_field(out, "data", &data, sizeof(data), 0);
+	set_field(out, "domain", &l.domain, sizeof(l.domain), 0);
+	*resp = out;
+	return 0;
+}
+
+static int fill_domain_authority(gcall *c, const char *domain, void *data)
+{
+	T(DomainAuthority) *d = data;
+	graph_authority au;
+	int ok = 1;
+
+	if (query_rc(c, graph_authority_get(c->ix, domain, c->a, &au)) != 0)
+		return SEO_EINVAL;
 	d->score = au.score;
 	d->referring_domains = (int64_t)au.referring_domains;
 	d->total_host_count = (double)au.total_host_count;
@@ -577,300 +831,95 @@ static int q_domain_authority(gcall *c, const ProtobufCMessage *m,
 	d->popularity_rank = au.popularity_rank;
 	d->health_score = au.health_score;
 	d->risk_flags = risk_flags(c, au.risk_flags, &d->n_risk_flags);
-	if (!ok || d->risk_flags == NULL)
-		return oom(c);
-	out->data = d;
-	out->domain = domain;
-	*resp = &out->base;
-	return 0;
+	return ok && d->risk_flags != NULL ? 0 : oom(c);
 }
 
-static int q_domain_rank(gcall *c, const ProtobufCMessage *m,
-			 ProtobufCMessage **resp)
+static int fill_domain_rank(gcall *c, const char *domain, void *data)
 {
-	const T(DomainRequest) *req = (const void *)m;
-	T(DomainRankResponse) *out;
-	T(DomainRank) *d;
+	T(DomainRank) *d = data;
 	graph_domain_rank dr;
-	char *domain;
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    query_rc(c, graph_domain_rank_get(c->ix, domain, &dr)) != 0)
+	if (query_rc(c, graph_domain_rank_get(c->ix, domain, &dr)) != 0)
 		return SEO_EINVAL;
-	out = msg_new(c, D(domain_rank_response));
-	d = msg_new(c, D(domain_rank));
-	if (out == NULL || d == NULL)
-		return oom(c);
 	d->inbound_edges = (int64_t)dr.inbound_edges;
 	d->unique_domains = (int64_t)dr.unique_domains;
 	d->avg_linking_host_count = dr.avg_linking_host_count;
-	out->data = d;
-	out->domain = domain;
-	*resp = &out->base;
 	return 0;
 }
 
-static int q_crawl_history(gcall *c, const ProtobufCMessage *m,
-			   ProtobufCMessage **resp)
+static int fill_crawl_history(gcall *c, const char *domain, void *data)
 {
-	const T(DomainRequest) *req = (const void *)m;
-	T(CrawlHistoryResponse) *out;
-	T(CrawlHistory) *d;
+	T(CrawlHistory) *d = data;
 	graph_crawl_history h;
-	char *domain;
 	int ok = 1;
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    query_rc(c, graph_crawl_history_get(c->ix, domain, &h)) != 0)
+	if (query_rc(c, graph_crawl_history_get(c->ix, domain, &h)) != 0)
 		return SEO_EINVAL;
-	out = msg_new(c, D(crawl_history_response));
-	d = msg_new(c, D(crawl_history));
-	if (out == NULL || d == NULL)
-		return oom(c);
 	d->first_seen = iso_time(c, h.first_seen, &ok);
 	d->last_seen = iso_time(c, h.last_seen, &ok);
 	d->total_urls = (int64_t)h.total_urls;
-	if (!ok)
-		return oom(c);
-	out->data = d;
-	out->domain = domain;
-	*resp = &out->base;
-	return 0;
+	return ok ? 0 : oom(c);
 }
 
-static int q_similar_domains(gcall *c, const ProtobufCMessage *m,
-			     ProtobufCMessage **resp)
-{
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(SimilarDomainsResponse) *out;
-	T(SimilarDomainRow) **v;
-	graph_similar_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-	int ok;
+#define OBJECT(fn, resp, data) \
+	METHOD(object, fn, D(resp), D(data), fill_##fn)
 
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, SIMILAR_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_similar_domains(c->ix, domain, &pg, c->a, &rows,
-					      &n, &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(similar_domains_response));
-	v = msgs_new(c, D(similar_domain_row), n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->similar_domain = str(c, rows[i].similar_domain, &ok);
-		v[i]->shared_linkers = rows[i].shared_linkers;
-	}
-	if (!ok || (out->crawl_release = str(c, graph_index_release(c->ix),
-					     &ok)) == NULL)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	out->cached = 0;
-	*resp = &out->base;
-	return 0;
-}
+OBJECT(domain_authority, domain_authority_response, domain_authority)
+OBJECT(domain_rank, domain_rank_response, domain_rank)
+OBJECT(crawl_history, crawl_history_response, crawl_history)
 
-static int q_link_intersect(gcall *c, const ProtobufCMessage *m,
-			    ProtobufCMessage **resp)
-{
-	const T(LinkIntersectRequest) *req = (const void *)m;
-	T(LinkIntersectResponse) *out;
-	T(LinkingDomainRow) **v;
-	graph_intersect_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *da, *db;
-	int ok;
-
-	if (domain_arg(c, req->domain_a, &da) != 0 ||
-	    domain_arg(c, req->domain_b, &db) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_link_intersect(c->ix, da, db, &pg, c->a, &rows,
-					     &n, &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(link_intersect_response));
-	v = linking_rows(c, n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->from_domain = str(c, rows[i].domain, &ok);
-		v[i]->from_domain_score = rows[i].domain_score;
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	out->domain_a = da;
-	out->domain_b = db;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_domain_overlap(gcall *c, const ProtobufCMessage *m,
-			    ProtobufCMessage **resp)
-{
-	const T(DomainOverlapRequest) *req = (const void *)m;
-	T(DomainOverlapResponse) *out;
-	T(LinkingDomainRow) **v;
-	graph_overlap_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char **domains = NULL;
-	int ok;
-
-	if (req->n_domains < 2 || req->n_domains > GRAPH_OVERLAP_MAX)
-		return fail(c, "invalid_parameter",
-			    "domains must name between 2 and %d domains",
-			    GRAPH_OVERLAP_MAX);
-	if (domains_arg(c, req->domains, req->n_domains, &domains) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_domain_overlap(c->ix,
-					     (const char *const *)domains,
-					     req->n_domains,
-					     (unsigned)req->n_domains, NULL,
-					     &pg, c->a, &rows, &n,
-					     &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(domain_overlap_response));
-	v = linking_rows(c, n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->from_domain = str(c, rows[i].domain, &ok);
-		v[i]->from_domain_score = rows[i].domain_score;
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	out->domains = domains;
-	out->n_domains = req->n_domains;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_link_gap(gcall *c, const ProtobufCMessage *m,
-		      ProtobufCMessage **resp)
-{
-	const T(LinkGapRequest) *req = (const void *)m;
-	T(LinkGapResponse) *out;
-	T(LinkGapRow) **v;
-	graph_overlap_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n, nc = req->n_competitors;
-	char *domain, **comp = NULL;
-	int ok;
-
-	if (nc < 1 || nc > GRAPH_OVERLAP_MAX)
-		return fail(c, "invalid_parameter",
-			    "competitors must name between 1 and %d domains",
-			    GRAPH_OVERLAP_MAX);
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    domains_arg(c, req->competitors, nc, &comp) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_domain_overlap(c->ix, (const char *const *)comp,
-					     nc, 1, domain, &pg, c->a, &rows,
-					     &n, &total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(link_gap_response));
-	v = msgs_new(c, D(link_gap_row), n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		char **to = seo_arena_alloc(c->a, nc * sizeof(*to));
-
-		ok = to != NULL;
-		v[i]->from_domain = str(c, rows[i].domain, &ok);
-		v[i]->from_domain_score = rows[i].domain_score;
-		v[i]->links_to = to;
-		for (size_t k = 0; ok && k < nc; k++)
-			if (rows[i].links_to & (1u << k))
-				to[v[i]->n_links_to++] = comp[k];
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	out->domain = domain;
-	out->competitors = comp;
-	out->n_competitors = nc;
-	out->total = (int64_t)total;
-	out->limit = pg.limit;
-	out->offset = (int64_t)pg.offset;
-	*resp = &out->base;
-	return 0;
-}
+/* ---- site explorer ------------------------------------------------------ */
 
 /* The first page of backlinks with the defaults of GET /v1/backlinks
  * (importance order), as site-explorer and batch give it. */
-static int default_backlinks(gcall *c, const char *domain,
-			     T(BacklinkRow) ***out, size_t *n, uint64_t *total)
+static int default_backlinks(gcall *c, char *domain, T(BacklinkRow) ***out,
+			     size_t *n, uint64_t *total)
 {
-	const graph_page pg = {PAGE_DEFAULT, 0};
-	graph_backlink_row *rows;
+	listing l = {.domain = domain, .sort = GRAPH_SORT_IMPORTANCE,
+		     .pg = {PAGE_DEFAULT, 0}};
 
-	if (query_rc(c, graph_backlinks(c->ix, domain, GRAPH_SORT_IMPORTANCE,
-					NULL, &pg, c->a, &rows, n,
-					total)) != 0)
+	if (query_rc(c, query_backlinks(c, &l)) != 0)
 		return SEO_EINVAL;
-	*out = backlink_rows(c, rows, *n, domain, 0);
+	*n = l.n;
+	*total = l.total;
+	*out = rows_copy(c, D(backlink_row), copy_backlink, &l);
 	return *out != NULL ? 0 : oom(c);
 }
 
 static int q_site_explorer(gcall *c, const ProtobufCMessage *m,
 			   ProtobufCMessage **resp)
 {
-	const T(DomainRequest) *req = (const void *)m;
-	const graph_page pg = {PAGE_DEFAULT, 0};
+	listing l = {.req = m, .pg = {PAGE_DEFAULT, 0}}, pages, anchors;
 	T(SiteExplorerResponse) *out;
 	T(SiteExplorer) *d;
 	T(SiteAuthority) *au;
 	graph_authority ga;
-	graph_top_page_row *pages;
-	graph_anchor_row *anchors;
-	uint64_t total, ignored;
-	size_t np, na;
-	char *domain;
+	uint64_t total;
 
 	out = msg_new(c, D(site_explorer_response));
 	d = msg_new(c, D(site_explorer));
 	au = msg_new(c, D(site_authority));
 	if (out == NULL || d == NULL || au == NULL)
 		return oom(c);
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    default_backlinks(c, domain, &d->backlinks, &d->n_backlinks,
+	if (args_domain(c, &l) != 0)
+		return SEO_EINVAL;
+	pages = anchors = l;
+	if (default_backlinks(c, l.domain, &d->backlinks, &d->n_backlinks,
 			      &total) != 0 ||
-	    query_rc(c, graph_authority_get(c->ix, domain, c->a, &ga)) != 0 ||
-	    query_rc(c, graph_top_pages(c->ix, domain, &pg, c->a, &pages, &np,
-					&ignored)) != 0 ||
-	    query_rc(c, graph_anchor_text(c->ix, domain, &pg, c->a, &anchors,
-					  &na, &ignored)) != 0)
+	    query_rc(c, graph_authority_get(c->ix, l.domain, c->a, &ga)) != 0 ||
+	    query_rc(c, query_top_pages(c, &pages)) != 0 ||
+	    query_rc(c, query_anchor_text(c, &anchors)) != 0)
 		return SEO_EINVAL;
 	d->backlinks_total = (int64_t)total;
 	au->score = ga.score;
 	au->referring_domains = (int64_t)ga.referring_domains;
 	au->total_host_count = (double)ga.total_host_count;
 	d->authority = au;
-	d->top_pages = top_page_rows(c, pages, np);
-	d->n_top_pages = np;
-	d->anchor_text = anchor_rows(c, anchors, na);
-	d->n_anchor_text = na;
+	d->top_pages = rows_copy(c, D(top_page_row), copy_top_page, &pages);
+	d->n_top_pages = pages.n;
+	d->anchor_text = rows_copy(c, D(anchor_text_row), copy_anchor_text,
+				   &anchors);
+	d->n_anchor_text = anchors.n;
 	if (d->top_pages == NULL || d->anchor_text == NULL)
 		return oom(c);
 	out->data = d;
@@ -1010,7 +1059,7 @@ static int q_link_audit(gcall *c, const ProtobufCMessage *m,
 	return 0;
 }
 
-/* ---- batch, URL index, status codes ------------------------------------- */
+/* ---- batch -------------------------------------------------------------- */
 
 static int q_batch(gcall *c, const ProtobufCMessage *m,
 		   ProtobufCMessage **resp)
@@ -1021,10 +1070,8 @@ static int q_batch(gcall *c, const ProtobufCMessage *m,
 	graph_fail entry_err;
 	gcall entry = *c;
 
-	if (req->n_domains < 1 || req->n_domains > BATCH_MAX)
-		return fail(c, "invalid_parameter",
-			    "domains must name between 1 and %d domains",
-			    BATCH_MAX);
+	if (count_arg(c, "domains", req->n_domains, 1, BATCH_MAX) != 0)
+		return SEO_EINVAL;
 	v = msgs_new(c, D(batch_entry), req->n_domains);
 	if (out == NULL || v == NULL)
 		return oom(c);
@@ -1052,72 +1099,6 @@ static int q_batch(gcall *c, const ProtobufCMessage *m,
 	}
 	out->data = v;
 	out->n_data = req->n_domains;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_url_index(gcall *c, const ProtobufCMessage *m,
-		       ProtobufCMessage **resp)
-{
-	const T(DomainPageRequest) *req = (const void *)m;
-	T(UrlIndexResponse) *out;
-	T(UrlIndexRow) **v;
-	graph_url_row *rows;
-	graph_page pg;
-	uint64_t total;
-	size_t n;
-	char *domain;
-	int ok;
-
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    page_arg(c, req->has_limit, req->limit, req->has_offset,
-		     req->offset, GRAPH_LIMIT_MAX, &pg) != 0 ||
-	    query_rc(c, graph_url_index(c->ix, domain, &pg, c->a, &rows, &n,
-					&total)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(url_index_response));
-	v = msgs_new(c, D(url_index_row), n);
-	ok = out != NULL && v != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		v[i]->url = str(c, rows[i].url, &ok);
-		v[i]->status_code = rows[i].status_code;
-		v[i]->mime = rows[i].mime ? str(c, rows[i].mime, &ok) : "";
-		v[i]->crawled_at = iso_time(c, rows[i].crawled_at, &ok);
-		if (v[i]->crawled_at == NULL)
-			v[i]->crawled_at = "";
-	}
-	if (!ok)
-		return oom(c);
-	out->data = v;
-	out->n_data = n;
-	*resp = &out->base;
-	return 0;
-}
-
-static int q_status_codes(gcall *c, const ProtobufCMessage *m,
-			  ProtobufCMessage **resp)
-{
-	const T(DomainRequest) *req = (const void *)m;
-	T(StatusCodesResponse) *out;
-	T(StatusCodeRow) **v;
-	graph_status_row *rows;
-	size_t n;
-	char *domain;
-
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    query_rc(c, graph_status_codes(c->ix, domain, c->a, &rows,
-					   &n)) != 0)
-		return SEO_EINVAL;
-	out = msg_new(c, D(status_codes_response));
-	v = msgs_new(c, D(status_code_row), n);
-	if (out == NULL || v == NULL)
-		return oom(c);
-	for (size_t i = 0; i < n; i++) {
-		v[i]->status_code = rows[i].status_code;
-		v[i]->count = rows[i].count;
-	}
-	out->data = v;
-	out->n_data = n;
 	*resp = &out->base;
 	return 0;
 }

@@ -9,7 +9,6 @@
  * Prints one JSON summary on stdout; errors go to stderr as log lines and
  * the exit status is non-zero.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -55,25 +54,6 @@ static void usage(FILE *f)
 		"                  [--domain-edges F] [--domain-ranks F] [--wat F]...\n"
 		"                  [--cdx F]... [--tranco F] [--whois F] [--mem-mb N]\n"
 		"       seo-ingest --demo --out DIR [--release LABEL] [--mem-mb N]\n");
-}
-
-static void remove_flat(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[4400];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 int main(int argc, char **argv)
@@ -213,7 +193,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	if (demo_dir[0])
-		remove_flat(demo_dir);
+		graph_remove_dir(demo_dir);
 	seo_arena_free(arena);
 	return status;
 }
