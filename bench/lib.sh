@@ -281,3 +281,16 @@ bench_machine() {
   cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
   echo "$(nproc) CPU (${cpu:-unknown}), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 }
+
+# bench_time FILE CMD [ARGS...]: runs CMD under GNU time, its figures in FILE
+# (read them with bench_time_figures).
+bench_time() {
+  local out=$1
+  shift
+  /usr/bin/time -o "$out" -f '%e %U %S %M' "$@"
+}
+
+# bench_time_figures FILE: "WALL_S CPU_S MAXRSS_KB" of a bench_time run.
+bench_time_figures() {
+  awk 'END { printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$1"
+}

@@ -112,11 +112,12 @@ int graph_demo_write(const char *dir, unsigned scale, seo_arena *a,
 /*
  * Writes a deterministic synthetic domain graph of `n_domains` (at least
  * 2) domains and about `n_edges` distinct edges into `dir` (created when
- * missing): domain-vertices.txt, domain-edges.txt and domain-ranks.txt,
- * with web-like skew (power-law in- and out-degrees, 40 % of the domains
- * never linked to) and ids unrelated to popularity. The same `seed` gives
- * the same files. Fills `inputs` (at least 3 entries; paths allocated from
- * `a`). Returns 0, SEO_EINVAL, SEO_EIO or SEO_ENOMEM.
+ * missing): domain-vertices.txt, domain-edges.txt, domain-ranks.txt and
+ * a WAT file with URL-level links from one domain in 16, with web-like
+ * skew (power-law in- and out-degrees, 40 % of the domains never linked
+ * to) and ids unrelated to popularity. The same `seed` gives the same
+ * files. Fills `inputs` (at least 4 entries; paths allocated from `a`).
+ * Returns 0, SEO_EINVAL, SEO_EIO or SEO_ENOMEM.
  */
 int graph_synth_write(const char *dir, uint32_t n_domains, uint64_t n_edges,
 		      uint64_t seed, seo_arena *a, graph_input *inputs,

@@ -96,6 +96,18 @@ static int cmp_indeg(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* The name of synthetic domain i: unique for every i. */
+static void demo_name(uint32_t i, char *out, size_t outlen)
+{
+	uint32_t a = i % 30, b = (i / 30) % 20, k = i / 600;
+
+	if (k)
+		snprintf(out, outlen, "%s%s%u.%s", w1[a], w2[b], k,
+			 tlds[(i * 7 + k) % 7]);
+	else
+		snprintf(out, outlen, "%s%s.%s", w1[a], w2[b], tlds[(i * 7) % 7]);
+}
+
 static int make_graph(demo *g, unsigned scale, rng *r)
 {
 	uint32_t *tmp;
@@ -110,15 +122,9 @@ static int make_graph(demo *g, unsigned scale, rng *r)
 		return SEO_ENOMEM;
 	}
 	for (uint32_t i = 0; i < g->n; i++) {
-		uint32_t a = i % 30, b = (i / 30) % 20, k = i / 600;
 		dd *d = &g->d[i];
 
-		if (k)
-			snprintf(d->name, sizeof(d->name), "%s%s%u.%s", w1[a],
-				 w2[b], k, tlds[(i * 7 + k) % 7]);
-		else
-			snprintf(d->name, sizeof(d->name), "%s%s.%s", w1[a],
-				 w2[b], tlds[(i * 7) % 7]);
+		demo_name(i, d->name, sizeof(d->name));
 		graph__reverse_labels(d->name, strlen(d->name), d->rev);
 		g->by_pop[i] = i;
 	}
@@ -203,6 +209,20 @@ static int close_ok(FILE *f)
 	return fclose(f) != 0 || bad ? SEO_EIO : 0;
 }
 
+#define RANKS_HEADER \
+	"#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t#host_rev\t#n_hosts\n"
+
+/* One line of domain-ranks.txt for the domain at position p (0 first) by
+ * in-degree: centrality values follow the in-degree, the PageRank position
+ * swaps a few neighbours so that the two orders differ. */
+static void rank_line(FILE *f, uint32_t p, uint32_t indeg, uint32_t n,
+		      const char *rev)
+{
+	fprintf(f, "%u\t%.6E\t%u\t%.12f\t%s\t%u\n", p + 1, 1e5 * indeg,
+		p + 1 + (p % 3 == 1) - (p % 3 == 2),
+		(double)indeg / (10.0 * n), rev, 1 + indeg / 4);
+}
+
 static int write_webgraph(demo *g, const char *dir, seo_arena *a,
 			  graph_input *in, size_t *n, rng *r)
 {
@@ -243,17 +263,10 @@ static int write_webgraph(demo *g, const char *dir, seo_arena *a,
 		free(order);
 		return SEO_EIO;
 	}
-	fprintf(f, "#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t"
-		   "#host_rev\t#n_hosts\n");
+	fputs(RANKS_HEADER, f);
 	/* only domains with referrers are ranked, as in the real files */
-	for (uint32_t p = 0; p < g->n && g->d[order[p]].indeg > 0; p++) {
-		dd *d = &g->d[order[p]];
-
-		fprintf(f, "%u\t%.6E\t%u\t%.12f\t%s\t%u\n", p + 1,
-			1e5 * d->indeg, p + 1 + (p % 3 == 1) - (p % 3 == 2),
-			(double)d->indeg / (10.0 * g->n), d->rev,
-			1 + d->indeg / 4);
-	}
+	for (uint32_t p = 0; p < g->n && g->d[order[p]].indeg > 0; p++)
+		rank_line(f, p, g->d[order[p]].indeg, g->n, g->d[order[p]].rev);
 	rc = close_ok(f);
 	if (!rc) {
 		f = create(dir, "tranco.csv", a, in, GRAPH_IN_TRANCO, n);
@@ -310,20 +323,95 @@ static int warc_member(const char *path, const char *type, const char *uri,
 	return rc;
 }
 
+/* A WAT file in `dir` with its warcinfo record, listed in `in`. */
+static int wat_create(const char *dir, const char *name, seo_arena *a,
+		      graph_input *in, size_t *n, const char **path)
+{
+	*path = seo_arena_printf(a, "%s/%s", dir, name);
+	if (!*path)
+		return SEO_ENOMEM;
+	in[*n].kind = GRAPH_IN_WAT;
+	in[*n].path = *path;
+	(*n)++;
+	return warc_member(*path, "warcinfo", NULL, "2024-06-30T00:00:00Z",
+			   "{\"software\": \"seo-ingest demo\"}");
+}
+
+/* Starts the metadata record of page p of domain `name` in `body`: sets
+ * its URI and capture date (in the crawl's two months). */
+static int wat_page_begin(graph__buf *body, const char *name, uint32_t p,
+			  char uri[160], char date[32], rng *r)
+{
+	char line[1024];
+	int y;
+	unsigned mo, da;
+
+	snprintf(uri, 160, "https://www.%s/page/%u", name, p);
+	graph__civil_from_days(19860 + (int32_t)(next(r) % 60), &y, &mo, &da);
+	snprintf(date, 32, "%04d-%02u-%02uT%02u:%02u:00Z", y, mo, da,
+		 (unsigned)(next(r) % 24), (unsigned)(next(r) % 60));
+	body->len = 0;
+	snprintf(line, sizeof(line),
+		 "{\"Envelope\":{\"WARC-Header-Metadata\":{"
+		 "\"WARC-Type\":\"response\",\"WARC-Target-URI\":"
+		 "\"%s\",\"WARC-Date\":\"%s\"},\"Payload-Metadata\":"
+		 "{\"HTTP-Response-Metadata\":{\"Response-Message\":"
+		 "{\"Status\":\"200\"},\"Headers\":{\"Content-Type\":"
+		 "\"text/html; charset=utf-8\"},\"HTML-Metadata\":"
+		 "{\"Head\":{\"Title\":\"%s\"},\"Links\":["
+		 "{\"path\":\"A@/href\",\"url\":\"/about\",\"text\":"
+		 "\"About\"}",
+		 uri, date, name);
+	return graph__buf_put(body, line, strlen(line));
+}
+
+/* Appends link number k of the page, to domain `target`: anchors branded,
+ * generic, naked or partial, some images and nofollows. */
+static int wat_link(graph__buf *body, const char *target, uint32_t k, rng *r)
+{
+	uint32_t kind = (uint32_t)(next(r) % 10);
+	char anchor[96], line[1024];
+	size_t ll = strcspn(target, ".");
+
+	if (kind < 3)
+		snprintf(anchor, sizeof(anchor), "%.*s", (int)ll, target);
+	else if (kind < 5)
+		snprintf(anchor, sizeof(anchor), "%s", generic[next(r) % 4]);
+	else if (kind < 6)
+		snprintf(anchor, sizeof(anchor), "https://%s/", target);
+	else
+		snprintf(anchor, sizeof(anchor), "best %s tips",
+			 w2[next(r) % 20]);
+	if (kind == 9)
+		snprintf(line, sizeof(line),
+			 ",{\"path\":\"IMG@/src\",\"url\":"
+			 "\"https://cdn.%s/img/%u.png\",\"alt\":\"%s\"}",
+			 target, k, anchor);
+	else
+		snprintf(line, sizeof(line),
+			 ",{\"path\":\"A@/href\",\"url\":"
+			 "\"https://%s%s/%s?a=1&amp;b=%u\",\"text\":\"%s\"%s}",
+			 kind % 2 ? "www." : "", target, k % 3 ? "post" : "",
+			 k % 5, anchor,
+			 kind == 7 ? ",\"rel\":\"nofollow\"" : "");
+	return graph__buf_put(body, line, strlen(line));
+}
+
+static int wat_page_end(graph__buf *body, const char *path, const char *uri,
+			const char *date)
+{
+	int rc = graph__buf_put(body, "]}}}}}", 7);
+
+	return rc ? rc : warc_member(path, "metadata", uri, date, body->p);
+}
+
 static int write_wat(demo *g, const char *dir, seo_arena *a, graph_input *in,
 		     size_t *n, rng *r)
 {
-	char *path = seo_arena_printf(a, "%s/demo.warc.wat.gz", dir);
+	const char *path;
 	graph__buf body = { 0 };
-	int rc = 0;
+	int rc = wat_create(dir, "demo.warc.wat.gz", a, in, n, &path);
 
-	if (!path)
-		return SEO_ENOMEM;
-	in[*n].kind = GRAPH_IN_WAT;
-	in[*n].path = path;
-	(*n)++;
-	rc = warc_member(path, "warcinfo", NULL, "2024-06-30T00:00:00Z",
-			 "{\"software\": \"seo-ingest demo\"}");
 	for (uint32_t i = 0; !rc && i < g->n; i++) {
 		dd *d = &g->d[i];
 		uint32_t pages = d->nout > 0 ? 1 + d->nout / 8 : 0;
@@ -331,71 +419,13 @@ static int write_wat(demo *g, const char *dir, seo_arena *a, graph_input *in,
 		if (pages > 4)
 			pages = 4;
 		for (uint32_t p = 0; !rc && p < pages; p++) {
-			char uri[160], date[32], line[1024];
-			int y;
-			unsigned mo, da;
+			char uri[160], date[32];
 
-			snprintf(uri, sizeof(uri), "https://www.%s/page/%u",
-				 d->name, p);
-			graph__civil_from_days(19860 + (int32_t)(next(r) % 60),
-					       &y, &mo, &da);
-			snprintf(date, sizeof(date),
-				 "%04d-%02u-%02uT%02u:%02u:00Z", y, mo, da,
-				 (unsigned)(next(r) % 24),
-				 (unsigned)(next(r) % 60));
-			body.len = 0;
-			snprintf(line, sizeof(line),
-				 "{\"Envelope\":{\"WARC-Header-Metadata\":{"
-				 "\"WARC-Type\":\"response\",\"WARC-Target-URI\":"
-				 "\"%s\",\"WARC-Date\":\"%s\"},\"Payload-Metadata\":"
-				 "{\"HTTP-Response-Metadata\":{\"Response-Message\":"
-				 "{\"Status\":\"200\"},\"Headers\":{\"Content-Type\":"
-				 "\"text/html; charset=utf-8\"},\"HTML-Metadata\":"
-				 "{\"Head\":{\"Title\":\"%s\"},\"Links\":["
-				 "{\"path\":\"A@/href\",\"url\":\"/about\",\"text\":"
-				 "\"About\"}",
-				 uri, date, d->name);
-			rc = graph__buf_put(&body, line, strlen(line));
-			for (uint32_t k = p; !rc && k < d->nout; k += pages) {
-				dd *t = &g->d[d->out[k]];
-				uint32_t kind = (uint32_t)(next(r) % 10);
-				char anchor[96];
-				size_t ll = strcspn(t->name, ".");
-
-				if (kind < 3)
-					snprintf(anchor, sizeof(anchor), "%.*s",
-						 (int)ll, t->name);
-				else if (kind < 5)
-					snprintf(anchor, sizeof(anchor), "%s",
-						 generic[next(r) % 4]);
-				else if (kind < 6)
-					snprintf(anchor, sizeof(anchor),
-						 "https://%s/", t->name);
-				else
-					snprintf(anchor, sizeof(anchor),
-						 "best %s tips", w2[next(r) % 20]);
-				if (kind == 9)
-					snprintf(line, sizeof(line),
-						 ",{\"path\":\"IMG@/src\",\"url\":"
-						 "\"https://cdn.%s/img/%u.png\","
-						 "\"alt\":\"%s\"}",
-						 t->name, k, anchor);
-				else
-					snprintf(line, sizeof(line),
-						 ",{\"path\":\"A@/href\",\"url\":"
-						 "\"https://%s%s/%s?a=1&amp;b=%u\","
-						 "\"text\":\"%s\"%s}",
-						 kind % 2 ? "www." : "", t->name,
-						 k % 3 ? "post" : "", k % 5, anchor,
-						 kind == 7 ? ",\"rel\":\"nofollow\"" :
-							     "");
-				rc = graph__buf_put(&body, line, strlen(line));
-			}
+			rc = wat_page_begin(&body, d->name, p, uri, date, r);
+			for (uint32_t k = p; !rc && k < d->nout; k += pages)
+				rc = wat_link(&body, g->d[d->out[k]].name, k, r);
 			if (!rc)
-				rc = graph__buf_put(&body, "]}}}}}", 7);
-			if (!rc)
-				rc = warc_member(path, "metadata", uri, date,
-						 body.p);
+				rc = wat_page_end(&body, path, uri, date);
 		}
 	}
 	free(body.p);
@@ -479,5 +509,308 @@ int graph_demo_write(const char *dir, unsigned scale, seo_arena *a,
 	if (!rc)
 		rc = write_cdx(&g, dir, a, inputs, n_inputs, &r);
 	free_graph(&g);
+	return rc;
+}
+
+/* ---- a synthetic crawl of any size (the bench's) ---- */
+
+/* Vose's alias table: draws from a discrete distribution in O(1). */
+typedef struct alias {
+	float *prob;
+	uint32_t *other;
+	uint32_t n;
+} alias;
+
+static void alias_free(alias *t)
+{
+	free(t->prob);
+	free(t->other);
+}
+
+/* Builds the table for weights w[0..n) (not all 0). */
+static int alias_build(alias *t, const float *w, uint32_t n)
+{
+	uint32_t *small = malloc(n * sizeof(uint32_t));
+	uint32_t *large = malloc(n * sizeof(uint32_t));
+	uint32_t ns = 0, nl = 0;
+	double sum = 0;
+	int rc = 0;
+
+	t->n = n;
+	t->prob = malloc(n * sizeof(float));
+	t->other = malloc(n * sizeof(uint32_t));
+	if (!small || !large || !t->prob || !t->other) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		sum += w[i];
+	if (sum <= 0) {
+		rc = SEO_EINVAL;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		t->prob[i] = (float)(w[i] * n / sum);
+		t->other[i] = i;
+		if (t->prob[i] < 1.0f)
+			small[ns++] = i;
+		else
+			large[nl++] = i;
+	}
+	while (ns && nl) {
+		uint32_t s = small[--ns], l = large[nl - 1];
+
+		t->other[s] = l;
+		t->prob[l] -= 1.0f - t->prob[s];
+		if (t->prob[l] < 1.0f) {
+			nl--;
+			small[ns++] = l;
+		}
+	}
+	/* what is left is 1 up to rounding */
+	while (nl)
+		t->prob[large[--nl]] = 1.0f;
+	while (ns)
+		t->prob[small[--ns]] = 1.0f;
+out:
+	free(small);
+	free(large);
+	return rc;
+}
+
+static uint32_t alias_draw(const alias *t, rng *r)
+{
+	uint64_t x = next(r);
+	uint32_t i = (uint32_t)(((x >> 32) * t->n) >> 32);
+
+	return (float)(x & 0xffffffffu) / 4294967296.0f < t->prob[i] ?
+		       i : t->other[i];
+}
+
+typedef struct synth {
+	uint32_t n;
+	char *blob;        /* reversed names, NUL-terminated */
+	size_t *off;       /* name index -> offset in blob */
+	uint32_t *by_vid;  /* vertex id -> name index */
+	uint32_t *want;    /* out-degree asked for, by vertex id */
+	uint32_t *indeg;   /* by vertex id */
+	float *w;          /* in-link weight, by vertex id */
+} synth;
+
+static int cmp_synth_rev(const void *a, const void *b, void *ctx)
+{
+	const synth *s = ctx;
+
+	return strcmp(s->blob + s->off[*(const uint32_t *)a],
+		      s->blob + s->off[*(const uint32_t *)b]);
+}
+
+static int cmp_synth_indeg(const void *a, const void *b, void *ctx)
+{
+	const uint32_t *deg = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (deg[x] != deg[y])
+		return deg[x] > deg[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static const char *synth_rev(const synth *s, uint32_t vid)
+{
+	return s->blob + s->off[s->by_vid[vid]];
+}
+
+/* Names in vertex-id order (the reversed names sorted, as Common Crawl
+ * numbers them), link weights and out-degrees unrelated to the names. */
+static int synth_make(synth *s, uint32_t n, uint64_t n_edges, rng *r)
+{
+	size_t len = 0;
+	double sum = 0, carry = 0, scale;
+	char name[64];
+
+	s->n = n;
+	s->off = malloc(n * sizeof(size_t));
+	s->blob = malloc((size_t)n * 64);
+	s->by_vid = malloc(n * sizeof(uint32_t));
+	s->want = malloc(n * sizeof(uint32_t));
+	s->indeg = calloc(n, sizeof(uint32_t));
+	s->w = malloc(n * sizeof(float));
+	if (!s->off || !s->blob || !s->by_vid || !s->want || !s->indeg || !s->w)
+		return SEO_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t l;
+
+		demo_name(i, name, sizeof(name));
+		l = strlen(name);
+		s->off[i] = len;
+		graph__reverse_labels(name, l, s->blob + len);
+		len += l + 1;
+		s->by_vid[i] = i;
+	}
+	qsort_r(s->by_vid, n, sizeof(uint32_t), cmp_synth_rev, s);
+	/*
+	 * In-links: 40 % of the domains are never linked to, the others get
+	 * a Pareto(1.1) weight, which gives the in-degree tail of web graphs
+	 * (exponent about 2.1). Out-degrees: a third link nowhere, the rest
+	 * Pareto(1.67), scaled to n_edges draws in all and capped at n / 4.
+	 */
+	for (uint32_t v = 0; v < n; v++) {
+		double u = unif(r), x = unif(r);
+		double y = unif(r), z = unif(r);
+
+		s->w[v] = u < 0.4 ? 0.0f : (float)pow(1.0 - x, -1.0 / 1.1);
+		/* the out weight waits in indeg, zeroed below */
+		s->indeg[v] = y < 1.0 / 3 ? 0 :
+			(uint32_t)fmin(1000.0 * pow(1.0 - z, -0.6), 4e9);
+		sum += s->indeg[v];
+	}
+	scale = sum > 0 ? (double)n_edges / sum : 0;
+	for (uint32_t v = 0; v < n; v++) {
+		double d = s->indeg[v] * scale + carry;
+		uint32_t k = (uint32_t)d;
+
+		carry = d - k;
+		s->want[v] = k < n / 4 ? k : n / 4;
+		s->indeg[v] = 0;
+	}
+	return 0;
+}
+
+static void synth_free(synth *s)
+{
+	free(s->off);
+	free(s->blob);
+	free(s->by_vid);
+	free(s->want);
+	free(s->indeg);
+	free(s->w);
+}
+
+/* Every 16th domain with out-links gets one WAT page linking to up to
+ * 32 of its targets, spread over the list: the URL-level links. */
+static int synth_page(const synth *s, uint32_t v, const uint32_t *out,
+		      uint32_t m, const char *wat, graph__buf *body, rng *r)
+{
+	char name[64], target[64], uri[160], date[32];
+	uint32_t step = m / 32 + 1;
+	int rc;
+
+	if (m == 0 || next(r) % 16 != 0)
+		return 0;
+	demo_name(s->by_vid[v], name, sizeof(name));
+	rc = wat_page_begin(body, name, 0, uri, date, r);
+	for (uint32_t k = 0; !rc && k < m; k += step) {
+		demo_name(s->by_vid[out[k]], target, sizeof(target));
+		rc = wat_link(body, target, k, r);
+	}
+	return rc ? rc : wat_page_end(body, wat, uri, date);
+}
+
+/* Draws the targets of each vertex in turn (self-links and repeats
+ * dropped, redrawn twice) and writes them, with some as URL-level links
+ * to `wat`; counts in-degrees. */
+static int synth_edges(synth *s, FILE *f, const char *wat, rng *r)
+{
+	graph__buf body = { 0 };
+	alias t = { 0 };
+	uint32_t *tmp = malloc(((size_t)s->n / 4 + 1) * sizeof(uint32_t));
+	int rc = tmp ? alias_build(&t, s->w, s->n) : SEO_ENOMEM;
+
+	for (uint32_t v = 0; !rc && v < s->n; v++) {
+		uint32_t m = 0;
+
+		for (int round = 0; round < 3 && m < s->want[v]; round++) {
+			uint32_t k = m;
+
+			/* bounded: v may be the only domain with weight */
+			for (uint64_t tries = 4ull * s->want[v];
+			     k < s->want[v] && tries > 0; tries--) {
+				uint32_t d = alias_draw(&t, r);
+
+				if (d != v)
+					tmp[k++] = d;
+			}
+			qsort(tmp, k, sizeof(uint32_t), cmp_u32);
+			m = 0;
+			for (uint32_t i = 0; i < k; i++)
+				if (i == 0 || tmp[i] != tmp[i - 1])
+					tmp[m++] = tmp[i];
+		}
+		for (uint32_t i = 0; i < m; i++) {
+			s->indeg[tmp[i]]++;
+			fprintf(f, "%u\t%u\n", v, tmp[i]);
+		}
+		rc = synth_page(s, v, tmp, m, wat, &body, r);
+	}
+	free(body.p);
+	alias_free(&t);
+	free(tmp);
+	return rc;
+}
+
+static int synth_ranks(synth *s, FILE *f)
+{
+	uint32_t *order = malloc(s->n * sizeof(uint32_t));
+
+	if (!order)
+		return SEO_ENOMEM;
+	for (uint32_t v = 0; v < s->n; v++)
+		order[v] = v;
+	qsort_r(order, s->n, sizeof(uint32_t), cmp_synth_indeg, s->indeg);
+	fputs(RANKS_HEADER, f);
+	for (uint32_t p = 0; p < s->n && s->indeg[order[p]] > 0; p++)
+		rank_line(f, p, s->indeg[order[p]], s->n,
+			  synth_rev(s, order[p]));
+	free(order);
+	return 0;
+}
+
+int graph_synth_write(const char *dir, uint32_t n_domains, uint64_t n_edges,
+		      uint64_t seed, seo_arena *a, graph_input *inputs,
+		      size_t *n_inputs)
+{
+	synth s = { 0 };
+	rng r = { seed };
+	const char *wat;
+	FILE *f = NULL;
+	int rc;
+
+	*n_inputs = 0;
+	if (n_domains < 2)
+		return SEO_EINVAL;
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		log_error("cannot create \"%s\": %s", dir, strerror(errno));
+		return SEO_EIO;
+	}
+	rc = synth_make(&s, n_domains, n_edges, &r);
+	if (!rc)
+		rc = wat_create(dir, "synth.warc.wat.gz", a, inputs, n_inputs,
+				&wat);
+	if (rc)
+		goto out;
+	f = create(dir, "domain-edges.txt", a, inputs, GRAPH_IN_EDGES, n_inputs);
+	rc = f ? synth_edges(&s, f, wat, &r) : SEO_EIO;
+	if (f && close_ok(f) && !rc)
+		rc = SEO_EIO;
+	if (rc)
+		goto out;
+	/* host counts follow the in-degree loosely, as in the demo */
+	f = create(dir, "domain-vertices.txt", a, inputs, GRAPH_IN_VERTICES,
+		   n_inputs);
+	if (!f) {
+		rc = SEO_EIO;
+		goto out;
+	}
+	for (uint32_t v = 0; v < s.n; v++)
+		fprintf(f, "%u\t%s\t%u\n", v, synth_rev(&s, v),
+			1 + s.indeg[v] / 16 + (uint32_t)(next(&r) % 3));
+	if ((rc = close_ok(f)))
+		goto out;
+	f = create(dir, "domain-ranks.txt", a, inputs, GRAPH_IN_RANKS, n_inputs);
+	rc = f ? synth_ranks(&s, f) : SEO_EIO;
+	if (f && close_ok(f) && !rc)
+		rc = SEO_EIO;
+out:
+	synth_free(&s);
 	return rc;
 }

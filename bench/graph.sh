@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Link-graph ingest and query latencies against PostgreSQL on the same data.
+#
+#   ./seo bench graph            (builds first)
+#   bash bench/graph.sh          (after ./seo build release)
+#
+# graph-bench writes a synthetic crawl (domain vertices, edges, ranks and a
+# WAT file of URL-level links); seo-ingest indexes it under /usr/bin/time;
+# the same vertices and edges are loaded into a fresh database
+# seo_graph_bench on the server of `./seo pg` with its best indexes; then
+# graph-bench times each single-domain query on the library and as SQL for
+# a heavy, a 100k-linker, a median and an empty domain. Prints a Markdown
+# table; docs/benchmarks.md describes the method.
+#
+# Environment:
+#   BENCH_DOMAINS      domains of the synthetic crawl (default 1000000)
+#   BENCH_EDGES        domain edges asked for (default 50000000)
+#   BENCH_REPS         timed runs per query and domain (default 200)
+#   BENCH_BUDGET_MS    time after which a query stops early (default 5000)
+#   BENCH_WRITE_DOCS=1 also inserts the table into docs/benchmarks.md
+#   BENCH_KEEP_TMP=1   keeps the temporary directory (crawl, index, logs)
+#   BENCH_KEEP_DB=1    keeps the database
+#   BENCH_BIN          directory of the binaries (default build/bin)
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DOMAINS=${BENCH_DOMAINS:-1000000}
+EDGES=${BENCH_EDGES:-50000000}
+REPS=${BENCH_REPS:-200}
+BUDGET_MS=${BENCH_BUDGET_MS:-5000}
+DOCS="$BENCH_ROOT/docs/benchmarks.md"
+# The full release the ingest rate is projected to.
+FULL_DOMAINS=134000000
+FULL_EDGES=5400000000
+
+for v in DOMAINS EDGES REPS BUDGET_MS; do
+  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_$v must be a positive integer"
+done
+
+bench_need_cmd python3 /usr/bin/time
+bench_need_bin graph-bench seo-ingest
+cd "$BENCH_ROOT"
+
+bench_traps
+bench_tmpdir
+crawl="$BENCH_TMP/crawl"
+index="$BENCH_TMP/index"
+
+# ---- the crawl and our index --------------------------------------------------
+bench_say "bench: writing a synthetic crawl: $DOMAINS domains, about $EDGES edges"
+bench_time "$BENCH_TMP/log/synth.time" "$BENCH_BIN/graph-bench" synth --out "$crawl" \
+  --domains "$DOMAINS" --edges "$EDGES" >"$BENCH_TMP/log/synth.log" 2>&1 \
+  || { cat "$BENCH_TMP/log/synth.log" >&2; bench_die "graph-bench synth failed"; }
+
+bench_say "bench: seo-ingest"
+bench_time "$BENCH_TMP/log/ingest.time" "$BENCH_BIN/seo-ingest" --out "$index" --release synthetic \
+  --domain-vertices "$crawl/domain-vertices.txt" --domain-edges "$crawl/domain-edges.txt" \
+  --domain-ranks "$crawl/domain-ranks.txt" --wat "$crawl/synth.warc.wat.gz" \
+  >"$BENCH_TMP/ingest.json" 2>"$BENCH_TMP/log/ingest.log" \
+  || { tail -20 "$BENCH_TMP/log/ingest.log" >&2; bench_die "seo-ingest failed"; }
+read -r n_domains n_edges n_links bpe ingest_s index_bytes < <(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["domains"], j["domain_edges"], j["links"], j["bytes_per_edge"], j["seconds"], j["index_bytes"])
+' "$BENCH_TMP/ingest.json")
+read -r ingest_wall ingest_cpu ingest_rss_kb < <(bench_time_figures "$BENCH_TMP/log/ingest.time")
+read -r synth_wall _ _ < <(bench_time_figures "$BENCH_TMP/log/synth.time")
+
+# ---- the domains measured -------------------------------------------------------
+# domain-ranks.txt lists the linked domains by in-degree (harmonicc_val is
+# 1e5 times it): the heaviest first; the median of all domains by in-degree
+# is its line n/2 when more than half are linked, else an empty one.
+ranks="$crawl/domain-ranks.txt"
+fwd() { awk -v s="$1" 'BEGIN { n = split(s, a, "."); o = a[n]; for (i = n - 1; i >= 1; i--) o = o "." a[i]; print o }'; }
+rank_line() { awk -F'\t' -v n="$1" 'NR == n + 1 { printf "%s %.0f\n", $5, $2 / 1e5; exit }' "$ranks"; }
+read -r heavy heavy_rd < <(rank_line 1)
+read -r near100k near100k_rd < <(awk -F'\t' 'NR > 1 { d = $2 / 1e5 - 100000; if (d < 0) d = -d
+  if (best == "" || d < best) { best = d; name = $5; rd = $2 / 1e5 } } END { printf "%s %.0f\n", name, rd }' "$ranks")
+median=$(rank_line $((n_domains / 2)) || true)
+read -r median median_rd <<<"${median:-- 0}"
+empty=$(awk -F'\t' 'NR == FNR { if (FNR > 1) r[$5] = 1; next } !($2 in r) { print $2; exit }' "$ranks" "$crawl/domain-vertices.txt")
+[ "$median" != - ] || median=$empty
+targets=("heavy=$(fwd "$heavy")" "100k=$(fwd "$near100k")" "median=$(fwd "$median")" "empty=$(fwd "$empty")")
+declare -A referrers=([heavy]=$heavy_rd [100k]=$near100k_rd [median]=$median_rd [empty]=0)
+
+# ---- PostgreSQL -------------------------------------------------------------------
+bench_need_cmd psql
+bench_pg
+bench_pg_db "$BENCH_PG_URL" seo_graph_bench
+bench_say "bench: loading PostgreSQL"
+pg_t0=$(date +%s.%N)
+psql "$BENCH_DB_URL" -X -q -v ON_ERROR_STOP=1 >"$BENCH_TMP/log/pg-load.log" 2>&1 <<SQL \
+  || { tail -20 "$BENCH_TMP/log/pg-load.log" >&2; bench_die "loading PostgreSQL failed"; }
+SET maintenance_work_mem = '1GB';
+SET max_parallel_maintenance_workers = 1;
+CREATE TABLE domains (id int NOT NULL, rev text NOT NULL, n_hosts int NOT NULL);
+CREATE TABLE edges (src int NOT NULL, dst int NOT NULL);
+\copy domains FROM '$crawl/domain-vertices.txt'
+\copy edges FROM '$crawl/domain-edges.txt'
+ALTER TABLE domains ADD PRIMARY KEY (id);
+CREATE UNIQUE INDEX domains_rev ON domains (rev);
+CREATE INDEX edges_dst_src ON edges (dst, src);
+CREATE INDEX edges_src_dst ON edges (src, dst);
+-- per-domain figures precomputed, as our ingest does
+CREATE TABLE counts AS
+  SELECT d.id, coalesce(i.rd, 0)::int AS rd, coalesce(o.outd, 0)::int AS outd,
+         coalesce(i.hosts_sum, 0)::bigint AS hosts_sum
+  FROM domains d
+  LEFT JOIN (SELECT e.dst AS id, count(*) AS rd, sum(s.n_hosts) AS hosts_sum
+             FROM edges e JOIN domains s ON s.id = e.src GROUP BY e.dst) i USING (id)
+  LEFT JOIN (SELECT src AS id, count(*) AS outd FROM edges GROUP BY src) o USING (id);
+ALTER TABLE counts ADD PRIMARY KEY (id);
+VACUUM ANALYZE;
+SQL
+pg_load_s=$(awk -v a="$pg_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+pg_edge_bytes=$(psql "$BENCH_DB_URL" -X -A -t -c "SELECT pg_total_relation_size('edges')")
+
+# ---- queries ------------------------------------------------------------------------
+bench_say "bench: timing the queries ($REPS runs each, at most ${BUDGET_MS} ms per query and side)"
+"$BENCH_BIN/graph-bench" query --index "$index" --pg "$BENCH_DB_URL" --reps "$REPS" \
+  --budget-ms "$BUDGET_MS" "${targets[@]}" >"$BENCH_TMP/queries.tsv" 2>"$BENCH_TMP/log/query.log" \
+  || { cat "$BENCH_TMP/log/query.log" >&2; bench_die "graph-bench query failed"; }
+
+# ---- report -------------------------------------------------------------------------
+fmt_us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 1000) printf "%.1f ms", v / 1000; else printf "%.1f us", v }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "-" || b <= 0) print "-"; else printf "%.2g", a / b }'; }
+rate=$(awk -v e="$n_edges" -v s="$ingest_wall" 'BEGIN { printf "%.0f", e / s }')
+proj_h=$(awk -v r="$rate" -v e="$FULL_EDGES" 'BEGIN { printf "%.1f", e / r / 3600 }')
+report="$BENCH_TMP/report.md"
+{
+  echo "#### graph, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "Machine: $(bench_machine). Synthetic crawl: $n_domains domains, $n_edges domain edges, $n_links URL-level links (written in ${synth_wall} s)."
+  echo
+  echo "| ingest | |"
+  echo "|---|---|"
+  echo "| wall time | ${ingest_wall} s (${ingest_cpu} s CPU) |"
+  echo "| rate | $rate domain edges/s |"
+  echo "| peak memory (ru_maxrss) | $((ingest_rss_kb / 1024)) MiB |"
+  echo "| index | $index_bytes bytes; $bpe bytes per domain edge |"
+  echo "| PostgreSQL load, indexes, counts | ${pg_load_s} s; edges table with its two indexes $(awk -v b="$pg_edge_bytes" -v e="$n_edges" 'BEGIN { printf "%.1f", b / e }') bytes per edge |"
+  echo "| projected full release ($FULL_DOMAINS domains, $FULL_EDGES edges) | $proj_h h at the measured rate |"
+  echo
+  echo "Latency on the library (graph-bench, one thread, index in the page cache) and of the same question as a prepared SQL statement (libpq), first page of 100 rows:"
+  echo
+  echo "| domain (referring domains) | query | total | ours p50 | ours p99 | PostgreSQL p50 | PostgreSQL p99 | ratio p50 | ratio p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r label q total o50 o99 p50 p99; do
+    printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "${referrers[$label]}" "$q" "$total" \
+      "$(fmt_us "$o50")" "$(fmt_us "$o99")" "$(fmt_us "$p50")" "$(fmt_us "$p99")" \
+      "$(ratio "$o50" "$p50")" "$(ratio "$o99" "$p99")"
+  done <"$BENCH_TMP/queries.tsv"
+} >"$report"
+cat "$report"
+
+if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then
+  python3 - "$DOCS" "$report" <<'PY'
+import sys
+docs, report = sys.argv[1], open(sys.argv[2]).read()
+marker = "<!-- graph results: bench/graph.sh inserts new runs above this line -->"
+text = open(docs).read()
+if marker in text:
+    text = text.replace(marker, report + "\n" + marker, 1)
+else:
+    text = text.rstrip("\n") + "\n\n" + report
+open(docs, "w").write(text)
+PY
+  bench_say "bench: appended to docs/benchmarks.md"
+fi
