@@ -745,14 +745,18 @@ int graph_similar_domains(const graph_index *ix, const char *domain,
 	*rows = NULL;
 	if (rc <= 0)
 		return rc;
+	in_begin(ix, ix->dom[id].rank, &it);
+	/* No linker, nothing shared: skip the counter, whose allocation
+	 * costs more than the whole answer for most domains. */
+	if (!in_next(&it, &r))
+		return 0;
 	/* a dense counter: calloc'd pages stay untouched unless used */
 	count = calloc(ix->n, sizeof(uint32_t));
 	if (!count) {
 		rc = SEO_ENOMEM;
 		goto out;
 	}
-	in_begin(ix, ix->dom[id].rank, &it);
-	while (in_next(&it, &r)) {
+	do {
 		const uint8_t *p = odat + ooff[r], *e = odat + ooff[r + 1];
 		uint64_t v, t = 0;
 
@@ -777,7 +781,7 @@ int graph_similar_domains(const graph_index *ix, const char *domain,
 				touched[nt++].id = (uint32_t)t;
 			}
 		}
-	}
+	} while (in_next(&it, &r));
 	for (size_t i = 0; i < nt; i++)
 		touched[i].count = count[touched[i].id];
 	*total = nt;
