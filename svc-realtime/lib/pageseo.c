@@ -461,8 +461,13 @@ static json_t *language_json(const audit *au)
 	while (tag && isspace((unsigned char)*tag))
 		tag++;
 	len = tag ? strcspn(tag, ", \t") : 0;
-	if (len >= sizeof(clean))
+	if (len >= sizeof(clean)) {
 		len = sizeof(clean) - 1;
+		/* cut before a character, never inside one: json_pack()
+		 * refuses broken UTF-8 */
+		while (len > 0 && ((unsigned char)tag[len] & 0xc0) == 0x80)
+			len--;
+	}
 	if (tag)
 		memcpy(clean, tag, len);
 	clean[len] = '\0';

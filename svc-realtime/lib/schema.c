@@ -84,11 +84,24 @@ static int on_block(extract *ex, const GumboNode *script)
 	size_t i;
 	int rc = rt__json_ld_load(script, &j, &err);
 
-	if (rc == SEO_EINVAL)
-		return json_array_append_new(ex->invalid, json_pack("{s:I,s:s,s:i,s:i,s:i}",
-			"index", (json_int_t)block, "error", err.text,
-			"line", err.line, "column", err.column, "position", err.position))
-			? SEO_ENOMEM : 0;
+	if (rc == SEO_EINVAL) {
+		/* jansson quotes the bytes near the error and cuts its text
+		 * at a fixed length: either may split a UTF-8 sequence, which
+		 * json_pack() refuses */
+		seo_arena *a = seo_arena_new(0);
+		char *text;
+		size_t len;
+
+		if (a == NULL)
+			return SEO_ENOMEM;
+		rc = rt_to_utf8(err.text, strlen(err.text), "utf-8", a, &text, &len);
+		if (rc == 0 && json_array_append_new(ex->invalid, json_pack("{s:I,s:s,s:i,s:i,s:i}",
+			"index", (json_int_t)block, "error", text,
+			"line", err.line, "column", err.column, "position", err.position)))
+			rc = SEO_ENOMEM;
+		seo_arena_free(a);
+		return rc;
+	}
 	if (rc != 0)
 		return rc;
 	if (json_is_object(j))

@@ -153,6 +153,9 @@ static int host_parse(const char *h, size_t len, seo_arena *a, rt_url *out)
 		if (++label > 63)
 			return SEO_EINVAL;
 	}
+	/* "a.." would keep a trailing dot and hide a final number */
+	if (label == 0)
+		return SEO_EINVAL;
 	if (ends_in_number(h, len)) {
 		if (v4_parse(h, len, addr) != 0)
 			return SEO_EINVAL;
@@ -285,7 +288,11 @@ int rt_url_parse(const char *url, seo_arena *a, rt_url *out)
 					     out->host,
 					     out->host_kind == RT_HOST_V6 ? "]" : "",
 					     port, out->path);
-	return out->href ? 0 : SEO_ENOMEM;
+	if (out->href == NULL)
+		return SEO_ENOMEM;
+	/* Escaping can triple a long non-ASCII URL; a canonical form this
+	 * parser would refuse must not be handed on (to a redirect, say). */
+	return strlen(out->href) > URL_MAX_LEN ? SEO_EINVAL : 0;
 }
 
 int rt_url_resolve(const char *base, const char *ref, seo_arena *a,

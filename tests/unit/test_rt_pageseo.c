@@ -208,6 +208,14 @@ static void test_head_fields(void)
 	CU_ASSERT_STRING_EQUAL(gets_(o, "language.source"), "none");
 	CU_ASSERT_STRING_EQUAL(gets_(o, "language.tag"), "");
 	json_decref(o);
+	/* a long tag is cut between characters (found by fuzz_pageseo) */
+	o = audit("<html lang=\"de-DE\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		  "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\">");
+	CU_ASSERT_EQUAL(strlen(gets_(o, "language.tag")), 5 + 3 * 19);
+	CU_ASSERT_STRING_EQUAL(gets_(o, "language.primary"), "de");
+	json_decref(o);
 }
 
 static void test_body_fields(void)

@@ -165,6 +165,15 @@ static void test_invalid(void)
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(o, "data")), 2);
 	CU_ASSERT_EQUAL(geti(entity(o, 1), "block_index"), 4);
 	json_decref(o);
+
+	/* jansson's message quotes half of the U+00B4 after the bad escape:
+	 * the block is still listed, its error valid UTF-8 (found by
+	 * fuzz_schema) */
+	o = run("<script type=\"application/ld+json\">{\"a\\\xc2\xb4\": 1}</script>");
+	inv = json_object_get(o, "invalid_blocks");
+	CU_ASSERT_EQUAL_FATAL(json_array_size(inv), 1);
+	CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(json_array_get(inv, 0), "error")));
+	json_decref(o);
 }
 
 static void test_type_attribute(void)

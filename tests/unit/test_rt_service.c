@@ -110,8 +110,8 @@ static void test_pages_fit(void)
 		"<script type=application/ld+json>[{\"@type\":\"A\"},3,"
 		"{\"@graph\":[{\"@id\":\"x\"}]}]</script>"
 		"<script type=application/ld+json>{oops</script>",
-		"<html lang=de><meta name=description content=d><h1>a</h1>"
-		"<link rel=alternate hreflang=en href=/en><img src=x>",
+		("<html lang=de><meta name=description content=d><h1>a</h1>"
+		 "<link rel=alternate hreflang=en href=/en><img src=x>"),
 	};
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
 		rt_page p = {"https://a.test/", "https://a.test/", 200, 5, pages[i],

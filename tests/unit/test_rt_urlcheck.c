@@ -199,6 +199,24 @@ static void test_canonical(void)
 	/* a name whose last label is not a number is a DNS name */
 	CU_ASSERT_EQUAL(rt_url_parse("http://127.0.0.1.nip.io/", a, &u), 0);
 	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
+	/* one trailing dot goes; a second would leave "127.0.0.1." as a
+	 * name whose href reads back as an address (found by fuzz_url) */
+	CU_ASSERT_EQUAL(rt_url_parse("http://127.0.0.1../", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(rt_url_parse("http://example.com../", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(rt_url_resolve("https://a.example/", "http:///827..", a, &u), SEO_EINVAL);
+	/* 3000 bytes of UTF-8 pass the length check but escape to 9000: the
+	 * canonical form must stay parseable (found by fuzz_url) */
+	{
+		char *big = seo_arena_alloc(a, 3100);
+		size_t n = (size_t)sprintf(big, "http://example.com/");
+
+		while (n < 3000) {
+			big[n++] = '\xc3';
+			big[n++] = '\xa9';
+		}
+		big[n] = '\0';
+		CU_ASSERT_EQUAL(rt_url_parse(big, a, &u), SEO_EINVAL);
+	}
 	seo_arena_free(a);
 }
 
