@@ -37,6 +37,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_HTTP_BODY_LIMIT] = {"SEO_HTTP_BODY_LIMIT", "2097152", "largest request body the gateway accepts, in bytes"},
 	[SEO_CFG_RPC_TIMEOUT_MS] = {"SEO_RPC_TIMEOUT_MS", "30000", "deadline of a gateway call to a service"},
 	[SEO_CFG_MIGRATIONS_DIR] = {"SEO_MIGRATIONS_DIR", "", "SQL migrations of svc-account (default: found beside the binary)"},
+	[SEO_CFG_TECH_RULES] = {"SEO_TECH_RULES", "", "technology fingerprint rules of tech-stack (default: found beside the binary)"},
 };
 
 const seo_cfg_def *seo_config_def(seo_cfg key)

@@ -34,6 +34,10 @@ static const char *const page_errors[] = {
 	"response_too_large", NULL};
 static const char *const site_errors[] = {
 	"invalid_domain", "private_ip", NULL};
+/* A site analysis of one fetched page: the homepage. */
+static const char *const homepage_errors[] = {
+	"invalid_domain", "private_ip", "fetch_failed", "timeout",
+	"response_too_large", NULL};
 
 const gw_route gw__realtime_routes[] = {
 	{.method = "GET", .pattern = "/v1/page-seo", .endpoint = "page-seo",
@@ -70,6 +74,14 @@ const gw_route gw__realtime_routes[] = {
 	 .params = sitemap_params, .n_params = N(sitemap_params),
 	 .summary = "URLs of a site's sitemaps; refunded when none is found",
 	 .errors = site_errors},
+	{.method = "GET", .pattern = "/v1/tech-stack", .endpoint = "tech-stack",
+	 .service = GW_SVC_REALTIME, .rpc_path = REALTIME("TechStack"),
+	 .input = MSG(domain_request), .output = MSG(tech_stack_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
+	 .bill = GW_BILL_FIXED, .cost = 2, .flags = GW_R_ENVELOPE,
+	 .params = domain_params, .n_params = N(domain_params),
+	 .summary = "Technologies a site's homepage reveals, fetched live",
+	 .errors = homepage_errors},
 };
 
 const size_t gw__realtime_routes_count = N(gw__realtime_routes);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "seo/arena.h"
+#include "seo/tech.h"
 
 /* ---- URLs ---------------------------------------------------------------- */
 
@@ -445,5 +446,16 @@ typedef struct rt_site_probes {
 
 int rt_site_health(const char *domain, const char *apex,
 		   const rt_site_probes *p, seo_arena *a, json_t **out);
+
+/*
+ * The tech stack object of the spec from the fetched homepage `res` of
+ * `domain`: the technologies `rules` find in its headers, cookies, meta
+ * tags, script sources and HTML (strongest first), its Server and
+ * X-Powered-By headers and meta generator (null when absent), and the
+ * fetch's response time. Everything temporary goes on `a`. Sets *out to a
+ * new object (json_decref()). Returns 0 or SEO_ENOMEM.
+ */
+int rt_tech_stack(const char *domain, const rt_fetch_result *res,
+		  const seo_tech_rules *rules, seo_arena *a, json_t **out);
 
 #endif

@@ -13,11 +13,19 @@
 
 #include "seo/arena.h"
 #include "seo/rpc.h"
+#include "seo/tech.h"
 
 /* The method table for rpc_service_main(); handlers need no service
  * state. */
 extern const rpc_method rt_rpc_methods[];
 extern const size_t rt_rpc_n_methods;
+
+/*
+ * The technology rules of tech-stack (seo/tech.h), loaded on the first
+ * call from seo_tech_rules_path() and kept for the process; NULL, with the
+ * reason logged, when they cannot be loaded. Thread-safe.
+ */
+const seo_tech_rules *rt_service_tech_rules(void);
 
 /*
  * Builds a message of `desc` from JSON object `obj` by the shared

@@ -8,6 +8,8 @@
  */
 #include "rt_service.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -304,6 +306,68 @@ static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 		      MSG(site_health_response), resp);
 }
 
+/* ---- tech-stack ----------------------------------------------------------- */
+
+/* The rule file, compiled once for the process and never freed: every
+ * worker thread reads it. */
+static pthread_once_t tech_once = PTHREAD_ONCE_INIT;
+static seo_tech_rules *tech_rules;
+
+static void load_tech_rules(void)
+{
+	char path[PATH_MAX], err[512];
+	int rc = seo_tech_rules_path(path, sizeof(path));
+
+	if (rc != 0) {
+		log_error("technology rules not found; set SEO_TECH_RULES");
+		return;
+	}
+	rc = seo_tech_rules_load(path, &tech_rules, err, sizeof(err));
+	if (rc != 0)
+		log_error("technology rules %s: %s", path,
+			  rc == SEO_EINVAL || rc == SEO_EIO ? err : seo_strerror(rc));
+	else
+		log_info("%zu technology rules from %s",
+			 seo_tech_rules_count(tech_rules), path);
+}
+
+const seo_tech_rules *rt_service_tech_rules(void)
+{
+	pthread_once(&tech_once, load_tech_rules);
+	return tech_rules;
+}
+
+static int tech_stack(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	const Seo__Realtime__V1__DomainRequest *r = (const void *)req;
+	const seo_tech_rules *rules = rt_service_tech_rules();
+	const char *host = site_host(ctx, r->domain), *url;
+	seo_arena *a = rpc_ctx_arena(ctx);
+	rt_fetch_opts opts = {0};
+	rt_fetch_result res;
+	json_t *data = NULL;
+
+	if (host == NULL)
+		return rpc_ctx_fail(ctx, "invalid_domain",
+				    "\"%s\" is not a bare domain name", r->domain);
+	if (rules == NULL)
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "technology rules are not loaded");
+	/* The homepage only, as the spec says. */
+	url = seo_arena_printf(a, "https://%s/", host);
+	opts.timeout_ms = budget_ms(ctx, PAGE_TIMEOUT_MS);
+	if (url == NULL || rt_fetch_sync(url, &opts, a, &res) != 0)
+		return rpc_ctx_fail(ctx, "internal_error",
+				    "could not start the fetcher");
+	if (res.error != RT_FETCH_OK)
+		return fetch_failed(ctx, &res);
+	if (rt_tech_stack(host, &res, rules, a, &data) != 0)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	return answer(ctx, json_pack("{s:o}", "data", data),
+		      MSG(tech_stack_response), resp);
+}
+
 const rpc_method rt_rpc_methods[] = {
 	{METHOD("PageSeo"), MSG(url_request), MSG(page_seo_response), page_seo},
 	{METHOD("SchemaMarkup"), MSG(url_request), MSG(schema_markup_response),
@@ -311,6 +375,8 @@ const rpc_method rt_rpc_methods[] = {
 	{METHOD("Sitemap"), MSG(sitemap_request), MSG(sitemap_response), sitemap},
 	{METHOD("SiteHealth"), MSG(domain_request), MSG(site_health_response),
 	 site_health},
+	{METHOD("TechStack"), MSG(domain_request), MSG(tech_stack_response),
+	 tech_stack},
 };
 
 const size_t rt_rpc_n_methods = sizeof(rt_rpc_methods) / sizeof(rt_rpc_methods[0]);

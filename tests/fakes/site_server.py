@@ -48,6 +48,17 @@ AUDIT_PAGE = """<!doctype html><html lang="en-GB"><head>
 <a href="/inner">in</a><a href="https://elsewhere.example/">out</a>
 </body></html>""" % ("d" * 130)
 
+# A WordPress homepage behind Cloudflare with a few third-party scripts,
+# for tech-stack.
+TECH_PAGE = """<!doctype html><html><head>
+<meta name="generator" content="WordPress 6.5.2">
+<link rel="stylesheet" href="/wp-content/themes/site/style.css">
+<script src="/wp-includes/js/jquery/jquery.min.js"></script>
+<script async src="https://www.googletagmanager.com/gtag/js?id=G-TEST"></script>
+<script src="https://js.stripe.com/v3/"></script>
+<script>window.intercomSettings = {app_id: "x"};</script>
+</head><body><p>shop</p></body></html>"""
+
 XML = "application/xml"
 # host -> path -> (body, content type); any other path is a 404
 SITES = {
@@ -96,6 +107,13 @@ SITES = {
     # a plain http site without any of it
     "sh2.test": {
         "/": (PAGE.encode(), "text/html; charset=utf-8"),
+    },
+    # tech-stack: served over https
+    "ts1.test": {
+        "/": (TECH_PAGE.encode(), "text/html; charset=utf-8", [
+            ("X-Powered-By", "PHP/8.2.18"),
+            ("CF-RAY", "8f00000000000000-AMS"),
+            ("Set-Cookie", "PHPSESSID=abc; path=/; HttpOnly")]),
     },
 }
 

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
 from harness import check, eq, expect_error, test  # noqa: E402
 
-HTTPS_HOSTS = ["sm1.test", "sm2.test", "sm3.test", "sh1.test", "www.sh1.test"]
+HTTPS_HOSTS = ["sm1.test", "sm2.test", "sm3.test", "sh1.test", "www.sh1.test", "ts1.test"]
 HTTP_HOSTS = ["pg1.test", "sm1.test", "sm2.test", "sh1.test", "sh2.test"]
 
 
@@ -41,6 +41,7 @@ def setup():
     connect_to = (["%s:80:127.0.0.1:%d" % (n, c.plain.port) for n in HTTP_HOSTS] +
                   ["%s:443:127.0.0.1:%d" % (n, c.tls.port) for n in HTTPS_HOSTS] +
                   ["down.test:80:127.0.0.1:%d" % closed,
+                   "down.test:443:127.0.0.1:%d" % closed,
                    "private.test:443:10.0.0.1:443"])
     c.stack = h.Stack("realtime", env={
         "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
@@ -288,6 +289,49 @@ def openapi_describes_routes(c):
     eq((ld["type"], ld["additionalProperties"]), ("object", True), "json_ld items")
     sm = schemas["seo.realtime.v1.SitemapUrl"]
     eq(sm["required"], ["url"], "absent sitemap fields are not required")
+
+
+
+@test
+def tech_stack_fields(c):
+    key = fresh_key(c)
+    r = get(c, "/v1/tech-stack", key, domain="ts1.test")
+    eq(r.status, 200, "status")
+    d = billed(c, key, r, 2, "tech-stack", 100)["data"]
+    eq(sorted(d), ["domain", "generator", "response_time_ms", "server", "technologies",
+                   "x_powered_by"])
+    eq((d["domain"], d["generator"], d["x_powered_by"]), ("ts1.test", "WordPress 6.5.2",
+                                                          "PHP/8.2.18"))
+    check(d["server"].startswith("BaseHTTP"), "server header", d["server"])
+    check(d["response_time_ms"] >= 0, "response_time_ms", d["response_time_ms"])
+    # strongest first, then by name
+    eq([(t["name"], t["category"], t["confidence"]) for t in d["technologies"]], [
+        ("Cloudflare", "cdn", "definite"), ("PHP", "framework", "definite"),
+        ("WordPress", "cms", "definite"), ("Google Analytics", "analytics", "high"),
+        ("Intercom", "support", "high"), ("jQuery", "framework", "high"),
+        ("Stripe", "payments", "high")], "technologies")
+    # a page without any known technology: an empty list, nulls
+    r = get(c, "/v1/tech-stack", key, domain="sh1.test")
+    eq(r.status, 200, "status")
+    d = r.json()["data"]
+    eq((d["technologies"], d["x_powered_by"], d["generator"]), ([], None, None))
+
+
+@test
+def tech_stack_errors_refunded(c):
+    key = fresh_key(c)
+    for domain in ("https://ts1.test", "ts1.test/x", "10.0.0.1", "localhost"):
+        expect_error(get(c, "/v1/tech-stack", key, domain=domain), 400, "invalid_domain")
+    body = expect_error(get(c, "/v1/tech-stack", key, domain="down.test"), 503, "fetch_failed")
+    check("down.test" in body["message"], "message names the URL", body)
+    expect_error(get(c, "/v1/tech-stack", key, domain="private.test"), 400, "private_ip")
+    eq(balance(c, key), 100, "balance")
+    # every call that reached the service is recorded, refunded
+    rows = [(r["endpoint"], r["credits_used"]) for r in usage(c, key)]
+    check(len(rows) >= 2, "usage rows", rows)
+    eq(set(rows), {("tech-stack", 0)}, "refunded rows")
+    doc = c.stack.get("/v1/openapi.json").json()
+    eq(doc["paths"]["/v1/tech-stack"]["get"]["x-credit-cost"], 2, "OpenAPI cost")
 
 
 if __name__ == "__main__":
