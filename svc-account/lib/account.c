@@ -46,12 +46,6 @@ static int64_t col_int(PGresult *r, int row, int c)
 	return strtoll(PQgetvalue(r, row, c), NULL, 10);
 }
 
-/* An arena array of n message pointers (and room for n == 0). */
-static void *ptr_array(seo_arena *arena, size_t n)
-{
-	return seo_arena_alloc(arena, sizeof(void *) * (n + 1));
-}
-
 int acct_get_me(acct_service *a, const acct_caller *who, seo_arena *arena,
 		Seo__Account__V1__User **out, acct_err *err)
 {
@@ -114,7 +108,6 @@ int acct_list_usage(acct_service *a, const acct_caller *who,
 	char lim[24], off[24];
 	const char *params[3] = {who->workspace_id, lim, off};
 	PGresult *r = NULL, *total = NULL;
-	int bad = 0;
 	size_t n;
 	int rc = staff_only(who, "usage", err);
 
@@ -135,36 +128,16 @@ int acct_list_usage(acct_service *a, const acct_caller *who,
 		rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_COUNT, 1, params, &total, err);
 	if (rc != 0)
 		goto out;
-	n = (size_t)PQntuples(r);
 	resp = seo_arena_alloc(arena, sizeof(*resp));
 	if (resp == NULL) {
 		rc = oom(err);
 		goto out;
 	}
 	seo__account__v1__list_usage_response__init(resp);
-	resp->usage = ptr_array(arena, n);
-	if (resp->usage == NULL) {
-		rc = oom(err);
+	rc = acct__rows_to_messages(arena, r, &seo__account__v1__usage_row__descriptor,
+				    (ProtobufCMessage ***)&resp->usage, &n, err);
+	if (rc != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < n && !bad; i++) {
-		Seo__Account__V1__UsageRow *u = seo_arena_alloc(arena, sizeof(*u));
-
-		if (u == NULL) {
-			bad = 1;
-			break;
-		}
-		seo__account__v1__usage_row__init(u);
-		u->endpoint = col(arena, r, (int)i, 0, &bad);
-		u->credits_used = col_int(r, (int)i, 1);
-		u->domain = col(arena, r, (int)i, 2, &bad);
-		u->created_at = col_int(r, (int)i, 3);
-		resp->usage[i] = u;
-	}
-	if (bad) {
-		rc = oom(err);
-		goto out;
-	}
 	resp->n_usage = n;
 	resp->total = col_int(total, 0, 0);
 	*out = resp;
@@ -184,30 +157,16 @@ int acct_get_pricing(acct_service *a, seo_arena *arena,
 
 	if (rc != 0)
 		goto out;
-	n = (size_t)PQntuples(r);
 	resp = seo_arena_alloc(arena, sizeof(*resp));
 	if (resp == NULL) {
 		rc = oom(err);
 		goto out;
 	}
 	seo__account__v1__pricing_response__init(resp);
-	resp->tiers = ptr_array(arena, n);
-	if (resp->tiers == NULL) {
-		rc = oom(err);
+	rc = acct__rows_to_messages(arena, r, &seo__account__v1__price_tier__descriptor,
+				    (ProtobufCMessage ***)&resp->tiers, &n, err);
+	if (rc != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		Seo__Account__V1__PriceTier *t = seo_arena_alloc(arena, sizeof(*t));
-
-		if (t == NULL) {
-			rc = oom(err);
-			goto out;
-		}
-		seo__account__v1__price_tier__init(t);
-		t->min = col_int(r, (int)i, 0);
-		t->price_per_credit = strtod(PQgetvalue(r, (int)i, 1), NULL);
-		resp->tiers[i] = t;
-	}
 	resp->n_tiers = n;
 	*out = resp;
 out:
@@ -221,41 +180,21 @@ int acct_list_websites(acct_service *a, const acct_caller *who, seo_arena *arena
 {
 	Seo__Account__V1__ListWebsitesResponse *resp;
 	PGresult *r = NULL;
-	int bad = 0;
 	size_t n;
 	int rc = acct__pool_query(&a->pool, ACCT_Q_WEBSITE_LIST, 1, &who->workspace_id, &r, err);
 
 	if (rc != 0)
 		goto out;
-	n = (size_t)PQntuples(r);
 	resp = seo_arena_alloc(arena, sizeof(*resp));
 	if (resp == NULL) {
 		rc = oom(err);
 		goto out;
 	}
 	seo__account__v1__list_websites_response__init(resp);
-	resp->websites = ptr_array(arena, n);
-	if (resp->websites == NULL) {
-		rc = oom(err);
+	rc = acct__rows_to_messages(arena, r, &seo__account__v1__website__descriptor,
+				    (ProtobufCMessage ***)&resp->websites, &n, err);
+	if (rc != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < n && !bad; i++) {
-		Seo__Account__V1__Website *w = seo_arena_alloc(arena, sizeof(*w));
-
-		if (w == NULL) {
-			bad = 1;
-			break;
-		}
-		seo__account__v1__website__init(w);
-		w->id = col(arena, r, (int)i, 0, &bad);
-		w->host = col(arena, r, (int)i, 1, &bad);
-		w->name = col(arena, r, (int)i, 2, &bad);
-		resp->websites[i] = w;
-	}
-	if (bad) {
-		rc = oom(err);
-		goto out;
-	}
 	resp->n_websites = n;
 	*out = resp;
 out:

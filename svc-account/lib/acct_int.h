@@ -13,6 +13,16 @@
 
 #include "acct.h"
 
+/*
+ * One message of `d` per row of `r`, on `arena`: each column sets the field
+ * of its name (a NULL column leaves it unset). *out gets n + 1 slots.
+ * Returns 0, or an SEO_E* code with err filled (a column that names no
+ * field is a bug: internal_error).
+ */
+int acct__rows_to_messages(seo_arena *arena, PGresult *r,
+			   const ProtobufCMessageDescriptor *d,
+			   ProtobufCMessage ***out, size_t *n, acct_err *err);
+
 /* Fills err and returns rc; printf-style message. */
 int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

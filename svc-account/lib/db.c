@@ -89,7 +89,7 @@ static const struct {
 	[ACCT_Q_USAGE_COUNT] = {"usage_count",
 		"SELECT count(*) FROM usage WHERE workspace_id = $1"},
 	[ACCT_Q_PRICING] = {"pricing",
-		"SELECT min_credits, price_per_credit::float8 FROM price_tiers "
+		"SELECT min_credits AS min, price_per_credit::float8 AS price_per_credit FROM price_tiers "
 		"ORDER BY min_credits"},
 	[ACCT_Q_WEBSITE_LIST] = {"website_list",
 		"SELECT id, host, name FROM websites "

@@ -113,28 +113,14 @@ int acct_list_keys(acct_service *a, const acct_caller *who, seo_arena *arena,
 	rc = acct__pool_query(&a->pool, ACCT_Q_KEY_LIST, 2, params, &r, err);
 	if (rc != 0)
 		goto out;
-	n = (size_t)PQntuples(r);
 	resp = seo_arena_alloc(arena, sizeof(*resp));
 	if (resp == NULL)
 		goto oom;
 	seo__account__v1__list_keys_response__init(resp);
-	resp->keys = seo_arena_alloc(arena, sizeof(*resp->keys) * (n + 1));
-	if (resp->keys == NULL)
-		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		Seo__Account__V1__ApiKey *k = seo_arena_alloc(arena, sizeof(*k));
-
-		if (k == NULL)
-			goto oom;
-		seo__account__v1__api_key__init(k);
-		k->id = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 0));
-		k->name = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 1));
-		k->last_four = seo_arena_strdup(arena, PQgetvalue(r, (int)i, 2));
-		k->created_at = strtoll(PQgetvalue(r, (int)i, 3), NULL, 10);
-		if (k->id == NULL || k->name == NULL || k->last_four == NULL)
-			goto oom;
-		resp->keys[i] = k;
-	}
+	rc = acct__rows_to_messages(arena, r, &seo__account__v1__api_key__descriptor,
+				    (ProtobufCMessage ***)&resp->keys, &n, err);
+	if (rc != 0)
+		goto out;
 	resp->n_keys = n;
 	*out = resp;
 	goto out;
