@@ -9,8 +9,11 @@
 # the same vertices and edges are loaded into a fresh database
 # seo_graph_bench on the server of `./seo pg` with its best indexes; then
 # graph-bench times each single-domain query on the library and as SQL for
-# a heavy, a 100k-linker, a median and an empty domain. Prints a Markdown
-# table; docs/benchmarks.md describes the method.
+# a heavy, a 100k-linker, a median and an empty domain; then svc-graph
+# serves the index and the gateway fronts it (svc-account in that database,
+# on free ports, the rate limit off) and graph-bench times the same queries
+# over gRPC and over HTTP/1.1 keep-alive. Prints a Markdown table;
+# docs/benchmarks.md describes the method.
 #
 # Environment:
 #   BENCH_DOMAINS      domains of the synthetic crawl (default 1000000)
@@ -38,8 +41,8 @@ for v in DOMAINS EDGES REPS BUDGET_MS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_$v must be a positive integer"
 done
 
-bench_need_cmd python3 /usr/bin/time
-bench_need_bin graph-bench seo-ingest
+bench_need_cmd python3 curl /usr/bin/time
+bench_need_bin graph-bench seo-ingest svc-graph svc-account gateway seoctl
 cd "$BENCH_ROOT"
 
 bench_traps
@@ -122,6 +125,53 @@ bench_say "bench: timing the queries ($REPS runs each, at most ${BUDGET_MS} ms p
   --budget-ms "$BUDGET_MS" "${targets[@]}" >"$BENCH_TMP/queries.tsv" 2>"$BENCH_TMP/log/query.log" \
   || { cat "$BENCH_TMP/log/query.log" >&2; bench_die "graph-bench query failed"; }
 
+# ---- the service and the gateway ----------------------------------------------------
+# Every address on a free port, the services the graph routes do not use
+# included, so that nothing of another stack is reached.
+read -r gw_port account_port graph_port realtime_port agent_port ranks_port < <(bench_free_ports 6)
+export SEO_PG_URL="$BENCH_DB_URL"
+export SEO_DATA_DIR="$index"
+export SEO_HTTP_ADDR="127.0.0.1:$gw_port"
+export SEO_ACCOUNT_ADDR="127.0.0.1:$account_port"
+export SEO_GRAPH_ADDR="127.0.0.1:$graph_port"
+export SEO_REALTIME_ADDR="127.0.0.1:$realtime_port"
+export SEO_AGENT_ADDR="127.0.0.1:$agent_port"
+export SEO_RANKS_ADDR="127.0.0.1:$ranks_port"
+export SEO_RATE_LIMIT_PER_MIN=0
+export SEO_LOG_LEVEL=warn
+export SEO_MIGRATIONS_DIR=${SEO_MIGRATIONS_DIR:-$BENCH_ROOT/svc-account/migrations}
+"$BENCH_BIN/seoctl" migrate >"$BENCH_TMP/log/migrate.log" 2>&1 \
+  || { cat "$BENCH_TMP/log/migrate.log" >&2; bench_die "seoctl migrate failed"; }
+"$BENCH_BIN/seoctl" workspace create --name Bench --email bench@example.com \
+  --credits 1000000000 >"$BENCH_TMP/workspace.json" 2>"$BENCH_TMP/log/seoctl.log" \
+  || { cat "$BENCH_TMP/log/seoctl.log" >&2; bench_die "seoctl workspace create failed"; }
+key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' "$BENCH_TMP/workspace.json") \
+  || bench_die "seoctl printed no api_key: $(cat "$BENCH_TMP/workspace.json")"
+bench_start svc-graph "$BENCH_BIN/svc-graph"
+bench_start svc-account "$BENCH_BIN/svc-account"
+bench_start gateway "$BENCH_BIN/gateway"
+# Ready when a billed graph route answers: key, credits and index in place.
+probe="http://$SEO_HTTP_ADDR/v1/domain-rank?domain=$(fwd "$heavy")"
+for ((i = 0; i < 300; i++)); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H "X-API-Key: $key" "$probe") || true
+  [ "$code" = 200 ] && break
+  sleep 0.2
+done
+bench_check_alive
+[ "$code" = 200 ] || { bench_logs; bench_die "GET $probe answered $code instead of 200 after 60 s"; }
+
+bench_say "bench: timing the queries at svc-graph (gRPC) and through the gateway (HTTP/1.1)"
+"$BENCH_BIN/graph-bench" grpc --addr "$SEO_GRAPH_ADDR" --reps "$REPS" --budget-ms "$BUDGET_MS" \
+  "${targets[@]}" >"$BENCH_TMP/grpc.tsv" 2>"$BENCH_TMP/log/grpc.log" \
+  || { cat "$BENCH_TMP/log/grpc.log" >&2; bench_logs; bench_die "graph-bench grpc failed"; }
+"$BENCH_BIN/graph-bench" http --addr "$SEO_HTTP_ADDR" --key "$key" --reps "$REPS" --budget-ms "$BUDGET_MS" \
+  "${targets[@]}" >"$BENCH_TMP/http.tsv" 2>"$BENCH_TMP/log/http.log" \
+  || { cat "$BENCH_TMP/log/http.log" >&2; bench_logs; bench_die "graph-bench http failed"; }
+# One line per (domain, query) in the same order on every side.
+paste "$BENCH_TMP/queries.tsv" "$BENCH_TMP/grpc.tsv" "$BENCH_TMP/http.tsv" >"$BENCH_TMP/all.tsv"
+awk -F'\t' '$1 != $8 || $2 != $9 || $1 != $12 || $2 != $13 || NF != 15 { exit 1 }' "$BENCH_TMP/all.tsv" \
+  || bench_die "the library, gRPC and HTTP timings do not line up"
+
 # ---- report -------------------------------------------------------------------------
 fmt_us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 1000) printf "%.1f ms", v / 1000; else printf "%.1f us", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "-" || b <= 0) print "-"; else printf "%.2g", a / b }'; }
@@ -142,15 +192,16 @@ report="$BENCH_TMP/report.md"
   echo "| PostgreSQL load, indexes, counts | ${pg_load_s} s; edges table with its two indexes $(awk -v b="$pg_edge_bytes" -v e="$n_edges" 'BEGIN { printf "%.1f", b / e }') bytes per edge |"
   echo "| projected full release ($FULL_DOMAINS domains, $FULL_EDGES edges) | $proj_h h at the measured rate |"
   echo
-  echo "Latency on the library (graph-bench, one thread, index in the page cache) and of the same question as a prepared SQL statement (libpq), first page of 100 rows:"
+  echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as a prepared SQL statement (libpq); the ratio is library / PostgreSQL:"
   echo
-  echo "| domain (referring domains) | query | total | ours p50 | ours p99 | PostgreSQL p50 | PostgreSQL p99 | ratio p50 | ratio p99 |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-  while IFS=$'\t' read -r label q total o50 o99 p50 p99; do
-    printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "${referrers[$label]}" "$q" "$total" \
-      "$(fmt_us "$o50")" "$(fmt_us "$o99")" "$(fmt_us "$p50")" "$(fmt_us "$p99")" \
+  echo "| domain (referring domains) | query | total | library p50 | library p99 | service p50 | service p99 | gateway p50 | gateway p99 | PostgreSQL p50 | PostgreSQL p99 | ratio p50 | ratio p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r label q total o50 o99 p50 p99 _ _ s50 s99 _ _ g50 g99; do
+    printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "${referrers[$label]}" "$q" "$total" \
+      "$(fmt_us "$o50")" "$(fmt_us "$o99")" "$(fmt_us "$s50")" "$(fmt_us "$s99")" \
+      "$(fmt_us "$g50")" "$(fmt_us "$g99")" "$(fmt_us "$p50")" "$(fmt_us "$p99")" \
       "$(ratio "$o50" "$p50")" "$(ratio "$o99" "$p99")"
-  done <"$BENCH_TMP/queries.tsv"
+  done <"$BENCH_TMP/all.tsv"
 } >"$report"
 cat "$report"
 

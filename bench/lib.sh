@@ -294,3 +294,33 @@ bench_time() {
 bench_time_figures() {
   awk 'END { printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$1"
 }
+
+# bench_free_ports N: N distinct TCP ports of 127.0.0.1 free right now, on
+# one line (the kernel's picks, held together so that they differ).
+bench_free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+# bench_write_docs NAME REPORT_FILE: inserts the report above the marker
+# "<!-- NAME results: bench/NAME.sh inserts new runs above this line -->" of
+# docs/benchmarks.md, or appends it when the marker is missing.
+bench_write_docs() {
+  python3 - "$BENCH_ROOT/docs/benchmarks.md" "$1" "$2" <<'PY'
+import sys
+docs, name, report = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+marker = "<!-- %s results: bench/%s.sh inserts new runs above this line -->" % (name, name)
+text = open(docs).read()
+if marker in text:
+    text = text.replace(marker, report + "\n" + marker, 1)
+else:
+    text = text.rstrip("\n") + "\n\n" + report + "\n" + marker + "\n"
+open(docs, "w").write(text)
+PY
+  bench_say "bench: inserted into docs/benchmarks.md"
+}
