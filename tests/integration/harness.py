@@ -9,6 +9,7 @@ tests/fakes, which speak the provider's wire format.
 Only the standard library is used, so that Debian's /usr/bin/python3 runs it.
 """
 
+import atexit
 import http.client
 import json
 import os
@@ -40,6 +41,19 @@ SERVICE_ENV = {
 
 class Skip(Exception):
     pass
+
+
+# Everything started is stopped when the test program ends, however it
+# ends: a child left running would hold ctest's output pipe open.
+_children = []
+
+
+@atexit.register
+def _stop_children():
+    for proc in _children:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def free_port():
@@ -93,6 +107,7 @@ class Process:
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(argv, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT)
+        _children.append(self.proc)
 
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
@@ -279,8 +294,10 @@ class Fake:
         path = os.path.join(SOURCE_DIR, "tests", "fakes", script)
         if not os.path.exists(path):
             raise Skip("%s is missing" % script)
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, path] + list(args),
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        _children.append(self.proc)
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError("%s did not start" % script)
@@ -293,6 +310,7 @@ class Fake:
     def close(self):
         self.proc.terminate()
         self.proc.wait(5)
+        self.log.close()
 
 
 # ---- a tiny runner -----------------------------------------------------
