@@ -30,7 +30,6 @@ GW_PORT=18080
 NGINX_PORT=18081
 SVC_PORTS=(19101 19102 19103 19104 19105)
 SERVICES=(svc-account svc-graph svc-realtime svc-agent svc-ranks)
-DOCS="$BENCH_ROOT/docs/benchmarks.md"
 
 [[ "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SECONDS must be a positive integer"
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || bench_die "BENCH_WARMUP must be an integer"
@@ -198,20 +197,5 @@ report="$BENCH_TMP/report.md"
 } >"$report"
 cat "$report"
 
-if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then
-  python3 - "$DOCS" "$report" <<'PY'
-import sys
-docs, report = sys.argv[1], open(sys.argv[2]).read()
-marker = "<!-- gateway results: bench/gateway.sh inserts new runs above this line -->"
-try:
-    text = open(docs).read()
-except FileNotFoundError:
-    text = "# Benchmarks\n\n## gateway\n\n### Results\n\n" + marker + "\n"
-if marker in text:
-    text = text.replace(marker, report + "\n" + marker, 1)
-else:
-    text = text.rstrip("\n") + "\n\n" + report
-open(docs, "w").write(text)
-PY
-  bench_say "bench: appended to docs/benchmarks.md"
-fi
+if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then bench_write_docs gateway "$report"; fi
+

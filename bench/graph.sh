@@ -32,7 +32,6 @@ DOMAINS=${BENCH_DOMAINS:-1000000}
 EDGES=${BENCH_EDGES:-50000000}
 REPS=${BENCH_REPS:-200}
 BUDGET_MS=${BENCH_BUDGET_MS:-5000}
-DOCS="$BENCH_ROOT/docs/benchmarks.md"
 # The full release the ingest rate is projected to.
 FULL_DOMAINS=134000000
 FULL_EDGES=5400000000
@@ -205,17 +204,5 @@ report="$BENCH_TMP/report.md"
 } >"$report"
 cat "$report"
 
-if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then
-  python3 - "$DOCS" "$report" <<'PY'
-import sys
-docs, report = sys.argv[1], open(sys.argv[2]).read()
-marker = "<!-- graph results: bench/graph.sh inserts new runs above this line -->"
-text = open(docs).read()
-if marker in text:
-    text = text.replace(marker, report + "\n" + marker, 1)
-else:
-    text = text.rstrip("\n") + "\n\n" + report
-open(docs, "w").write(text)
-PY
-  bench_say "bench: appended to docs/benchmarks.md"
-fi
+if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then bench_write_docs graph "$report"; fi
+
