@@ -107,8 +107,7 @@ int acct_list_usage(acct_service *a, const acct_caller *who,
 	Seo__Account__V1__ListUsageResponse *resp;
 	char lim[24], off[24];
 	const char *params[3] = {who->workspace_id, lim, off};
-	PGresult *r = NULL, *total = NULL;
-	size_t n;
+	PGresult *total = NULL;
 	int rc = staff_only(who, "usage", err);
 
 	if (rc != 0)
@@ -123,26 +122,16 @@ int acct_list_usage(acct_service *a, const acct_caller *who,
 		limit = USAGE_LIMIT_MAX;
 	snprintf(lim, sizeof(lim), "%lld", (long long)limit);
 	snprintf(off, sizeof(off), "%lld", (long long)offset);
-	rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_PAGE, 3, params, &r, err);
+	rc = acct__query_list(a, ACCT_Q_USAGE_PAGE, 3, params, arena,
+			      &seo__account__v1__list_usage_response__descriptor,
+			      "usage", (ProtobufCMessage **)&resp, err);
 	if (rc == 0)
 		rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_COUNT, 1, params, &total, err);
 	if (rc != 0)
 		goto out;
-	resp = seo_arena_alloc(arena, sizeof(*resp));
-	if (resp == NULL) {
-		rc = oom(err);
-		goto out;
-	}
-	seo__account__v1__list_usage_response__init(resp);
-	rc = acct__rows_to_messages(arena, r, &seo__account__v1__usage_row__descriptor,
-				    (ProtobufCMessage ***)&resp->usage, &n, err);
-	if (rc != 0)
-		goto out;
-	resp->n_usage = n;
 	resp->total = col_int(total, 0, 0);
 	*out = resp;
 out:
-	PQclear(r);
 	PQclear(total);
 	return rc;
 }
@@ -150,54 +139,17 @@ out:
 int acct_get_pricing(acct_service *a, seo_arena *arena,
 		     Seo__Account__V1__PricingResponse **out, acct_err *err)
 {
-	Seo__Account__V1__PricingResponse *resp;
-	PGresult *r = NULL;
-	size_t n;
-	int rc = acct__pool_query(&a->pool, ACCT_Q_PRICING, 0, NULL, &r, err);
-
-	if (rc != 0)
-		goto out;
-	resp = seo_arena_alloc(arena, sizeof(*resp));
-	if (resp == NULL) {
-		rc = oom(err);
-		goto out;
-	}
-	seo__account__v1__pricing_response__init(resp);
-	rc = acct__rows_to_messages(arena, r, &seo__account__v1__price_tier__descriptor,
-				    (ProtobufCMessage ***)&resp->tiers, &n, err);
-	if (rc != 0)
-		goto out;
-	resp->n_tiers = n;
-	*out = resp;
-out:
-	PQclear(r);
-	return rc;
+	return acct__query_list(a, ACCT_Q_PRICING, 0, NULL, arena,
+				&seo__account__v1__pricing_response__descriptor,
+				"tiers", (ProtobufCMessage **)out, err);
 }
 
 int acct_list_websites(acct_service *a, const acct_caller *who, seo_arena *arena,
 		       Seo__Account__V1__ListWebsitesResponse **out,
 		       acct_err *err)
 {
-	Seo__Account__V1__ListWebsitesResponse *resp;
-	PGresult *r = NULL;
-	size_t n;
-	int rc = acct__pool_query(&a->pool, ACCT_Q_WEBSITE_LIST, 1, &who->workspace_id, &r, err);
-
-	if (rc != 0)
-		goto out;
-	resp = seo_arena_alloc(arena, sizeof(*resp));
-	if (resp == NULL) {
-		rc = oom(err);
-		goto out;
-	}
-	seo__account__v1__list_websites_response__init(resp);
-	rc = acct__rows_to_messages(arena, r, &seo__account__v1__website__descriptor,
-				    (ProtobufCMessage ***)&resp->websites, &n, err);
-	if (rc != 0)
-		goto out;
-	resp->n_websites = n;
-	*out = resp;
-out:
-	PQclear(r);
-	return rc;
+	return acct__query_list(a, ACCT_Q_WEBSITE_LIST, 1, &who->workspace_id,
+				arena,
+				&seo__account__v1__list_websites_response__descriptor,
+				"websites", (ProtobufCMessage **)out, err);
 }

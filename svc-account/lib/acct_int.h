@@ -13,16 +13,6 @@
 
 #include "acct.h"
 
-/*
- * One message of `d` per row of `r`, on `arena`: each column sets the field
- * of its name (a NULL column leaves it unset). *out gets n + 1 slots.
- * Returns 0, or an SEO_E* code with err filled (a column that names no
- * field is a bug: internal_error).
- */
-int acct__rows_to_messages(seo_arena *arena, PGresult *r,
-			   const ProtobufCMessageDescriptor *d,
-			   ProtobufCMessage ***out, size_t *n, acct_err *err);
-
 /* Fills err and returns rc; printf-style message. */
 int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -125,6 +115,16 @@ void acct__pool_put(acct__pool *p, acct__conn *c);
  */
 int acct__pool_query(acct__pool *p, acct__q q, int nparams,
 		     const char *const *params, PGresult **res, acct_err *err);
+
+/*
+ * Runs query `q` and returns a new response of `d` whose repeated message
+ * field `field` holds one message per row, on `arena`: each column sets
+ * the field of its name (a NULL column leaves it unset). Returns 0, or an SEO_E* code with err filled.
+ */
+int acct__query_list(acct_service *a, acct__q q, int nparams,
+		     const char *const *params, seo_arena *arena,
+		     const ProtobufCMessageDescriptor *d, const char *field,
+		     ProtobufCMessage **out, acct_err *err);
 
 /* Lends a connection with a transaction begun, reconnecting once when the
  * server had dropped it. The caller ends the transaction and puts it back. */

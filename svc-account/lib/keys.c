@@ -102,33 +102,14 @@ static int keys_role(const acct_caller *who, const char **only_user,
 int acct_list_keys(acct_service *a, const acct_caller *who, seo_arena *arena,
 		   Seo__Account__V1__ListKeysResponse **out, acct_err *err)
 {
-	Seo__Account__V1__ListKeysResponse *resp;
 	const char *params[2] = {who->workspace_id, NULL};
-	PGresult *r = NULL;
-	size_t n;
 	int rc = keys_role(who, &params[1], err);
 
 	if (rc != 0)
 		return rc;
-	rc = acct__pool_query(&a->pool, ACCT_Q_KEY_LIST, 2, params, &r, err);
-	if (rc != 0)
-		goto out;
-	resp = seo_arena_alloc(arena, sizeof(*resp));
-	if (resp == NULL)
-		goto oom;
-	seo__account__v1__list_keys_response__init(resp);
-	rc = acct__rows_to_messages(arena, r, &seo__account__v1__api_key__descriptor,
-				    (ProtobufCMessage ***)&resp->keys, &n, err);
-	if (rc != 0)
-		goto out;
-	resp->n_keys = n;
-	*out = resp;
-	goto out;
-oom:
-	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-out:
-	PQclear(r);
-	return rc;
+	return acct__query_list(a, ACCT_Q_KEY_LIST, 2, params, arena,
+				&seo__account__v1__list_keys_response__descriptor,
+				"keys", (ProtobufCMessage **)out, err);
 }
 
 /* The user's address and whether it was removed, inside a transaction. */

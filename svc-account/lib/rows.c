@@ -31,9 +31,10 @@ static json_t *cell_json(ProtobufCType t, const char *text)
 	}
 }
 
-int acct__rows_to_messages(seo_arena *arena, PGresult *r,
-			   const ProtobufCMessageDescriptor *d,
-			   ProtobufCMessage ***out, size_t *n, acct_err *err)
+/* One message of `d` per row of `r`; *out gets n + 1 slots. */
+static int rows_to_messages(seo_arena *arena, PGresult *r,
+			    const ProtobufCMessageDescriptor *d,
+			    ProtobufCMessage ***out, size_t *n, acct_err *err)
 {
 	const ProtobufCFieldDescriptor *fields[MAX_COLUMNS];
 	int ncol = PQnfields(r), nrow = PQntuples(r);
@@ -86,4 +87,42 @@ int acct__rows_to_messages(seo_arena *arena, PGresult *r,
 	return 0;
 oom:
 	return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+}
+
+int acct__query_list(acct_service *a, acct__q q, int nparams,
+		     const char *const *params, seo_arena *arena,
+		     const ProtobufCMessageDescriptor *d, const char *field,
+		     ProtobufCMessage **out, acct_err *err)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(d, field);
+	ProtobufCMessage *resp;
+	PGresult *r = NULL;
+	size_t n;
+	int rc;
+
+	if (f == NULL || f->label != PROTOBUF_C_LABEL_REPEATED ||
+	    f->type != PROTOBUF_C_TYPE_MESSAGE)
+		return acct__fail(err, SEO_EINVAL, "internal_error",
+				  "%s has no repeated message field %s",
+				  d->name, field);
+	rc = acct__pool_query(&a->pool, q, nparams, params, &r, err);
+	if (rc != 0)
+		goto out;
+	resp = seo_arena_alloc(arena, d->sizeof_message);
+	if (resp == NULL) {
+		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+		goto out;
+	}
+	d->message_init(resp);
+	rc = rows_to_messages(arena, r, f->descriptor,
+				    (ProtobufCMessage ***)((char *)resp + f->offset),
+				    &n, err);
+	if (rc != 0)
+		goto out;
+	*(size_t *)((char *)resp + f->quantifier_offset) = n;
+	*out = resp;
+out:
+	PQclear(r);
+	return rc;
 }
