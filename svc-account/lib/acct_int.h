@@ -13,6 +13,10 @@
 
 #include "acct.h"
 
+/* Runs a statement without parameters or rows (BEGIN, COMMIT, ...) on
+ * `db`; 0, or SEO_EDB after logging the server's message. */
+int acct__exec_sql(PGconn *db, const char *sql);
+
 /* Fills err and returns rc; printf-style message. */
 int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

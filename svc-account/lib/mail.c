@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include "acct_int.h"
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/log.h"
@@ -211,17 +212,6 @@ out:
 
 /* ---- outbox ------------------------------------------------------------- */
 
-static int exec_cmd(PGconn *db, const char *sql)
-{
-	PGresult *res = PQexec(db, sql);
-	int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-
-	if (!ok)
-		log_error("%s failed: %s", sql, PQerrorMessage(db));
-	PQclear(res);
-	return ok ? 0 : SEO_EDB;
-}
-
 /* Delay after the `attempts`-th failure: 30 s, 1 min, 2 min ... 1 h. */
 static long long mail_backoff_ms(int attempts)
 {
@@ -276,7 +266,7 @@ static int mail_send_next(PGconn *db, const char *smtp_url, long long due,
 	int attempts, rc = SEO_EDB;
 
 	*outcome = MAIL_NONE;
-	if (exec_cmd(db, "BEGIN") < 0)
+	if (acct__exec_sql(db, "BEGIN") < 0)
 		return SEO_EDB;
 	snprintf(sdue, sizeof(sdue), "%lld", due);
 	res = PQexecParams(db,
@@ -312,7 +302,7 @@ static int mail_send_next(PGconn *db, const char *smtp_url, long long due,
 out:
 	PQclear(res);
 	free(msg);
-	if (exec_cmd(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
+	if (acct__exec_sql(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
 		rc = SEO_EDB;
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "acct.h"
+#include "acct_int.h"
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/config.h"
 #include "seo/errors.h"
@@ -405,17 +406,6 @@ static int webhook_verify(const char *secret, const void *payload, size_t len,
 	return ok ? 0 : SEO_EDENIED;
 }
 
-static int exec_cmd(PGconn *db, const char *sql)
-{
-	PGresult *res = PQexec(db, sql);
-	int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-
-	if (!ok)
-		log_error("%s failed: %s", sql, PQerrorMessage(db));
-	PQclear(res);
-	return ok ? 0 : SEO_EDB;
-}
-
 /*
  * Credits the payment of `session_id` once. The event row makes a replayed
  * event a no-op; the open -> completed update, whose row lock a concurrent
@@ -431,7 +421,7 @@ static int webhook_credit(PGconn *db, const char *event_id,
 	int rc = SEO_EDB;
 
 	snprintf(snow, sizeof(snow), "%lld", (long long)seo_now_ms());
-	if (exec_cmd(db, "BEGIN") < 0)
+	if (acct__exec_sql(db, "BEGIN") < 0)
 		return SEO_EDB;
 	res = PQexecParams(db,
 			   "INSERT INTO payment_events (event_id, payment_id, received_at)"
@@ -472,7 +462,7 @@ out:
 	PQclear(res);
 	/* A failed statement already aborted the transaction: roll it back so
 	 * the connection is idle again for the next call. */
-	if (exec_cmd(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
+	if (acct__exec_sql(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
 		rc = SEO_EDB;
 	return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/log.h"
 #include "seo/util.h"
 
 #define ACCT_ID_RANDOM 20
@@ -78,4 +79,15 @@ int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err)
 		return acct__fail(err, SEO_EIO, "internal_error",
 				  "random generator failed");
 	return 0;
+}
+
+int acct__exec_sql(PGconn *db, const char *sql)
+{
+	PGresult *res = PQexec(db, sql);
+	int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+	if (!ok)
+		log_error("%s failed: %s", sql, PQerrorMessage(db));
+	PQclear(res);
+	return ok ? 0 : SEO_EDB;
 }
