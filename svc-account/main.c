@@ -74,7 +74,8 @@ int main(void)
 		goto out;
 	}
 	rc = rpc_service_main("svc-account", seo_config(SEO_CFG_ACCOUNT_ADDR),
-			      acct_rpc_methods, acct_rpc_n_methods, a, WORKERS);
+			      acct_rpc_methods, acct_rpc_n_methods, a, WORKERS,
+			      NULL);
 out:
 	acct_mailer_stop(mailer);
 	acct_free(a);

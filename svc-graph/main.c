@@ -61,7 +61,7 @@ int main(void)
 	}
 	rc = rpc_service_main("svc-graph", seo_config(SEO_CFG_GRAPH_ADDR),
 			      graph_rpc_methods, graph_rpc_n_methods, s,
-			      WORKERS);
+			      WORKERS, graph_rpc_inline);
 	atomic_store(&stopping, 1);
 	pthread_kill(watcher, SIGHUP);
 	pthread_join(watcher, NULL);

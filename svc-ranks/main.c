@@ -8,5 +8,5 @@
 int main(void)
 {
 	return rpc_service_main("svc-ranks", seo_config(SEO_CFG_RANKS_ADDR),
-				NULL, 0, NULL, 0);
+				NULL, 0, NULL, 0, NULL);
 }

@@ -14,5 +14,6 @@ int main(void)
 	 * (tech-stack then fails alone), and no call waits for the compile. */
 	rt_service_tech_rules();
 	return rpc_service_main("svc-realtime", seo_config(SEO_CFG_REALTIME_ADDR),
-				rt_rpc_methods, rt_rpc_n_methods, NULL, WORKERS);
+				rt_rpc_methods, rt_rpc_n_methods, NULL, WORKERS,
+				NULL);
 }

@@ -88,5 +88,5 @@ int main(int argc, char **argv)
 {
 	return rpc_service_main("rpc-echo", argc > 1 ? argv[1] : "127.0.0.1:0",
 				methods, sizeof(methods) / sizeof(methods[0]),
-				NULL, 4);
+				NULL, 4, NULL);
 }

@@ -4,11 +4,11 @@
  * One rpc_ctx per stream. It is created when the request HEADERS begin,
  * collects the metadata and the one request message on its arena, and runs
  * the handler when the request ends: inline on the loop thread when the
- * server has no workers (and always for the built-in health check), else on
- * the worker pool, which hands finished calls back through a mutex-protected
- * list and an event activated from the worker (libevent must have been made
- * thread-aware with evthread_use_pthreads() before the event_base was
- * created).
+ * server has no workers or the method runs inline (the built-in health
+ * check does), else on the worker pool, which hands finished calls
+ * back through a mutex-protected list and an event activated from the
+ * worker (libevent must have been made thread-aware with
+ * evthread_use_pthreads() before the event_base was created).
  *
  * A call has up to two owners, counted in `refs` (touched on the loop
  * thread only): its open stream, and a worker job. A deadline or a reset
@@ -112,6 +112,7 @@ struct rpc_server {
 	struct event_base *base;
 	const rpc_method *methods;
 	size_t n_methods;
+	unsigned char *inline_of; /* per method: run on the loop thread */
 	void *service;
 	int serving;
 	unsigned port;
@@ -520,6 +521,11 @@ static void on_request_headers(struct rpc_ctx *call)
 	}
 }
 
+static int runs_inline(const rpc_server *srv, const rpc_method *m)
+{
+	return m == &health_method || srv->inline_of[m - srv->methods];
+}
+
 static void on_request_end(struct rpc_ctx *call)
 {
 	rpc_server *srv = call->srv;
@@ -542,7 +548,7 @@ static void on_request_end(struct rpc_ctx *call)
 			     "deadline exceeded", NULL, 0);
 		return;
 	}
-	if (srv->n_workers == 0 || call->method == &health_method) {
+	if (srv->n_workers == 0 || runs_inline(srv, call->method)) {
 		call_run(call);
 		reply_outcome(call);
 		return;
@@ -835,7 +841,8 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 	srv->serving = 1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
-	if (nghttp2_session_callbacks_new(&cb) != 0)
+	srv->inline_of = calloc(n_methods ? n_methods : 1, 1);
+	if (srv->inline_of == NULL || nghttp2_session_callbacks_new(&cb) != 0)
 		goto out;
 	srv->callbacks = cb;
 	nghttp2_session_callbacks_set_on_begin_headers_callback(
@@ -868,6 +875,16 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 out:
 	rpc_server_free(srv);
 	return rc;
+}
+
+int rpc_server_run_inline(rpc_server *srv, const char *path)
+{
+	for (size_t i = 0; i < srv->n_methods; i++)
+		if (strcmp(srv->methods[i].path, path) == 0) {
+			srv->inline_of[i] = 1;
+			return 0;
+		}
+	return SEO_EINVAL;
 }
 
 int rpc_server_listen(rpc_server *srv, const char *addr)
@@ -964,6 +981,7 @@ void rpc_server_free(rpc_server *srv)
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv->threads);
+	free(srv->inline_of);
 	free(srv);
 }
 

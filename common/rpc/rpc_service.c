@@ -64,7 +64,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 
 int rpc_service_main(const char *name, const char *addr,
 		     const rpc_method *methods, size_t n_methods,
-		     void *service, int workers)
+		     void *service, int workers,
+		     const char *const *inline_paths)
 {
 	struct service s = {0};
 	struct event *sigint = NULL, *sigterm = NULL;
@@ -90,6 +91,11 @@ int rpc_service_main(const char *name, const char *addr,
 		log_error("cannot create the server");
 		goto out;
 	}
+	for (; inline_paths != NULL && *inline_paths != NULL; inline_paths++)
+		if (rpc_server_run_inline(s.srv, *inline_paths) != 0) {
+			log_error("no method %s to run inline", *inline_paths);
+			goto out;
+		}
 	if (rpc_server_listen(s.srv, addr) != 0)
 		goto out; /* rpc_server_listen() logged why */
 	s.poll = event_new(s.base, -1, EV_PERSIST, poll_cb, &s);

@@ -1194,3 +1194,19 @@ int graph_service_call(graph_service *s, const char *method,
 			return serve(s, queries[i].fn, req, a, resp, err);
 	return SEO_ENOTFOUND;
 }
+
+/* Answered on the loop thread: a constant or one page of a precomputed
+ * order, microseconds on the mapped index, less than the hand-off to a
+ * worker and back. The methods that walk whole lists (similar-domains,
+ * intersect, overlap, gap, site-explorer, link-audit, batch) keep to the
+ * workers. */
+const char *const graph_rpc_inline[] = {
+	"/seo.graph.v1.Graph/ReferringDomains",
+	"/seo.graph.v1.Graph/AnchorText",
+	"/seo.graph.v1.Graph/TopPages",
+	"/seo.graph.v1.Graph/DomainAuthority",
+	"/seo.graph.v1.Graph/DomainRank",
+	"/seo.graph.v1.Graph/CrawlHistory",
+	"/seo.graph.v1.Graph/StatusCodes",
+	NULL,
+};

@@ -40,6 +40,7 @@ typedef Grpc__Health__V1__HealthCheckRequest EchoMsg;
 
 struct tsvc {
 	const char *name; /* answered to "who" */
+	pthread_t loop;   /* the server's loop thread, for "thread" */
 };
 
 static atomic_int slow_finished;  /* Slow handlers that returned */
@@ -53,7 +54,7 @@ static void sleep_ms(long ms)
 }
 
 /* Echo: answers `service`; "who" -> server name; "meta:NAME" -> metadata;
- * "big:N" -> N bytes of 'x'. */
+ * "big:N" -> N bytes of 'x'; "thread" -> "loop" or "worker". */
 static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 		  ProtobufCMessage **resp)
 {
@@ -66,6 +67,10 @@ static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 	grpc__health__v1__health_check_request__init(out);
 	if (strcmp(s, "who") == 0) {
 		s = ((struct tsvc *)rpc_ctx_service(ctx))->name;
+	} else if (strcmp(s, "thread") == 0) {
+		struct tsvc *svc = rpc_ctx_service(ctx);
+
+		s = pthread_equal(pthread_self(), svc->loop) ? "loop" : "worker";
 	} else if (strncmp(s, "meta:", 5) == 0) {
 		s = rpc_ctx_meta(ctx, s + 5);
 		if (s == NULL)
@@ -135,6 +140,7 @@ static int h_bad(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 static const rpc_method methods[] = {
 	{"/seo.test.Echo/Echo", ECHO_DESC, ECHO_DESC, h_echo},
+	{"/seo.test.Echo/Echo2", ECHO_DESC, ECHO_DESC, h_echo},
 	{"/seo.test.Echo/Fail", ECHO_DESC, ECHO_DESC, h_fail},
 	{"/seo.test.Echo/Slow", &seo__account__v1__credits__descriptor,
 	 &seo__account__v1__credits__descriptor, h_slow},
@@ -180,7 +186,11 @@ static int tsrv_start(struct tsrv *t, const char *name, unsigned port,
 		return -1;
 	t->port = rpc_server_port(t->srv);
 	snprintf(t->addr, sizeof(t->addr), "127.0.0.1:%u", t->port);
-	return pthread_create(&t->thread, NULL, tsrv_main, t) == 0 ? 0 : -1;
+	if (pthread_create(&t->thread, NULL, tsrv_main, t) != 0)
+		return -1;
+	/* handlers read it only once a call arrives, after this store */
+	t->svc.loop = t->thread;
+	return 0;
 }
 
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
@@ -679,6 +689,37 @@ static void test_workers_inline(void)
 	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Fail", "no", 2000, NULL, 0,
 			    a, &res) == SEO_EUPSTREAM);
 	CU_ASSERT(res.grpc_status == SEO_GRPC_FAILED_PRECONDITION);
+	tsrv_stop(&t);
+	seo_arena_free(a);
+}
+
+/* A method marked inline runs on the loop thread of a server with
+ * workers; the others still go to the workers. */
+static void test_run_inline(void)
+{
+	struct tsrv t;
+	seo_arena *a = seo_arena_new(0);
+	rpc_result res;
+
+	memset(&t, 0, sizeof(t));
+	t.base = event_base_new();
+	CU_ASSERT_FATAL(t.base != NULL);
+	CU_ASSERT_FATAL(rpc_server_new(t.base, methods, N_METHODS, &t.svc, 2,
+				       &t.srv) == 0);
+	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Nope") ==
+		  SEO_EINVAL);
+	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Echo") == 0);
+	CU_ASSERT_FATAL(rpc_server_listen(t.srv, "127.0.0.1:0") == 0);
+	snprintf(t.addr, sizeof(t.addr), "127.0.0.1:%u",
+		 rpc_server_port(t.srv));
+	CU_ASSERT_FATAL(pthread_create(&t.thread, NULL, tsrv_main, &t) == 0);
+	t.svc.loop = t.thread;
+	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Echo", "thread", 2000,
+			    NULL, 0, a, &res) == 0);
+	CU_ASSERT_STRING_EQUAL(resp_service(&res), "loop");
+	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Echo2", "thread", 2000,
+			    NULL, 0, a, &res) == 0);
+	CU_ASSERT_STRING_EQUAL(resp_service(&res), "worker");
 	tsrv_stop(&t);
 	seo_arena_free(a);
 }
@@ -1365,6 +1406,7 @@ int main(void)
 	CU_add_test(s, "wire codecs", test_wire_codecs);
 	CU_add_test(s, "unary ok and metadata", test_unary_ok);
 	CU_add_test(s, "handlers on the loop thread", test_workers_inline);
+	CU_add_test(s, "inline methods beside workers", test_run_inline);
 	CU_add_test(s, "error trailers", test_error_trailers);
 	CU_add_test(s, "wire: trailers-only, percent-encoding",
 		    test_wire_trailers_only);

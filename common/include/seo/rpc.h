@@ -73,6 +73,13 @@ int rpc_server_listen(rpc_server *srv, const char *addr);
  * SERVING). */
 void rpc_server_set_serving(rpc_server *srv, int serving);
 
+/* Runs the handler of method `path` on the loop thread although the server
+ * has workers: for handlers that never block and answer in microseconds,
+ * where the hand-off to a worker and back costs more than the call itself.
+ * Call before rpc_server_listen(). Returns 0, SEO_EINVAL when `path` is
+ * not one of the server's methods. */
+int rpc_server_run_inline(rpc_server *srv, const char *path);
+
 /* Sends GOAWAY on every connection, stops accepting, and lets calls in
  * flight finish. */
 void rpc_server_shutdown(rpc_server *srv);
@@ -169,11 +176,14 @@ int rpc_call_sync(const char *addr, const char *path,
 
 /*
  * Runs a service process: logs as `name`, listens on `addr`, serves
- * `methods` with `workers` threads, stops cleanly on SIGINT/SIGTERM
- * (GOAWAY, calls in flight finish). Returns the process exit code.
+ * `methods` with `workers` threads, the paths of the NULL-terminated
+ * `inline_paths` (may be NULL) on the loop thread (rpc_server_run_inline),
+ * stops cleanly on SIGINT/SIGTERM (GOAWAY, calls in flight finish).
+ * Returns the process exit code.
  */
 int rpc_service_main(const char *name, const char *addr,
 		     const rpc_method *methods, size_t n_methods,
-		     void *service, int workers);
+		     void *service, int workers,
+		     const char *const *inline_paths);
 
 #endif
