@@ -24,6 +24,10 @@
 #   BENCH_KEEP_TMP=1   keeps the temporary directory (crawl, index, logs)
 #   BENCH_KEEP_DB=1    keeps the database
 #   BENCH_BIN          directory of the binaries (default build/bin)
+#   BENCH_GRAPH_DIR    keeps the crawl and the index there and reuses them
+#                      on the next run with the same BENCH_DOMAINS and
+#                      BENCH_EDGES (the ingest figures are those of the run
+#                      that built it); remove it after an index format change
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,28 +50,50 @@ cd "$BENCH_ROOT"
 
 bench_traps
 bench_tmpdir
-crawl="$BENCH_TMP/crawl"
-index="$BENCH_TMP/index"
+# Where the crawl, the index and the figures of building them live: the
+# temporary directory, or BENCH_GRAPH_DIR to keep them for the next run.
+store=${BENCH_GRAPH_DIR:-$BENCH_TMP}
+mkdir -p "$store"
+crawl="$store/crawl"
+index="$store/index"
+if [ -n "${BENCH_GRAPH_DIR:-}" ] && [ -f "$store/params" ] &&
+  [ "$(cat "$store/params")" != "$DOMAINS $EDGES" ]; then
+  bench_die "$store holds a crawl of $(cat "$store/params") (domains edges), not $DOMAINS $EDGES: remove it or set BENCH_GRAPH_DIR elsewhere"
+fi
 
 # ---- the crawl and our index --------------------------------------------------
-bench_say "bench: writing a synthetic crawl: $DOMAINS domains, about $EDGES edges"
-bench_time "$BENCH_TMP/log/synth.time" "$BENCH_BIN/graph-bench" synth --out "$crawl" \
-  --domains "$DOMAINS" --edges "$EDGES" >"$BENCH_TMP/log/synth.log" 2>&1 \
-  || { cat "$BENCH_TMP/log/synth.log" >&2; bench_die "graph-bench synth failed"; }
+if [ -f "$store/synth.time" ]; then
+  bench_say "bench: reusing the synthetic crawl of $store"
+else
+  bench_say "bench: writing a synthetic crawl: $DOMAINS domains, about $EDGES edges"
+  rm -rf "$crawl" "$index" "$store/ingest.json" "$store/ingest.time"
+  echo "$DOMAINS $EDGES" >"$store/params"
+  bench_time "$BENCH_TMP/log/synth.time" "$BENCH_BIN/graph-bench" synth --out "$crawl" \
+    --domains "$DOMAINS" --edges "$EDGES" >"$BENCH_TMP/log/synth.log" 2>&1 \
+    || { cat "$BENCH_TMP/log/synth.log" >&2; bench_die "graph-bench synth failed"; }
+  cp "$BENCH_TMP/log/synth.time" "$store/synth.time"
+fi
 
-bench_say "bench: seo-ingest"
-bench_time "$BENCH_TMP/log/ingest.time" "$BENCH_BIN/seo-ingest" --out "$index" --release synthetic \
-  --domain-vertices "$crawl/domain-vertices.txt" --domain-edges "$crawl/domain-edges.txt" \
-  --domain-ranks "$crawl/domain-ranks.txt" --wat "$crawl/synth.warc.wat.gz" \
-  >"$BENCH_TMP/ingest.json" 2>"$BENCH_TMP/log/ingest.log" \
-  || { tail -20 "$BENCH_TMP/log/ingest.log" >&2; bench_die "seo-ingest failed"; }
+if [ -f "$store/ingest.time" ] && [ -f "$index/manifest.json" ]; then
+  bench_say "bench: reusing the index of $store"
+else
+  bench_say "bench: seo-ingest"
+  rm -rf "$index"
+  bench_time "$BENCH_TMP/log/ingest.time" "$BENCH_BIN/seo-ingest" --out "$index" --release synthetic \
+    --domain-vertices "$crawl/domain-vertices.txt" --domain-edges "$crawl/domain-edges.txt" \
+    --domain-ranks "$crawl/domain-ranks.txt" --wat "$crawl/synth.warc.wat.gz" \
+    >"$BENCH_TMP/ingest.json.new" 2>"$BENCH_TMP/log/ingest.log" \
+    || { tail -20 "$BENCH_TMP/log/ingest.log" >&2; bench_die "seo-ingest failed"; }
+  mv "$BENCH_TMP/ingest.json.new" "$store/ingest.json"
+  cp "$BENCH_TMP/log/ingest.time" "$store/ingest.time"
+fi
 read -r n_domains n_edges n_links bpe ingest_s index_bytes < <(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
 print(j["domains"], j["domain_edges"], j["links"], j["bytes_per_edge"], j["seconds"], j["index_bytes"])
-' "$BENCH_TMP/ingest.json")
-read -r ingest_wall ingest_cpu ingest_rss_kb < <(bench_time_figures "$BENCH_TMP/log/ingest.time")
-read -r synth_wall _ _ < <(bench_time_figures "$BENCH_TMP/log/synth.time")
+' "$store/ingest.json")
+read -r ingest_wall ingest_cpu ingest_rss_kb < <(bench_time_figures "$store/ingest.time")
+read -r synth_wall _ _ < <(bench_time_figures "$store/synth.time")
 
 # ---- the domains measured -------------------------------------------------------
 # domain-ranks.txt lists the linked domains by in-degree (harmonicc_val is

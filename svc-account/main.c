@@ -11,6 +11,7 @@
 #include "mail.h"
 #include "seo/config.h"
 #include "seo/log.h"
+#include "seo/pg.h"
 
 /*
  * Handler threads. A debit waits for its group commit on its thread, so the
@@ -52,7 +53,7 @@ static int migrate(const char *url)
 
 int main(void)
 {
-	const char *url = acct_pg_url();
+	const char *url = seo_pg_url();
 	acct_mailer *mailer = NULL;
 	acct_options opt;
 	acct_err err;

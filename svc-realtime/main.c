@@ -3,17 +3,32 @@
  */
 #include "rt_service.h"
 #include "seo/config.h"
+#include "seo/log.h"
+#include "seo/pg.h"
 
 /* Handler threads: each blocks on its own fetches for up to a sitemap
- * walk's 12 s, so there are many. */
-#define WORKERS 32
+ * walk's 12 s, or on a PageSpeed run for up to a minute, so there are
+ * many. */
+#define WORKERS 64
 
 int main(void)
 {
+	rt_svc *svc = NULL;
+	int rc;
+
+	seo_log_init("svc-realtime");
 	/* Load the rules before serving: a broken rule file shows at start
 	 * (tech-stack then fails alone), and no call waits for the compile. */
 	rt_service_tech_rules();
-	return rpc_service_main("svc-realtime", seo_config(SEO_CFG_REALTIME_ADDR),
-				rt_rpc_methods, rt_rpc_n_methods, NULL, WORKERS,
-				NULL);
+	if (rt_svc_new(seo_pg_url(), &svc) != 0)
+		return 1;
+	/* Only page-performance needs the database: without it the others
+	 * serve, and page-performance connects on its next call. */
+	if (rt_svc_db_check(svc) != 0)
+		log_warn("page-performance unavailable until the database answers");
+	rc = rpc_service_main("svc-realtime", seo_config(SEO_CFG_REALTIME_ADDR),
+			      rt_rpc_methods, rt_rpc_n_methods, svc, WORKERS,
+			      NULL);
+	rt_svc_free(svc);
+	return rc;
 }

@@ -21,7 +21,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_FETCH_CA_FILE] = {"SEO_FETCH_CA_FILE", "", "extra CA bundle for live fetches"},
 	[SEO_CFG_CHALLENGE] = {"SEO_CHALLENGE", "on", "off disables the bot-challenge check of the free tools"},
 	[SEO_CFG_CHALLENGE_VERIFY_URL] = {"SEO_CHALLENGE_VERIFY_URL", "", "bot-challenge token verification endpoint"},
-	[SEO_CFG_PAGESPEED_URL] = {"SEO_PAGESPEED_URL", "", "page-performance upstream"},
+	[SEO_CFG_PAGESPEED_URL] = {"SEO_PAGESPEED_URL", "https://www.googleapis.com", "page-performance upstream (PageSpeed Insights v5 base URL)"},
 	[SEO_CFG_PAGESPEED_KEY] = {"SEO_PAGESPEED_KEY", "", "page-performance upstream key"},
 	[SEO_CFG_INDEXNOW_URL] = {"SEO_INDEXNOW_URL", "", "IndexNow submission endpoint"},
 	[SEO_CFG_CONSOLE_API_URL] = {"SEO_CONSOLE_API_URL", "", "search-console upstream"},
@@ -37,6 +37,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_HTTP_BODY_LIMIT] = {"SEO_HTTP_BODY_LIMIT", "2097152", "largest request body the gateway accepts, in bytes"},
 	[SEO_CFG_RPC_TIMEOUT_MS] = {"SEO_RPC_TIMEOUT_MS", "30000", "deadline of a gateway call to a service"},
 	[SEO_CFG_MIGRATIONS_DIR] = {"SEO_MIGRATIONS_DIR", "", "SQL migrations of svc-account (default: found beside the binary)"},
+	[SEO_CFG_REALTIME_MIGRATIONS_DIR] = {"SEO_REALTIME_MIGRATIONS_DIR", "", "SQL migrations of svc-realtime (default: found beside the binary)"},
 	[SEO_CFG_TECH_RULES] = {"SEO_TECH_RULES", "", "technology fingerprint rules of tech-stack (default: found beside the binary)"},
 };
 

@@ -934,7 +934,9 @@ int seo_tech_input_from_page(const seo_tech_kv *headers, size_t n_headers,
 								   : strlen(eq + 1))) == NULL)
 			return SEO_ENOMEM;
 	}
-	end = html + (html_len < SEO_TECH_HTML_MAX ? html_len : SEO_TECH_HTML_MAX);
+	/* Tags are cheap to find, so the whole page is scanned: large pages
+	 * put their script tags last, past the HTML the patterns search. */
+	end = html + html_len;
 	while (p != NULL && (p = memchr(p, '<', (size_t)(end - p))) != NULL) {
 		p++;
 		if ((size_t)(end - p) >= 3 && strncmp(p, "!--", 3) == 0) {

@@ -69,6 +69,10 @@ json_t *gw_json_encode_message(const ProtobufCMessage *msg);
 int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
 			long long *value);
 
+/* Returns 1 when the boolean field `field` of `msg` is present and true,
+ * else 0. */
+int gw_json_field_true(const ProtobufCMessage *msg, const char *field);
+
 /*
  * Returns the value of the first field rule flagged GW_P_USAGE in the
  * decoded request (the domain or URL queried), allocated on `arena`, or

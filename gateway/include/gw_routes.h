@@ -43,6 +43,12 @@ typedef enum gw_bill {
 	GW_BILL_PER_ITEM, /* `cost` x the count in request field `items_field`
 			   * debited before, the unbilled part refunded after
 			   * (count in response field `billed_field`) */
+	GW_BILL_AFTER,    /* authorized at no cost, debited only once the
+			   * service succeeded: `cost` x the count in response
+			   * field `billed_field` when set, else `cost`;
+			   * insufficient_credits then if the balance is
+			   * short, nothing charged, the usage row kept at 0;
+			   * a failure costs nothing and writes no row */
 } gw_bill;
 
 /* Role bits, equal to seo.account.v1.Role values. */
@@ -114,11 +120,19 @@ typedef struct gw_route {
 				  * integer) giving the most items charged */
 	const char *billed_field; /* GW_BILL_PER_ITEM: response field counting
 				   * items actually billed; GW_BILL_FIXED
-				   * (optional): 0 there refunds the call */
+				   * (optional): 0 there refunds the call;
+				   * GW_BILL_AFTER (optional): items debited */
+	const char *surcharge_field; /* GW_BILL_FIXED (optional): a request
+				      * boolean that, true, adds `surcharge`
+				      * credits to the call (backlinks'
+				      * score enrichment) */
+	long long surcharge;
 	unsigned flags;          /* GW_R_* */
 	const char *strict_code; /* code for unknown fields with GW_R_STRICT */
 	const gw_param_rule *params;
 	size_t n_params;
+	int timeout_ms;          /* the service call's deadline when longer than
+				  * SEO_RPC_TIMEOUT_MS; 0: that one */
 	const char *summary;     /* OpenAPI summary */
 	const char *const *errors; /* public codes this route may answer,
 				    * NULL-terminated; the generic ones

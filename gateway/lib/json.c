@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "json_int.h"
+#include "seo/domain.h"
 #include "seo/errors.h"
 #include "seo/pbjson.h"
 
@@ -852,10 +853,12 @@ static long long utf8_chars(const char *s)
  * The GW_P_URL syntax, the spec's invalid_url short of resolving: http or
  * https (any case), "://", an authority with a host and no userinfo, an
  * optional decimal port up to 65535; no fragment, no blanks or control
- * characters anywhere. Non-ASCII is left to the service's full parse.
+ * characters anywhere. A non-ASCII host must be a valid IDN (the service
+ * looks it up in punycode); the rest of the full parse is the service's.
  */
 static int url_syntax_ok(const char *s)
 {
+	char ascii[SEO_DOMAIN_MAX + 2];
 	size_t scheme, auth, host, i;
 	long port = 0;
 
@@ -882,6 +885,11 @@ static int url_syntax_ok(const char *s)
 	}
 	if (host == 0)
 		return 0;
+	for (i = 0; i < host && (unsigned char)s[i] < 0x80; i++)
+		;
+	if (i < host && seo_domain_to_ascii(s, host - (s[host - 1] == '.'), ascii,
+					    sizeof(ascii)) != 0)
+		return 0;
 	if (host == auth)
 		return 1;
 	if (s[host] != ':' || host + 1 == auth)
@@ -897,53 +905,17 @@ static int url_syntax_ok(const char *s)
 }
 
 /*
- * A cheap syntax check of a domain argument, so that a malformed one is
- * refused before anything is charged. It accepts what the services'
- * normaliser (graph_normalize_domain) reads: an optional scheme, userinfo,
- * port and path around the host, trailing dots; labels of letters, digits,
- * '-' and '_' (non-ASCII bytes are an IDN, converted by the service), at
- * least two labels and a letter somewhere (an IPv4 address is no domain).
+ * A domain argument is checked before anything is charged by the very
+ * normaliser the services apply (seo/domain.h): an optional scheme,
+ * userinfo, port and path around the host, trailing dots, an IDN; labels
+ * of letters, digits, '-' and '_', at least two of them, a letter
+ * somewhere and no number at the end (an IPv4 address is no domain).
  */
 static int domain_syntax_ok(const char *s)
 {
-	const char *h, *e, *at;
-	size_t label = 0, len;
-	int letter = 0, dots = 0;
+	char host[SEO_DOMAIN_MAX + 1];
 
-	while (*s == ' ' || *s == '\t')
-		s++;
-	h = strstr(s, "://");
-	h = h != NULL ? h + 3 : s;
-	e = h + strcspn(h, "/?#");
-	for (at = h; at < e; at++)
-		if (*at == '@')
-			h = at + 1;
-	len = strcspn(h, ":");
-	if (h + len < e)
-		e = h + len;
-	while (e > h && (e[-1] == '.' || e[-1] == ' '))
-		e--;
-	if (e == h || e - h > 253)
-		return 0;
-	for (; h < e; h++) {
-		unsigned char c = (unsigned char)*h;
-		int alpha = c >= 0x80 || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
-
-		if (c == '.') {
-			if (label == 0)
-				return 0;
-			label = 0;
-			dots++;
-			continue;
-		}
-		if (!(alpha || (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return 0;
-		letter |= alpha;
-		/* a non-ASCII label's length is known after punycode only */
-		if (++label > 63 && c < 0x80)
-			return 0;
-	}
-	return label > 0 && dots > 0 && letter;
+	return seo_domain_normalize(s, 0, host, sizeof(host)) == 0;
 }
 
 /* GW_P_DOMAIN on a string or on each string of a repeated field. */
@@ -1098,6 +1070,18 @@ json_t *gw_json_encode_message(const ProtobufCMessage *msg)
 }
 
 /* ---- reading fields back ----------------------------------------------- */
+
+int gw_json_field_true(const ProtobufCMessage *msg, const char *field)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(msg->descriptor,
+								field);
+
+	return f != NULL && f->type == PROTOBUF_C_TYPE_BOOL &&
+	       f->label != PROTOBUF_C_LABEL_REPEATED &&
+	       seo_pbjson_present(msg, f) &&
+	       *(const protobuf_c_boolean *)((const char *)msg + f->offset);
+}
 
 int gw_json_field_count(const ProtobufCMessage *msg, const char *field,
 			long long *value)

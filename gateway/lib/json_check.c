@@ -193,10 +193,18 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 	     !countable(route->output, route->billed_field)))
 		return bad(why, why_len, "%s %s: per-item fields missing",
 			   route->method, route->pattern);
-	if (route->bill == GW_BILL_FIXED && route->billed_field != NULL &&
+	if ((route->bill == GW_BILL_FIXED || route->bill == GW_BILL_AFTER) &&
+	    route->billed_field != NULL &&
 	    !countable(route->output, route->billed_field))
 		return bad(why, why_len, "%s %s: billed field %s missing",
 			   route->method, route->pattern, route->billed_field);
+	if (route->surcharge_field != NULL &&
+	    (route->bill != GW_BILL_FIXED || route->surcharge <= 0 ||
+	     (f = field(route->input, route->surcharge_field)) == NULL ||
+	     !singular(f) || f->type != PROTOBUF_C_TYPE_BOOL))
+		return bad(why, why_len, "%s %s: surcharge needs a boolean "
+			   "request field and a fixed price", route->method,
+			   route->pattern);
 	if (route->cost < 0 || (route->bill != GW_BILL_FREE && route->cost == 0))
 		return bad(why, why_len, "%s %s: cost %lld", route->method,
 			   route->pattern, route->cost);

@@ -42,6 +42,7 @@ static const char *const billing_names[] = {
 	[GW_BILL_FREE] = "free",
 	[GW_BILL_FIXED] = "fixed",
 	[GW_BILL_PER_ITEM] = "per_item",
+	[GW_BILL_AFTER] = "after_success",
 };
 
 /* Optional fields some errors carry besides error, code and message. */
@@ -493,9 +494,25 @@ static json_t *operation_description(const gw_route *r)
 
 	if (r->bill == GW_BILL_FREE)
 		d = json_string("Free: no credits are charged.");
+	else if (r->bill == GW_BILL_FIXED && r->surcharge_field != NULL)
+		d = json_sprintf("Costs %lld %s per call, %lld more with `%s` "
+				 "true, debited before the work and refunded if "
+				 "it fails.", r->cost, unit, r->surcharge,
+				 r->surcharge_field);
 	else if (r->bill == GW_BILL_FIXED)
 		d = json_sprintf("Costs %lld %s per call, debited before the work "
 				 "and refunded if it fails.", r->cost, unit);
+	else if (r->bill == GW_BILL_AFTER && r->billed_field == NULL)
+		d = json_sprintf("Costs %lld %s per call, debited only once the "
+				 "work succeeded (402 insufficient_credits then "
+				 "if the balance is short); a failure costs "
+				 "nothing.", r->cost, unit);
+	else if (r->bill == GW_BILL_AFTER)
+		d = json_sprintf("Costs %lld %s per item (`%s` in the response), "
+				 "debited only once the work succeeded (402 "
+				 "insufficient_credits then if the balance is "
+				 "short); a failure costs nothing.",
+				 r->cost, unit, r->billed_field);
 	else
 		d = json_sprintf("Costs %lld %s per item (`%s`): the most items "
 				 "are debited before the work, and the items not "

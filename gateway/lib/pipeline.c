@@ -1,8 +1,9 @@
 /*
  * The request path: route, decode, authorize (key, rate, role, debit in one
- * svc-account call), call the service, refund on failure, answer JSON, log,
- * count. Everything runs on the loop thread; a request's state lives in one
- * arena freed when its answer has left.
+ * svc-account call), call the service, refund on failure (or, for a route
+ * billed after its work, debit on success), answer JSON, log, count.
+ * Everything runs on the loop thread; a request's state lives in one arena
+ * freed when its answer has left.
  */
 #include "gw.h"
 
@@ -30,6 +31,7 @@
 #define SIGNATURE_HEADER "Stripe-Signature"
 #define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
 #define REFUND_PATH "/seo.account.v1.Account/Refund"
+#define CHARGE_PATH "/seo.account.v1.Account/Charge"
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
 
@@ -70,6 +72,8 @@ typedef struct gw_call {
 	ProtobufCMessage *input;
 	gw_json_error decode_err;
 	int decode_failed;
+
+	const char *usage; /* the usage row's domain, or NULL */
 
 	/* From Authorize. */
 	const char *workspace_id, *user_id, *key_id, *role;
@@ -286,20 +290,73 @@ static void answer_success(gw_call *c)
 	respond_json(c, c->route->status, obj);
 }
 
-/* What the call finally costs by its answer: per item, the items billed
- * times the cost; a fixed call with a billed field, nothing when that
- * field is 0; otherwise what was debited. An answer without the field
- * keeps the debit: billing must not guess. */
+/* What the call finally costs by its answer: per item or billed after,
+ * the items billed times the cost; a fixed call with a billed field,
+ * nothing when that field is 0; otherwise what was debited (billed after:
+ * the cost). An answer without the field keeps the debit, or costs one
+ * item: billing must not guess. */
 static long long cost_after(const gw_call *c)
 {
 	long long billed;
 
 	if (c->route->bill == GW_BILL_FREE || c->route->billed_field == NULL ||
 	    gw_json_field_count(c->output, c->route->billed_field, &billed) != 0)
-		return c->charged;
-	if (c->route->bill == GW_BILL_PER_ITEM)
-		return billed * c->route->cost;
-	return billed == 0 ? 0 : c->charged;
+		return c->route->bill == GW_BILL_AFTER ? c->route->cost
+						       : c->charged;
+	if (c->route->bill == GW_BILL_FIXED)
+		return billed == 0 ? 0 : c->charged;
+	return billed * c->route->cost;
+}
+
+/* The caller's identity as the services read it; meta holds 4. */
+static size_t identity_meta(const gw_call *c, rpc_meta *meta)
+{
+	if (c->workspace_id == NULL)
+		return 0;
+	meta[0] = (rpc_meta){"seo-workspace-id", c->workspace_id};
+	meta[1] = (rpc_meta){"seo-user-id", c->user_id};
+	meta[2] = (rpc_meta){"seo-key-id", c->key_id};
+	meta[3] = (rpc_meta){"seo-role", c->role};
+	return 4;
+}
+
+/* ---- billing after the work ---------------------------------------------- */
+
+static void on_charge(const rpc_result *res, void *ud)
+{
+	gw_call *c = ud;
+	const Seo__Account__V1__ChargeResponse *r = (const void *)res->response;
+
+	if (res->grpc_status != SEO_GRPC_OK) {
+		c->charged = 0;
+		respond_rpc_error(c, res);
+		return;
+	}
+	c->charge_id = r->charge_id;
+	c->credits_remaining = r->credits_remaining;
+	gw_metrics_credits(c->gw->metrics, c->charged, 0);
+	answer_success(c);
+}
+
+/* Debits `amount` for the service's answer, then answers: svc-account
+ * refuses (402) when the balance is short, with the usage row at 0. */
+static void charge(gw_call *c, long long amount)
+{
+	Seo__Account__V1__ChargeRequest req = SEO__ACCOUNT__V1__CHARGE_REQUEST__INIT;
+	rpc_meta meta[5];
+	size_t n = 0;
+
+	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
+	n += identity_meta(c, meta + n);
+	req.endpoint = (char *)c->route->endpoint;
+	req.amount = amount;
+	req.usage_domain = (char *)(c->usage ? c->usage : "");
+	c->charged = amount;
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], CHARGE_PATH,
+			    &req.base, &seo__account__v1__charge_response__descriptor,
+			    &c->alloc, c->gw->rpc_timeout_ms, meta, n, on_charge,
+			    c) != 0)
+		respond_error(c, "internal_error", "out of memory", NULL);
 }
 
 static void on_service(const rpc_result *res, void *ud)
@@ -324,6 +381,10 @@ static void on_service(const rpc_result *res, void *ud)
 	}
 	c->output = res->response;
 	due = cost_after(c);
+	if (c->route->bill == GW_BILL_AFTER) {
+		charge(c, due);
+		return;
+	}
 	if (c->charged > 0 && due < c->charged) {
 		refund(c, c->charged - due);
 		return;
@@ -333,20 +394,17 @@ static void on_service(const rpc_result *res, void *ud)
 
 static void call_service(gw_call *c)
 {
+	int timeout = c->gw->rpc_timeout_ms;
 	rpc_meta meta[5];
 	size_t n = 0;
 
 	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
-	if (c->workspace_id != NULL) {
-		meta[n++] = (rpc_meta){"seo-workspace-id", c->workspace_id};
-		meta[n++] = (rpc_meta){"seo-user-id", c->user_id};
-		meta[n++] = (rpc_meta){"seo-key-id", c->key_id};
-		meta[n++] = (rpc_meta){"seo-role", c->role};
-	}
+	n += identity_meta(c, meta + n);
+	if (c->route->timeout_ms > timeout)
+		timeout = c->route->timeout_ms;
 	if (rpc_client_call(c->gw->clients[c->route->service],
 			    c->route->rpc_path, c->input, c->route->output,
-			    &c->alloc, c->gw->rpc_timeout_ms, meta, n,
-			    on_service, c) != 0)
+			    &c->alloc, timeout, meta, n, on_service, c) != 0)
 		respond_error(c, "internal_error", "out of memory", NULL);
 }
 
@@ -412,6 +470,9 @@ static long long cost_before(const gw_call *c)
 		return 0;
 	switch (c->route->bill) {
 	case GW_BILL_FIXED:
+		if (c->route->surcharge_field != NULL &&
+		    gw_json_field_true(c->input, c->route->surcharge_field))
+			return c->route->cost + c->route->surcharge;
 		return c->route->cost;
 	case GW_BILL_PER_ITEM:
 		if (gw_json_field_count(c->input, c->route->items_field,
@@ -429,7 +490,6 @@ static void authorize(gw_call *c, const char *key)
 		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
 	char hash[65];
-	const char *usage = NULL;
 
 	seo_sha256_hex(key, strlen(key), hash);
 	req.key_hash = hash;
@@ -438,8 +498,8 @@ static void authorize(gw_call *c, const char *key)
 	req.cost = c->charged;
 	req.roles_allowed = c->route->roles;
 	if (!c->decode_failed)
-		usage = gw_json_usage_value(c->route, c->input, c->arena);
-	req.usage_domain = (char *)(usage ? usage : "");
+		c->usage = gw_json_usage_value(c->route, c->input, c->arena);
+	req.usage_domain = (char *)(c->usage ? c->usage : "");
 	req.rate_limited = !(c->route->flags & GW_R_NO_RATE_LIMIT);
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,

@@ -38,6 +38,10 @@ static const gw_param_rule similar_params[] = {
 	OFFSET_RULE,
 };
 
+/* score=true: the specification's derived-score surcharge, amount ours
+ * (docs/decisions.md). */
+#define SCORE_SURCHARGE 1
+
 static const gw_param_rule backlinks_params[] = {
 	DOMAIN_RULE("domain", DOMAIN_DOC),
 	LIMIT_RULE(1000),
@@ -50,7 +54,7 @@ static const gw_param_rule backlinks_params[] = {
 	{"link_type", 0, 0, 0, 0, NULL, "only links of this type: hyperlink "
 	 "or image"},
 	{"score", GW_P_DEFAULT, 0, 0, 0, NULL,
-	 "adds anchor_type and link_quality to every row"},
+	 "adds anchor_type and link_quality to every row, for 1 more credit"},
 };
 
 static const gw_param_rule intersect_params[] = {
@@ -82,7 +86,27 @@ static const gw_param_rule batch_params[] = {
 	 "1 to 50 domains; 2 credits for each one looked up"},
 };
 
+/* platform-domains: a missing platform is refused by the gateway, an
+ * unknown one by svc-graph (it has the list); billed after, neither costs. */
+static const gw_param_rule platform_params[] = {
+	{"platform", GW_P_REQUIRED, 0, 0, 0, "missing_platform",
+	 "platform slug or name, any case (wix, wordpress, squarespace, "
+	 "webflow, framer, tilda, weebly, strikingly, bubble, softr, carrd, "
+	 "godaddy_builder, contentful, sanity, shopify, bigcommerce, kajabi, "
+	 "thinkific, paypal)"},
+	{"limit", GW_P_DEFAULT | GW_P_RANGE | GW_P_CLAMP, 1, 1000, 100, NULL,
+	 "domains returned; above 1000 clamped silently"},
+	{"min_da", GW_P_RANGE, 0, 100, 0, NULL, "lowest authority score"},
+	{"max_da", GW_P_RANGE, 0, 100, 0, NULL, "highest authority score"},
+	{"tld", 0, 0, 0, 0, NULL, "public suffix, e.g. com or co.uk"},
+	{"sort", GW_P_DEFAULT, 0, 0,
+	 SEO__GRAPH__V1__PLATFORM_SORT__PLATFORM_SORT_DA_DESC, NULL,
+	 "da_desc (authority, strongest first), da_asc or domain_asc"},
+};
+
 static const char *const domain_errors[] = {"invalid_domain", NULL};
+static const char *const platform_errors[] = {"missing_platform",
+					      "unknown_platform", NULL};
 static const char *const no_errors[] = {NULL};
 
 /* A billed GET on svc-graph: the columns every row but the batch shares. */
@@ -123,9 +147,15 @@ const gw_route gw__graph_routes[] = {
 		link_intersect_request, link_intersect_response, 5,
 		intersect_params,
 		"Domains linking to domain_a but not to domain_b"),
-	GET_ROW("/v1/backlinks", "backlinks", "Backlinks", backlinks_request,
-		backlinks_response, 2, backlinks_params,
-		"Links to a domain, by importance or newest first"),
+	{.method = "GET", .pattern = "/v1/backlinks", .endpoint = "backlinks",
+	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH("Backlinks"),
+	 .input = MSG(backlinks_request), .output = MSG(backlinks_response),
+	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
+	 .bill = GW_BILL_FIXED, .cost = 2, .surcharge_field = "score",
+	 .surcharge = SCORE_SURCHARGE, .flags = GW_R_ENVELOPE,
+	 .params = backlinks_params, .n_params = N(backlinks_params),
+	 .summary = "Links to a domain, by importance or newest first",
+	 .errors = domain_errors},
 	GET_ROW("/v1/anchor-text", "anchor-text", "AnchorText",
 		domain_page_request, anchor_text_response, 2, page_params,
 		"Anchor texts of the links to a domain"),
@@ -158,6 +188,30 @@ const gw_route gw__graph_routes[] = {
 	 .summary = "Backlinks of up to 50 domains; malformed ones fail "
 		    "alone and are not charged",
 	 .errors = no_errors},
+	{.method = "GET", .pattern = "/v1/platform-trends",
+	 .endpoint = "platform-trends", .service = GW_SVC_GRAPH,
+	 .rpc_path = GRAPH("PlatformTrends"),
+	 .input = MSG(platform_trends_request),
+	 .output = MSG(platform_trends_response), .in = GW_IN_QUERY,
+	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_FIXED,
+	 .cost = 1, .flags = GW_R_ENVELOPE,
+	 .summary = "Crawled domains per supported platform, most used first",
+	 .errors = no_errors},
+	/* `limit` credits debited, refunded down to the domains returned:
+	 * until a debit-after-success mode exists, a balance below the
+	 * limit is refused even when fewer domains would come back. */
+	{.method = "GET", .pattern = "/v1/platform-domains",
+	 .endpoint = "platform-domains", .service = GW_SVC_GRAPH,
+	 .rpc_path = GRAPH("PlatformDomains"),
+	 .input = MSG(platform_domains_request),
+	 .output = MSG(platform_domains_response), .in = GW_IN_QUERY,
+	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_AFTER,
+	 .cost = 1, .billed_field = "returned",
+	 .flags = GW_R_ENVELOPE | GW_R_HIDE_BILLED,
+	 .params = platform_params, .n_params = N(platform_params),
+	 .summary = "Crawled domains on a platform, by authority or name, "
+		    "1 credit per domain returned",
+	 .errors = platform_errors},
 };
 
 const size_t gw__graph_routes_count = N(gw__graph_routes);

@@ -29,11 +29,22 @@ static const gw_param_rule sitemap_params[] = {
 	 "URLs collected at most"},
 };
 
+static const gw_param_rule psi_params[] = {
+	{"url", GW_P_REQUIRED | GW_P_URL | GW_P_RANGE | GW_P_USAGE, 1,
+	 URL_MAX_CHARS, 0, "invalid_url",
+	 "full http(s) URL of a public page, without credentials or fragment"},
+	{"strategy", 0, 0, 0, 0, NULL,
+	 "desktop, or mobile (the default; any other value is read as mobile)"},
+};
+
 static const char *const page_errors[] = {
 	"invalid_url", "private_ip", "fetch_failed", "timeout",
 	"response_too_large", NULL};
 static const char *const site_errors[] = {
 	"invalid_domain", "private_ip", NULL};
+static const char *const psi_errors[] = {
+	"invalid_url", "private_ip", "user_quota_exceeded", "quota_exceeded",
+	"psi_unavailable", NULL};
 /* A site analysis of one fetched page: the homepage. */
 static const char *const homepage_errors[] = {
 	"invalid_domain", "private_ip", "fetch_failed", "timeout",
@@ -82,6 +93,19 @@ const gw_route gw__realtime_routes[] = {
 	 .params = domain_params, .n_params = N(domain_params),
 	 .summary = "Technologies a site's homepage reveals, fetched live",
 	 .errors = homepage_errors},
+	/* PageSpeed runs take 10 to 60 s: a deadline beyond the upstream's
+	 * minute, for the cache write and the answer. */
+	{.method = "GET", .pattern = "/v1/page-performance",
+	 .endpoint = "page-performance", .service = GW_SVC_REALTIME,
+	 .rpc_path = REALTIME("PagePerformance"),
+	 .input = MSG(page_performance_request),
+	 .output = MSG(page_performance_response), .in = GW_IN_QUERY,
+	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_AFTER,
+	 .cost = 3, .flags = GW_R_ENVELOPE, .timeout_ms = 65000,
+	 .params = psi_params, .n_params = N(psi_params),
+	 .summary = "Lab performance scores and Core Web Vitals of a page "
+		    "(PageSpeed Insights), cached 24 hours for everyone",
+	 .errors = psi_errors},
 };
 
 const size_t gw__realtime_routes_count = N(gw__realtime_routes);

@@ -63,10 +63,6 @@ const char *acct_role_name(acct_role role);
 /* Parses a role name. SEO_EINVAL when unknown. */
 int acct_role_parse(const char *name, acct_role *out);
 
-/* SEO_PG_URL, else the local cluster of ./seo. Static or the environment's;
- * never NULL. */
-const char *acct_pg_url(void);
-
 /* ---- the service ------------------------------------------------------ */
 
 typedef struct acct_service acct_service;
@@ -75,7 +71,7 @@ typedef struct acct_service acct_service;
 typedef int64_t (*acct_clock_fn)(void *ud);
 
 typedef struct acct_options {
-	const char *pg_url;      /* copied; NULL: acct_pg_url() */
+	const char *pg_url;      /* copied; NULL: seo_pg_url() */
 	int pool_size;           /* handler connections; 0: 8 */
 	long long rate_per_min;  /* requests per key per minute; 0: off */
 	acct_clock_fn clock;     /* NULL: seo_mono_ms() */
@@ -174,6 +170,20 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
 		int64_t amount, int64_t *credits_remaining,
 		int64_t *credits_used, acct_err *err);
+
+/*
+ * The debit of a call billed after its work (Charge): `amount` credits
+ * (0 allowed) of who's workspace, and the call's one usage row
+ * (`endpoint`, `usage_domain` NULL or "" for none), whatever the outcome:
+ * its credits_used is `amount`, or 0 when the balance is short
+ * (insufficient_credits, nothing charged). The key is not checked again:
+ * the call was authorized, at no cost, before its work. Durable when it
+ * returns, like a debit of acct_authorize().
+ */
+int acct_charge(acct_service *a, const acct_caller *who, const char *endpoint,
+		int64_t amount, const char *usage_domain,
+		char charge_id[ACCT_ID_LEN], int64_t *credits_remaining,
+		acct_err *err);
 
 /* ---- the account endpoints -------------------------------------------- */
 
@@ -280,20 +290,14 @@ int acct_website_policy(PGconn *db, const char *site_id, const char *policy,
 int acct_host_normalize(const char *in, char out[ACCT_HOST_LEN]);
 
 /*
- * Applies the NNN_*.sql files of `dir` not yet recorded in
- * schema_migrations, in name order, each in its own transaction under a
- * transaction-level advisory lock, so that concurrent starters apply each
- * file once. Files must not contain transaction control. *applied counts
- * the files this call applied.
+ * Applies the NNN_*.sql files of `dir` not yet applied, by the shared
+ * runner (seo_pg_migrate(), SEO_PG_ACCOUNT). *applied counts the files
+ * this call applied.
  */
 int acct_migrate(PGconn *db, const char *dir, int *applied, acct_err *err);
 
-/*
- * Finds the migrations directory: SEO_MIGRATIONS_DIR, else relative to the
- * running executable <exe dir>/../../svc-account/migrations (build/bin,
- * build-asan/bin, build/tests) or <exe dir>/../share/seo/migrations (an
- * installed tree). SEO_ENOTFOUND when none exists.
- */
+/* Finds svc-account's migrations directory: seo_pg_migrations_dir() of
+ * SEO_PG_ACCOUNT (SEO_MIGRATIONS_DIR, else beside the executable). */
 int acct_migrations_dir(char *out, size_t n);
 
 #endif

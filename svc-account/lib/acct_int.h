@@ -52,11 +52,6 @@ typedef enum acct__q {
 	ACCT_Q_WEBSITE_LIST,
 	ACCT_Q_WEBSITE_INSERT,
 	ACCT_Q_WEBSITE_POLICY,
-	ACCT_Q_MIGRATE_QUIET,
-	ACCT_Q_MIGRATE_LOCK,
-	ACCT_Q_MIGRATE_TABLE,
-	ACCT_Q_MIGRATE_APPLIED,
-	ACCT_Q_MIGRATE_RECORD,
 	ACCT__Q_COUNT
 } acct__q;
 
@@ -257,7 +252,8 @@ typedef struct acct__debit {
 	const char *key_id;
 	const char *endpoint;
 	const char *domain; /* NULL: none */
-	int64_t amount;     /* > 0 */
+	int64_t amount;     /* > 0; 0 only with keep_refused */
+	int keep_refused;   /* a refusal still writes the usage row, at 0 */
 } acct__debit;
 
 /* Queues a debit and waits for its batch's commit. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
-#include "seo/log.h"
+#include "seo/pg.h"
 
 static const struct {
 	const char *name;
@@ -101,19 +101,6 @@ static const struct {
 	[ACCT_Q_WEBSITE_POLICY] = {"website_policy",
 		"UPDATE websites SET indexnow_policy = $2 WHERE id = $1 "
 		"RETURNING indexnow_policy"},
-	/* "IF NOT EXISTS" notices would reach a CLI's stderr. */
-	[ACCT_Q_MIGRATE_QUIET] = {"migrate_quiet",
-		"SET LOCAL client_min_messages TO warning"},
-	/* One lock for every migrator of the database ("seomig" in ASCII). */
-	[ACCT_Q_MIGRATE_LOCK] = {"migrate_lock",
-		"SELECT pg_advisory_xact_lock(126879498332519)"},
-	[ACCT_Q_MIGRATE_TABLE] = {"migrate_table",
-		"CREATE TABLE IF NOT EXISTS schema_migrations ("
-		"version text PRIMARY KEY, applied_at bigint NOT NULL)"},
-	[ACCT_Q_MIGRATE_APPLIED] = {"migrate_applied",
-		"SELECT 1 FROM schema_migrations WHERE version = $1"},
-	[ACCT_Q_MIGRATE_RECORD] = {"migrate_record",
-		"INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)"},
 };
 
 _Static_assert(ACCT__Q_COUNT <= 64, "the prepared mask holds 64 statements");
@@ -207,38 +194,12 @@ void acct__rollback(acct__conn *c)
 	PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
-/* Server notices go to our log as one JSON line, not raw to stderr. */
-static void notice_to_log(void *arg, const char *message)
-{
-	(void)arg;
-	log_info("postgresql: %.*s", (int)strcspn(message, "\n"), message);
-}
-
 int acct__connect(const char *url, PGconn **out, acct_err *err)
 {
-	PGconn *pg = PQconnectdb(url);
-	acct__conn c = {.pg = pg, .oneshot = 1};
-	int rc;
-
-	*out = NULL;
-	if (pg == NULL)
-		return acct__fail(err, SEO_ENOMEM, "internal_error",
-				  "out of memory");
-	if (PQstatus(pg) != CONNECTION_OK) {
-		rc = acct__db_fail(err, "connection", PQerrorMessage(pg));
-		PQfinish(pg);
-		return rc;
-	}
-	PQsetNoticeProcessor(pg, notice_to_log, NULL);
-	/* An answer must never precede the durability of what it reports,
-	 * whatever the server's default. */
-	rc = exec_plain(&c, "SET synchronous_commit TO on", err);
-	if (rc != 0) {
-		PQfinish(pg);
-		return rc;
-	}
-	*out = pg;
-	return 0;
+	/* The shared connect sets synchronous_commit on: an answer must never
+	 * precede the durability of what it reports. */
+	err->code = "internal_error";
+	return seo_pg_connect(url, 0, out, err->message, sizeof(err->message));
 }
 
 int acct__pool_init(acct__pool *p, const char *url, int size)

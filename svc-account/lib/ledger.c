@@ -89,6 +89,21 @@ static int rows_from(PGresult *res, int has_workspace, row **out, size_t *n)
 	return 0;
 }
 
+/* The call's usage row, at `amount` credits (0 for a refused call). */
+static void add_usage(writes *w, const acct__op *op, int64_t amount)
+{
+	const acct__debit *d = &op->debit;
+
+	acct__pgarr_add(&w->usage[U_ID], op->charge_id);
+	acct__pgarr_add(&w->usage[U_WS], d->workspace_id);
+	acct__pgarr_add(&w->usage[U_USER], d->user_id);
+	acct__pgarr_add(&w->usage[U_KEY], d->key_id);
+	acct__pgarr_add(&w->usage[U_ENDPOINT], d->endpoint);
+	acct__pgarr_add(&w->usage[U_DOMAIN], d->domain);
+	acct__pgarr_addi(&w->usage[U_AMOUNT], amount);
+	w->n_usage++;
+}
+
 static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 {
 	const acct__debit *d = &op->debit;
@@ -101,6 +116,10 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 		return;
 	}
 	if (bal->value < d->amount) {
+		/* A call billed after its work was made: its row stays, at 0. */
+		if (d->keep_refused &&
+		    acct__new_id("chg_", op->charge_id, &op->err) == 0)
+			add_usage(w, op, 0);
 		op->rc = acct__fail(&op->err, SEO_EDENIED, "insufficient_credits",
 				    "this call costs %lld credits, the balance is %lld",
 				    (long long)d->amount, (long long)bal->value);
@@ -109,24 +128,19 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 	op->rc = acct__new_id("chg_", op->charge_id, &op->err);
 	if (op->rc != 0)
 		return;
-	bal->value -= d->amount;
-	bal->changed = 1;
+	/* A free call of a route billed after its work has no ledger row
+	 * (a ledger delta is never 0). */
+	if (d->amount > 0) {
+		bal->value -= d->amount;
+		bal->changed = 1;
+		acct__pgarr_add(&w->ledger[L_WS], d->workspace_id);
+		acct__pgarr_addi(&w->ledger[L_DELTA], -d->amount);
+		acct__pgarr_add(&w->ledger[L_REASON], "charge");
+		acct__pgarr_add(&w->ledger[L_REF], op->charge_id);
+		w->n_ledger++;
+	}
 	op->remaining = bal->value;
-
-	acct__pgarr_add(&w->ledger[L_WS], d->workspace_id);
-	acct__pgarr_addi(&w->ledger[L_DELTA], -d->amount);
-	acct__pgarr_add(&w->ledger[L_REASON], "charge");
-	acct__pgarr_add(&w->ledger[L_REF], op->charge_id);
-	w->n_ledger++;
-
-	acct__pgarr_add(&w->usage[U_ID], op->charge_id);
-	acct__pgarr_add(&w->usage[U_WS], d->workspace_id);
-	acct__pgarr_add(&w->usage[U_USER], d->user_id);
-	acct__pgarr_add(&w->usage[U_KEY], d->key_id);
-	acct__pgarr_add(&w->usage[U_ENDPOINT], d->endpoint);
-	acct__pgarr_add(&w->usage[U_DOMAIN], d->domain);
-	acct__pgarr_addi(&w->usage[U_AMOUNT], d->amount);
-	w->n_usage++;
+	add_usage(w, op, d->amount);
 }
 
 static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,

@@ -148,6 +148,30 @@ static int rpc_refund(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+/* The caller is the identity of the call authorized before its work. */
+static int rpc_charge(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__ChargeRequest *in = (const void *)req;
+	Seo__Account__V1__ChargeResponse *out;
+	char charge_id[ACCT_ID_LEN];
+	acct_caller who;
+	acct_err err;
+	int64_t remaining;
+
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_charge(rpc_ctx_service(ctx), &who, in->endpoint, in->amount,
+			in->usage_domain, charge_id, &remaining, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__charge_response__descriptor);
+	if (out == NULL ||
+	    (out->charge_id = seo_arena_strdup(rpc_ctx_arena(ctx), charge_id)) == NULL)
+		return oom(ctx);
+	out->credits_remaining = remaining;
+	*resp = &out->base;
+	return 0;
+}
+
 static int rpc_get_me(rpc_ctx *ctx, const ProtobufCMessage *req,
 		      ProtobufCMessage **resp)
 {
@@ -287,6 +311,7 @@ static int rpc_list_websites(rpc_ctx *ctx, const ProtobufCMessage *req,
 const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Authorize", MSG(authorize_request), MSG(authorize_response), rpc_authorize},
 	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
+	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},
 	{ACCOUNT_PATH "ListKeys", MSG(empty), MSG(list_keys_response), rpc_list_keys},

@@ -1,5 +1,6 @@
 /*
- * The service object, Authorize (the gateway's hot path) and Refund.
+ * The service object, Authorize (the gateway's hot path), Refund, and
+ * Charge (the debit of a call billed after its work).
  */
 #include "acct_int.h"
 
@@ -9,6 +10,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/pg.h"
 
 #define DEFAULT_POOL 8
 
@@ -29,7 +31,7 @@ void acct_options_init(acct_options *opt)
 
 int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
 {
-	const char *url = opt->pg_url != NULL ? opt->pg_url : acct_pg_url();
+	const char *url = opt->pg_url != NULL ? opt->pg_url : seo_pg_url();
 	acct_service *a = calloc(1, sizeof(*a));
 	int rc;
 
@@ -226,4 +228,31 @@ int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
 	return acct__ledger_refund(&a->ledger, who != NULL ? who->workspace_id : NULL,
 				   charge_id,
 				   amount, credits_remaining, credits_used, err);
+}
+
+int acct_charge(acct_service *a, const acct_caller *who, const char *endpoint,
+		int64_t amount, const char *usage_domain,
+		char charge_id[ACCT_ID_LEN], int64_t *credits_remaining,
+		acct_err *err)
+{
+	acct__debit debit;
+
+	if (amount < 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "amount must not be negative");
+	if (endpoint == NULL || endpoint[0] == '\0')
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "a charge needs an endpoint");
+	debit = (acct__debit){
+		.workspace_id = who->workspace_id,
+		.user_id = who->user_id,
+		.key_id = who->key_id,
+		.endpoint = endpoint,
+		.domain = usage_domain != NULL && usage_domain[0] != '\0'
+				  ? usage_domain : NULL,
+		.amount = amount,
+		.keep_refused = 1,
+	};
+	return acct__ledger_debit(&a->ledger, &debit, charge_id,
+				  credits_remaining, err);
 }

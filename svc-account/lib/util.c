@@ -1,6 +1,5 @@
 /*
- * Small helpers shared by the library: errors, ids, role names, the
- * connection string.
+ * Small helpers shared by the library: errors, ids, role names.
  */
 #include "acct_int.h"
 
@@ -8,15 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 #include "seo/util.h"
 
 #define ACCT_ID_RANDOM 20
-
-/* The cluster ./seo starts under var/pg when SEO_PG_URL is unset. */
-#define ACCT_LOCAL_PG_URL "postgresql://seo@127.0.0.1:55432/seo"
 
 static const struct {
 	const char *name;
@@ -47,13 +42,6 @@ int acct_role_parse(const char *name, acct_role *out)
 		}
 	}
 	return SEO_EINVAL;
-}
-
-const char *acct_pg_url(void)
-{
-	const char *url = seo_config(SEO_CFG_PG_URL);
-
-	return *url != '\0' ? url : ACCT_LOCAL_PG_URL;
 }
 
 int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)

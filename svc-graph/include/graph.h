@@ -22,7 +22,7 @@
 
 #include <seo/arena.h>
 
-#define GRAPH_FORMAT_VERSION 1
+#define GRAPH_FORMAT_VERSION 2
 #define GRAPH_DOMAIN_MAX 253
 /* Upper bound on a page, whatever the caller asks (the spec's maximum). */
 #define GRAPH_LIMIT_MAX 1000
@@ -30,10 +30,11 @@
 /* ---- domain names ---- */
 
 /*
- * Normalises a user-supplied domain: scheme, userinfo, port, path, query,
- * trailing dot and a leading "www." are dropped, letters are lowercased and
- * an IDN becomes punycode. Writes the bare host into `out` (`outlen` bytes
- * with the NUL). Returns 0, or SEO_EINVAL when it is not a domain name.
+ * Normalises a user-supplied domain: seo_domain_normalize() in the graph's
+ * form (seo/domain.h: scheme, userinfo, port, path, query, trailing dot
+ * and a leading "www." are dropped, letters are lowercased and an IDN
+ * becomes punycode). Writes the bare host into `out` (`outlen` bytes with
+ * the NUL). Returns 0, or SEO_EINVAL when it is not a domain name.
  */
 int graph_normalize_domain(const char *input, char *out, size_t outlen);
 
@@ -87,6 +88,7 @@ typedef struct graph_ingest_stats {
 	uint64_t index_bytes;    /* whole directory */
 	uint64_t runs_spilled;   /* sorted runs written to disk */
 	double seconds;
+	uint64_t platform_domains; /* (domain, platform) pairs stored */
 } graph_ingest_stats;
 
 /*
@@ -94,9 +96,11 @@ typedef struct graph_ingest_stats {
  * to a temporary sibling directory that is renamed when complete, so the
  * directory is either whole or absent. A malformed line or record is
  * logged (file and line) and counted, never fatal. Fills `stats` when not
- * NULL. Returns 0, SEO_EINVAL without out_dir or release (or a release
- * over 63 bytes), SEO_EEXIST when out_dir exists, SEO_ENOTFOUND when an
- * input cannot be opened, SEO_EIO or SEO_ENOMEM.
+ * NULL. WAT inputs need the technology rule file (seo_tech_rules_path()):
+ * their pages' platforms are detected with it. Returns 0, SEO_EINVAL
+ * without out_dir or release (or a release over 63 bytes, or a rule file
+ * that does not parse), SEO_EEXIST when out_dir exists, SEO_ENOTFOUND when
+ * an input or the rule file cannot be found, SEO_EIO or SEO_ENOMEM.
  */
 int graph_ingest(const graph_ingest_opts *opts, graph_ingest_stats *stats);
 
@@ -348,5 +352,78 @@ int graph_crawl_history_get(const graph_index *ix, const char *domain,
 const char *graph_link_quality(uint8_t from_domain_score);
 const char *graph_anchor_type(const char *anchor_text, const char *link_type,
 			      const char *to_domain);
+
+/* ---- platforms ---- */
+
+/*
+ * The site builders, CMSs, shops and payment providers whose domains the
+ * index keeps (the spec's supported slugs). seo-ingest runs the technology
+ * fingerprint engine (seo/tech.h) over every WAT response record; a domain
+ * is on a platform when any of its captured pages shows it.
+ */
+#define GRAPH_PLATFORM_COUNT 19
+
+typedef struct graph_platform {
+	const char *slug;     /* "godaddy_builder" */
+	const char *name;     /* "GoDaddy Website Builder", for display */
+	const char *category; /* "website_builder", "cms", "ecommerce", ... */
+	const char *tech;     /* the technology of data/tech/rules.json */
+} graph_platform;
+
+/* The supported platforms, in their index order (static, *n of them). */
+const graph_platform *graph_platforms(size_t *n);
+
+/* The supported slugs, comma-separated (static). */
+const char *graph_platform_slugs(void);
+
+/*
+ * The platform named by `name`: a slug, a name or a common alias ("wp",
+ * "word press", "godaddy", "big commerce"), in any case, blanks, hyphens
+ * and underscores alike. Returns 0 and sets *idx (an index into
+ * graph_platforms()), or SEO_ENOTFOUND.
+ */
+int graph_platform_find(const char *name, size_t *idx);
+
+typedef struct graph_platform_count {
+	const graph_platform *platform;
+	uint64_t count; /* domains on it */
+} graph_platform_count;
+
+/* Every supported platform with its domain count, most domains first,
+ * then by name; `out` has GRAPH_PLATFORM_COUNT entries. */
+void graph_platform_trends(const graph_index *ix,
+			   graph_platform_count out[GRAPH_PLATFORM_COUNT]);
+
+typedef enum graph_platform_sort {
+	GRAPH_PSORT_DA_DESC,   /* authority descending, then domain name */
+	GRAPH_PSORT_DA_ASC,    /* authority ascending, then domain name */
+	GRAPH_PSORT_DOMAIN_ASC,
+} graph_platform_sort;
+
+typedef struct graph_platform_query {
+	size_t platform;          /* index into graph_platforms() */
+	uint8_t min_da, max_da;   /* authority bounds, inclusive (0, 100: all) */
+	const char *tld;          /* public suffix ("com", "co.uk"), any case,
+				   * a leading dot ignored; NULL or "": any */
+	graph_platform_sort sort;
+	uint32_t limit;           /* at most GRAPH_LIMIT_MAX are returned */
+} graph_platform_query;
+
+typedef struct graph_platform_row {
+	const char *domain;
+	const char *tld;          /* its public suffix */
+	uint8_t da_score;
+} graph_platform_row;
+
+/*
+ * The first `limit` domains on a platform that pass the filters, in the
+ * query's order; *total counts every domain on the platform, whatever the
+ * filters and the limit. Rows are on `a` (strings in the index mapping).
+ * Returns 0, SEO_EINVAL for a platform index out of range, SEO_ENOMEM.
+ */
+int graph_platform_domains(const graph_index *ix,
+			   const graph_platform_query *q, seo_arena *a,
+			   graph_platform_row **rows, size_t *n,
+			   uint64_t *total);
 
 #endif

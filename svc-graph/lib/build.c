@@ -1,11 +1,16 @@
 /*
  * build.c: the ingest driver and the index writer.
  *
- * Reading fills dictionaries, per-domain facts and four external sorts
- * (domain edges, links by target, links by source, captures). Writing
- * then streams each sort once, in domain-id order, into the CSR files of
+ * Reading fills dictionaries, the per-domain records of domains.bin (a
+ * file-backed array) and five external sorts (domain edges, links by
+ * target, links by source, captures, platform pairs). Writing then streams
+ * each sort once, in domain-id order, into the CSR files of
  * docs/index-format.md. Everything goes to a temporary sibling of the
  * output directory which is renamed into place only when complete.
+ *
+ * Memory is bounded by --mem-mb (b->mem): the sorts spill runs, per-domain
+ * arrays live in files of which only a share stays resident, and the
+ * dictionaries fail the ingest rather than outgrow the budget.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,11 +18,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
+#include <libpsl.h>
 
 #include <seo/errors.h>
 #include <seo/log.h>
@@ -25,7 +30,10 @@
 
 #include "internal.h"
 
-/* ---- builder ---- */
+/* What a mapped array keeps resident at least, whatever the budget. */
+#define MIN_SHARE ((size_t)64 << 10)
+/* Resident share of arrays read or written in order. */
+#define SEQ_SHARE ((size_t)4 << 20)
 
 /*
  * Makes room in the array at *vp (a pointer to any element type, `size`
@@ -48,20 +56,464 @@ static int grow(void *vp, size_t n, size_t *cap, size_t size, size_t first)
 	return 0;
 }
 
+/* ---- streamed output files ---- */
+
+typedef struct wfile {
+	FILE *f;
+	uint64_t bytes;
+	char path[8400];
+} wfile;
+
+/* Creates dir/name, or with `append` continues it (bytes counts from its
+ * current size). */
+static int w_open_mode(wfile *w, const char *dir, const char *name,
+		       int append)
+{
+	struct stat st;
+
+	snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
+	w->bytes = 0;
+	w->f = fopen(w->path, append ? "abe" : "wbe");
+	if (!w->f || (append && fstat(fileno(w->f), &st) != 0)) {
+		log_error("cannot create \"%s\": %s", w->path, strerror(errno));
+		if (w->f)
+			fclose(w->f);
+		w->f = NULL;
+		return SEO_EIO;
+	}
+	if (append)
+		w->bytes = (uint64_t)st.st_size;
+	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+static int w_open(wfile *w, const char *dir, const char *name)
+{
+	return w_open_mode(w, dir, name, 0);
+}
+
+static int w_put(wfile *w, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, w->f) != n) {
+		log_error("cannot write \"%s\": %s", w->path, strerror(errno));
+		return SEO_EIO;
+	}
+	w->bytes += n;
+	return 0;
+}
+
+static int w_close(wfile *w)
+{
+	int rc = 0;
+
+	if (!w->f)
+		return 0;
+	if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0) {
+		log_error("cannot write \"%s\": %s", w->path, strerror(errno));
+		rc = SEO_EIO;
+	}
+	fclose(w->f);
+	w->f = NULL;
+	return rc;
+}
+
+/* An offsets file: value of every id up to and including `id`. */
+typedef struct offw {
+	wfile w;
+	uint64_t next; /* next id whose offset is due */
+} offw;
+
+static int off_upto(offw *o, uint64_t id, uint64_t value)
+{
+	int rc = 0;
+
+	while (!rc && o->next <= id) {
+		rc = w_put(&o->w, &value, sizeof(value));
+		o->next++;
+	}
+	return rc;
+}
+
+/* ---- the budget ---- */
+
+/* The sorts still filling, whose buffers can go to disk to make room. */
+static size_t open_sorts(graph__builder *b, graph__xsort **s)
+{
+	graph__xsort *all[] = { b->edges, b->links, b->outl, b->caps,
+				b->plats };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i])
+			s[n++] = all[i];
+	return n;
+}
+
+/* Writes sort buffers out, largest first, until `need` more bytes fit in
+ * the budget or no sort holds a buffer. */
+static int mem_make_room(graph__builder *b, size_t need)
+{
+	graph__xsort *s[8];
+	size_t n = open_sorts(b, s);
+
+	while (b->mem.used + need > b->mem.cap) {
+		graph__xsort *big = NULL;
+		int rc;
+
+		for (size_t i = 0; i < n; i++)
+			if (graph__xsort_held(s[i]) > 0 &&
+			    (!big || graph__xsort_held(s[i]) >
+					     graph__xsort_held(big)))
+				big = s[i];
+		if (!big)
+			return 0;
+		rc = graph__xsort_release(big);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A mapped array of `len` bytes (named in the index directory, or an
+ * unlinked temporary file when name is NULL) resident up to `want` bytes
+ * of the budget, or what it has left, or MIN_SHARE. */
+static int b_array(graph__builder *b, graph__marr *m, const char *name,
+		   size_t len, size_t want)
+{
+	size_t share;
+	int rc;
+
+	if (len > 0 && want > len)
+		want = len;
+	rc = mem_make_room(b, want);
+	if (rc)
+		return rc;
+	share = graph__mem_free(&b->mem);
+	share = share > want ? want : share;
+	share = share < MIN_SHARE ? MIN_SHARE : share;
+	rc = graph__marr_create(m, name ? b->dir : b->opts->tmp_dir, name,
+				share);
+	if (!rc)
+		b->mem.used += share;
+	if (!rc && len > 0)
+		rc = graph__marr_resize(m, len);
+	return rc;
+}
+
+/* Maps an index file read-only, resident up to SEQ_SHARE. */
+static int b_map(graph__builder *b, graph__marr *m, const char *name)
+{
+	char path[8400];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", b->dir, name);
+	rc = graph__marr_open(m, path, SEQ_SHARE);
+	if (!rc)
+		b->mem.used += SEQ_SHARE;
+	return rc;
+}
+
+static void b_unmap(graph__builder *b, graph__marr *m)
+{
+	if (m->fd >= 0)
+		b->mem.used -= m->share;
+	graph__marr_close(m);
+}
+
+int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
+		    size_t len, uint32_t *id)
+{
+	size_t before = graph__dict_bytes(d), after;
+	int rc = graph__dict_intern(d, s, len, id);
+
+	if (rc || (after = graph__dict_bytes(d)) == before)
+		return rc;
+	b->dict_charged += after - before;
+	b->mem.used += after - before;
+	rc = mem_make_room(b, 0);
+	if (rc || b->mem.used <= b->mem.cap)
+		return rc;
+	log_error("the dictionaries of domain names, URLs, anchors and small "
+		  "strings need %zu MiB and the budget (--mem-mb %zu) has no "
+		  "more room: raise --mem-mb",
+		  b->dict_charged >> 20, b->mem.cap >> 20);
+	return SEO_ETOOBIG;
+}
+
+/* Frees the dictionaries' hash tables once nothing more is looked up. */
+static void freeze_dicts(graph__builder *b)
+{
+	graph__dict *d[] = { &b->doms, &b->urls, &b->anchors, &b->strs };
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		size_t before = graph__dict_bytes(d[i]);
+
+		graph__dict_freeze(d[i]);
+		b->dict_charged -= before - graph__dict_bytes(d[i]);
+		b->mem.used -= before - graph__dict_bytes(d[i]);
+	}
+}
+
+/* ---- domain records ---- */
+
+/* Appends the record of a new domain, which gets id `id`. */
+static int new_domain(graph__builder *b, uint32_t id)
+{
+	int rc;
+
+	if (id != b->n_doms || b->n_doms >= GRAPH__NONE - 1)
+		return SEO_ETOOBIG;
+	rc = graph__marr_resize(&b->dom,
+				((size_t)id + 1) * sizeof(graph__dom));
+	if (rc)
+		return rc;
+	*graph__b_dom(b, id) = (graph__dom){ .registered_day = INT32_MIN,
+					     .registrar = GRAPH__NONE,
+					     .top_out_domain = GRAPH__NONE };
+	b->n_doms++;
+	return 0;
+}
+
+int graph__b_vertex_map(graph__builder *b, uint64_t vid, uint32_t id)
+{
+	uint64_t len = b->vmap_len, v = b->vmap_mapped ? len : 0;
+	int rc;
+
+	/* the contract's vertices file numbers its lines 0..n-1, which are
+	 * our ids too: no map at all */
+	if (!b->vmap_mapped && vid == len && id == vid) {
+		b->vmap_len++;
+		return 0;
+	}
+	if (!b->vmap_mapped) {
+		rc = b_array(b, &b->vmap, NULL, 0, b->mem.cap / 32);
+		if (rc)
+			return rc;
+		b->vmap_mapped = 1;
+	}
+	if (vid >= len)
+		b->vmap_len = vid + 1;
+	rc = graph__marr_resize(&b->vmap, b->vmap_len * sizeof(uint32_t));
+	if (rc)
+		return rc;
+	/* a new map starts with the ids so far, which were the vertex ids;
+	 * gaps are no vertex */
+	for (; v < b->vmap_len; v++)
+		*graph__marr_u32(&b->vmap, (uint32_t)v) =
+			v < len ? (uint32_t)v : GRAPH__NONE;
+	*graph__marr_u32(&b->vmap, (uint32_t)vid) = id;
+	return 0;
+}
+
+/* ---- domain names ---- */
+
+enum { NAMES_OPEN, NAMES_STREAM, NAMES_SORTED, NAMES_DICT };
+
+/*
+ * While the vertices file lists its names in byte order (the contract's
+ * lexicographic order of the reversed name), each name goes straight to
+ * domrev.* and domfwd.* with the next id, and lookups then search the
+ * mapped domrev files: no hash table holds them. Domains met only in
+ * other inputs get the ids from b->base on, in b->doms. Without a
+ * vertices file, or with one out of order, every name is in b->doms and
+ * the files are written at the end.
+ */
+struct graph__names {
+	int state;                 /* NAMES_* */
+	wfile rev, rev_off, fwd, fwd_off;
+	char last[GRAPH_DOMAIN_MAX + 1];
+	graph__marr off, str;      /* domrev.off, domrev.str, once sealed */
+};
+
+/* strcmp() of a key of `len` bytes with a NUL-terminated name. */
+static int cmp_key(const char *key, size_t len, const char *name)
+{
+	int c = strncmp(key, name, len);
+
+	return c ? c : name[len] ? -1 : 0;
+}
+
+/* Reversed name of domain `id`. */
+static const char *dom_rev(graph__builder *b, uint32_t id)
+{
+	graph__names *nm = b->names;
+	const uint64_t *off;
+
+	if (id >= b->base)
+		return graph__dict_str(&b->doms, id - b->base);
+	off = graph__marr_at(&nm->off, (size_t)id * sizeof(uint64_t),
+			     sizeof(uint64_t));
+	return graph__marr_at(&nm->str, *off, GRAPH_DOMAIN_MAX + 1);
+}
+
+static int names_find(graph__builder *b, const char *key, size_t len,
+		      uint32_t *id)
+{
+	uint32_t lo = 0, hi = b->base;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = cmp_key(key, len, dom_rev(b, mid));
+
+		if (c == 0) {
+			*id = mid;
+			return 0;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return SEO_ENOTFOUND;
+}
+
+static int names_stream(graph__builder *b, const char *rev, size_t len)
+{
+	graph__names *nm = b->names;
+	char fwd[GRAPH_DOMAIN_MAX + 1];
+	int rc;
+
+	if (nm->state == NAMES_OPEN) {
+		if ((rc = w_open(&nm->rev, b->dir, "domrev.str")) ||
+		    (rc = w_open(&nm->rev_off, b->dir, "domrev.off")) ||
+		    (rc = w_open(&nm->fwd, b->dir, "domfwd.str")) ||
+		    (rc = w_open(&nm->fwd_off, b->dir, "domfwd.off")))
+			return rc;
+		nm->state = NAMES_STREAM;
+	}
+	graph__reverse_labels(rev, len, fwd);
+	if ((rc = w_put(&nm->rev_off, &nm->rev.bytes, sizeof(uint64_t))) ||
+	    (rc = w_put(&nm->rev, rev, len)) ||
+	    (rc = w_put(&nm->rev, "", 1)) ||
+	    (rc = w_put(&nm->fwd_off, &nm->fwd.bytes, sizeof(uint64_t))) ||
+	    (rc = w_put(&nm->fwd, fwd, len + 1)))
+		return rc;
+	memcpy(nm->last, rev, len);
+	nm->last[len] = '\0';
+	return 0;
+}
+
+/* The vertices are read: their names are mapped for lookups. */
+static int names_seal(graph__builder *b)
+{
+	graph__names *nm = b->names;
+	size_t share;
+	char path[8400];
+	int rc;
+
+	if (nm->state != NAMES_STREAM)
+		return 0;
+	nm->state = NAMES_SORTED;
+	if ((rc = w_close(&nm->rev)) || (rc = w_close(&nm->rev_off)) ||
+	    (rc = w_close(&nm->fwd)) || (rc = w_close(&nm->fwd_off)))
+		return rc;
+	/* a binary search touches an offset and a name per step */
+	share = b->mem.cap / 64 < MIN_SHARE ? MIN_SHARE : b->mem.cap / 64;
+	snprintf(path, sizeof(path), "%s/domrev.off", b->dir);
+	rc = graph__marr_open(&nm->off, path, share);
+	if (!rc) {
+		b->mem.used += share;
+		snprintf(path, sizeof(path), "%s/domrev.str", b->dir);
+		rc = graph__marr_open(&nm->str, path, share);
+	}
+	if (!rc)
+		b->mem.used += share;
+	return rc;
+}
+
+/* The vertices file is not in byte order after all: every name so far
+ * goes to the hash table, where it gets the id it has, and the files go
+ * (they are written whole at the end). */
+static int names_to_dict(graph__builder *b)
+{
+	graph__names *nm = b->names;
+	static const char *const files[] = { "domrev.str", "domrev.off",
+					     "domfwd.str", "domfwd.off" };
+	char path[8400];
+	int rc = names_seal(b);
+
+	for (uint32_t i = 0; !rc && i < b->base; i++) {
+		const char *r = dom_rev(b, i);
+		uint32_t id;
+
+		rc = graph__b_intern(b, &b->doms, r, strlen(r), &id);
+	}
+	if (rc)
+		return rc;
+	b->base = 0;
+	nm->state = NAMES_DICT;
+	b_unmap(b, &nm->off);
+	b_unmap(b, &nm->str);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", b->dir, files[i]);
+		unlink(path);
+	}
+	return 0;
+}
+
+static void names_free(graph__builder *b)
+{
+	graph__names *nm = b->names;
+
+	if (!nm)
+		return;
+	if (nm->rev.f)
+		fclose(nm->rev.f);
+	if (nm->rev_off.f)
+		fclose(nm->rev_off.f);
+	if (nm->fwd.f)
+		fclose(nm->fwd.f);
+	if (nm->fwd_off.f)
+		fclose(nm->fwd_off.f);
+	b_unmap(b, &nm->off);
+	b_unmap(b, &nm->str);
+	free(nm);
+	b->names = NULL;
+}
+
+int graph__b_vertex(graph__builder *b, const char *rev, size_t len,
+		    uint32_t *id)
+{
+	graph__names *nm = b->names;
+	int rc;
+
+	if (nm->state == NAMES_OPEN ||
+	    (nm->state == NAMES_STREAM && cmp_key(rev, len, nm->last) > 0)) {
+		rc = names_stream(b, rev, len);
+		if (!rc)
+			rc = new_domain(b, b->base);
+		if (!rc)
+			*id = b->base++;
+		return rc;
+	}
+	if (nm->state == NAMES_STREAM) {
+		log_info("the vertices file is not in byte order at \"%s\": "
+			 "domain names are kept in memory", rev);
+		rc = names_to_dict(b);
+		if (rc)
+			return rc;
+	}
+	return graph__b_domain_rev(b, rev, len, id);
+}
+
 int graph__b_domain_rev(graph__builder *b, const char *rev, size_t len,
 			uint32_t *id)
 {
-	uint32_t before = b->doms.n;
-	int rc = graph__dict_intern(&b->doms, rev, len, id);
+	graph__names *nm = b->names;
+	uint32_t before = b->doms.n, did;
+	int rc;
 
-	if (rc || b->doms.n == before)
+	if (nm->state == NAMES_STREAM && (rc = names_seal(b)))
 		return rc;
-	rc = grow(&b->attr, *id, &b->attr_cap, sizeof(*b->attr), 4096);
+	if (nm->state == NAMES_OPEN)
+		nm->state = NAMES_DICT;
+	if (b->base > 0 && names_find(b, rev, len, id) == 0)
+		return 0;
+	rc = graph__b_intern(b, &b->doms, rev, len, &did);
 	if (rc)
 		return rc;
-	b->attr[*id] = (graph__dattr){ .reg_day = INT32_MIN,
-				       .registrar = GRAPH__NONE };
-	return 0;
+	*id = b->base + did;
+	return b->doms.n == before ? 0 : new_domain(b, *id);
 }
 
 int graph__b_domain(graph__builder *b, const char *domain, uint32_t *id)
@@ -141,68 +593,6 @@ static int cmp_cap(const void *pa, const void *pb)
 	return 0;
 }
 
-/* ---- streamed output files ---- */
-
-typedef struct wfile {
-	FILE *f;
-	uint64_t bytes;
-	char path[8400];
-} wfile;
-
-static int w_open(wfile *w, const char *dir, const char *name)
-{
-	snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
-	w->bytes = 0;
-	w->f = fopen(w->path, "wbe");
-	if (!w->f) {
-		log_error("cannot create \"%s\": %s", w->path, strerror(errno));
-		return SEO_EIO;
-	}
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
-	return 0;
-}
-
-static int w_put(wfile *w, const void *p, size_t n)
-{
-	if (n && fwrite(p, 1, n, w->f) != n) {
-		log_error("cannot write \"%s\": %s", w->path, strerror(errno));
-		return SEO_EIO;
-	}
-	w->bytes += n;
-	return 0;
-}
-
-static int w_close(wfile *w)
-{
-	int rc = 0;
-
-	if (!w->f)
-		return 0;
-	if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0) {
-		log_error("cannot write \"%s\": %s", w->path, strerror(errno));
-		rc = SEO_EIO;
-	}
-	fclose(w->f);
-	w->f = NULL;
-	return rc;
-}
-
-/* An offsets file: value of every id up to and including `id`. */
-typedef struct offw {
-	wfile w;
-	uint64_t next; /* next id whose offset is due */
-} offw;
-
-static int off_upto(offw *o, uint64_t id, uint64_t value)
-{
-	int rc = 0;
-
-	while (!rc && o->next <= id) {
-		rc = w_put(&o->w, &value, sizeof(value));
-		o->next++;
-	}
-	return rc;
-}
 
 /* ---- writing phases ---- */
 
@@ -210,38 +600,64 @@ typedef struct wctx {
 	graph__builder *b;
 	const char *dir;
 	uint32_t n;
-	graph__dom *dom;
-	uint32_t *rank;     /* domain id -> importance position */
-	uint32_t *by_rank;  /* position -> domain id */
-	uint32_t *hosts_by_rank; /* a compact copy for the in-link pass */
+	/* u32 columns, in unlinked files: */
+	graph__marr refdeg; /* by id: referring domains, while counting */
+	graph__marr rank;   /* by id: importance position */
+	graph__marr hosts;  /* by position: host count, for the in-links */
+	graph__marr byrank; /* byrank.u32, for the in-links */
 	uint64_t n_edges;
 	uint64_t edge_bytes;
 	uint64_t n_links, n_captures;
 	uint32_t max_ref;
+	uint64_t plat_count[GRAPH_PLATFORM_COUNT];
 } wctx;
 
+/* A u32 per domain, read or written at random: resident whole when the
+ * budget allows it. */
+static int column(wctx *c, graph__marr *m)
+{
+	size_t len = (size_t)c->n * sizeof(uint32_t);
+
+	return b_array(c->b, m, NULL, len ? len : sizeof(uint32_t), len);
+}
+
+/* Ends a sort of the reading phase, once written out. */
+static void sort_done(graph__builder *b, graph__xsort **s)
+{
+	b->stats->runs_spilled += graph__xsort_runs(*s);
+	graph__xsort_free(*s);
+	*s = NULL;
+}
+
 /* stage.off / stage.dat: the deduplicated domain graph in reading ids,
- * as delta varints, kept on disk until the importance ranks are known. */
+ * as delta varints, kept on disk until the importance ranks are known.
+ * Counts out-degrees (in order) and in-degrees (at random, in a column). */
 static int write_stage(wctx *c)
 {
+	graph__builder *b = c->b;
 	offw off = { 0 };
 	wfile dat = { 0 };
 	const void *rec;
 	graph__edge prev = { GRAPH__NONE, GRAPH__NONE };
+	uint32_t outd = 0;
 	uint8_t vb[10];
 	int rc;
 
-	c->b->phase = "domain graph";
-	if ((rc = graph__xsort_finish(c->b->edges)) ||
+	b->phase = "domain graph";
+	if ((rc = graph__xsort_finish(b->edges)) ||
+	    (rc = column(c, &c->refdeg)) ||
 	    (rc = w_open(&off.w, c->dir, "stage.off")) ||
 	    (rc = w_open(&dat, c->dir, "stage.dat")))
 		goto out;
-	while ((rc = graph__xsort_next(c->b->edges, &rec)) == 1) {
+	while ((rc = graph__xsort_next(b->edges, &rec)) == 1) {
 		const graph__edge *e = rec;
 
 		if (e->a == prev.a && e->b == prev.b)
 			continue;
 		if (e->a != prev.a) {
+			if (prev.a != GRAPH__NONE)
+				graph__b_dom(b, prev.a)->out_domains = outd;
+			outd = 0;
 			rc = off_upto(&off, e->a, dat.bytes);
 			if (rc)
 				goto out;
@@ -253,12 +669,14 @@ static int write_stage(wctx *c)
 		if (rc)
 			goto out;
 		prev = *e;
-		c->dom[e->a].out_domains++;
-		c->dom[e->b].ref_domains++;
+		outd++;
+		(*graph__marr_u32(&c->refdeg, e->b))++;
 		c->n_edges++;
 	}
 	if (rc < 0)
 		goto out;
+	if (prev.a != GRAPH__NONE)
+		graph__b_dom(b, prev.a)->out_domains = outd;
 	rc = off_upto(&off, c->n, dat.bytes);
 	if (!rc)
 		rc = w_close(&dat);
@@ -267,6 +685,7 @@ static int write_stage(wctx *c)
 out:
 	w_close(&dat);
 	w_close(&off.w);
+	sort_done(b, &b->edges);
 	return rc;
 }
 
@@ -297,45 +716,88 @@ static uint8_t authority(const graph__dom *d, uint32_t max_ref, uint64_t n,
 	return (uint8_t)(s < 0 ? 0 : s > 100 ? 100 : s);
 }
 
-static int cmp_importance(const void *pa, const void *pb, void *ctx)
-{
-	const graph__dom *dom = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	uint32_t ha = dom[a].hc_pos ? dom[a].hc_pos : UINT32_MAX;
-	uint32_t hb = dom[b].hc_pos ? dom[b].hc_pos : UINT32_MAX;
+/* A domain's place in the importance order, with what the in-link pass
+ * needs of it. */
+typedef struct ikey {
+	uint32_t score, ref, hc, id, hosts;
+} ikey;
 
-	CMP(dom[b].score, dom[a].score);
-	CMP(dom[b].ref_domains, dom[a].ref_domains);
-	CMP(ha, hb);
-	CMP(a, b);
+/* Authority descending, referring domains descending, harmonic-centrality
+ * position ascending (unknown last), id. */
+static int cmp_ikey(const void *pa, const void *pb)
+{
+	const ikey *a = pa, *b = pb;
+
+	CMP(b->score, a->score);
+	CMP(b->ref, a->ref);
+	CMP(a->hc, b->hc);
+	CMP(a->id, b->id);
 	return 0;
 }
 
+/*
+ * Scores every domain, then sorts them into the importance order (an
+ * external sort, not a sort of the records in place): byrank.u32 in
+ * order, the rank column at random, the host counts by position.
+ */
 static int rank_domains(wctx *c)
 {
-	c->rank = malloc((size_t)c->n * sizeof(uint32_t) + 1);
-	c->by_rank = malloc((size_t)c->n * sizeof(uint32_t) + 1);
-	if (!c->rank || !c->by_rank)
-		return SEO_ENOMEM;
-	for (uint32_t i = 0; i < c->n; i++)
-		if (c->dom[i].ref_domains > c->max_ref)
-			c->max_ref = c->dom[i].ref_domains;
+	graph__builder *b = c->b;
+	graph__xsort *xs = NULL;
+	wfile w = { 0 };
+	const void *rec;
+	uint32_t r = 0;
+	int rc;
+
+	b->phase = "ranks";
 	for (uint32_t i = 0; i < c->n; i++) {
-		c->dom[i].score = authority(&c->dom[i], c->max_ref, c->n,
-					    c->b->flags);
-		c->by_rank[i] = i;
+		uint32_t ref = *graph__marr_u32(&c->refdeg, i);
+
+		if (ref > c->max_ref)
+			c->max_ref = ref;
 	}
-	qsort_r(c->by_rank, c->n, sizeof(uint32_t), cmp_importance, c->dom);
-	c->hosts_by_rank = malloc((size_t)c->n * sizeof(uint32_t) + 1);
-	if (!c->hosts_by_rank)
-		return SEO_ENOMEM;
-	for (uint32_t r = 0; r < c->n; r++) {
-		c->rank[c->by_rank[r]] = r;
-		c->dom[c->by_rank[r]].rank = r;
-		c->hosts_by_rank[r] = c->dom[c->by_rank[r]].hosts;
+	if ((rc = column(c, &c->rank)) || (rc = column(c, &c->hosts)) ||
+	    (rc = graph__xsort_new(sizeof(ikey), cmp_ikey, b->mem.cap,
+				   b->opts->tmp_dir, &b->mem, &xs)))
+		goto out;
+	for (uint32_t i = 0; i < c->n; i++) {
+		graph__dom *d = graph__b_dom(b, i);
+		ikey k;
+
+		d->ref_domains = *graph__marr_u32(&c->refdeg, i);
+		d->score = authority(d, c->max_ref, c->n, b->flags);
+		k = (ikey){ d->score, d->ref_domains,
+			    d->hc_pos ? d->hc_pos : UINT32_MAX, i, d->hosts };
+		if ((rc = graph__xsort_add(xs, &k)))
+			goto out;
 	}
-	return graph__write_file(c->dir, "byrank.u32", c->by_rank,
-				 (size_t)c->n * sizeof(uint32_t));
+	b_unmap(b, &c->refdeg);
+	if ((rc = graph__xsort_finish(xs)) ||
+	    (rc = w_open(&w, c->dir, "byrank.u32")))
+		goto out;
+	while ((rc = graph__xsort_next(xs, &rec)) == 1) {
+		const ikey *k = rec;
+
+		*graph__marr_u32(&c->rank, k->id) = r;
+		*graph__marr_u32(&c->hosts, r++) = k->hosts;
+		if ((rc = w_put(&w, &k->id, sizeof(k->id))))
+			goto out;
+	}
+	if (rc < 0 || (rc = w_close(&w)))
+		goto out;
+	b->stats->runs_spilled += graph__xsort_runs(xs);
+out:
+	w_close(&w);
+	graph__xsort_free(xs);
+	return rc;
+}
+
+/* The in-link pass's sum of the host counts of a domain's referrers. */
+static void set_linking_hosts(wctx *c, uint32_t pos, uint64_t sum)
+{
+	uint32_t id = *graph__marr_u32(&c->byrank, pos);
+
+	graph__b_dom(c->b, id)->linking_hosts = sum;
 }
 
 /*
@@ -351,6 +813,7 @@ static int write_csr(wctx *c, graph__xsort *xs, const char *off_name,
 	wfile dat = { 0 };
 	const void *rec;
 	uint32_t prev_a = GRAPH__NONE, prev_b = 0;
+	uint64_t sum = 0;
 	uint8_t vb[10];
 	int rc;
 
@@ -362,6 +825,9 @@ static int write_csr(wctx *c, graph__xsort *xs, const char *off_name,
 		const graph__edge *e = rec;
 
 		if (e->a != prev_a) {
+			if (in && prev_a != GRAPH__NONE)
+				set_linking_hosts(c, prev_a, sum);
+			sum = 0;
 			rc = off_upto(&off, e->a, dat.bytes);
 			if (!rc)
 				rc = w_put(&dat, vb, graph__varint_put(vb, e->b));
@@ -373,11 +839,12 @@ static int write_csr(wctx *c, graph__xsort *xs, const char *off_name,
 			goto out;
 		prev_b = e->b;
 		if (in)
-			c->dom[c->by_rank[e->a]].linking_hosts +=
-				c->hosts_by_rank[e->b];
+			sum += *graph__marr_u32(&c->hosts, e->b);
 	}
 	if (rc < 0)
 		goto out;
+	if (in && prev_a != GRAPH__NONE)
+		set_linking_hosts(c, prev_a, sum);
 	rc = off_upto(&off, c->n, dat.bytes);
 	if (!rc)
 		rc = w_close(&dat);
@@ -394,37 +861,24 @@ out:
 /* Re-reads the stage into the out- and in-link CSRs, in rank space. */
 static int write_csrs(wctx *c)
 {
+	graph__builder *b = c->b;
 	graph__xsort *xo = NULL, *xi = NULL;
-	size_t share = (c->b->opts->mem_mb << 20) / 2;
-	const uint8_t *map = NULL;
+	graph__marr stage;
 	char path[8400];
-	struct stat st = { 0 };
 	FILE *fo = NULL;
 	uint64_t o0, o1;
-	int fd = -1, rc;
+	int rc;
 
-	c->b->phase = "domain links";
-	if ((rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair, share,
-				   c->b->opts->tmp_dir, &xo)) ||
-	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair, share,
-				   c->b->opts->tmp_dir, &xi)))
+	graph__marr_init(&stage);
+	b->phase = "domain links";
+	if ((rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
+				   b->mem.cap / 4, b->opts->tmp_dir, &b->mem,
+				   &xo)) ||
+	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
+				   b->mem.cap / 4, b->opts->tmp_dir, &b->mem,
+				   &xi)) ||
+	    (rc = b_map(b, &stage, "stage.dat")))
 		goto out;
-	snprintf(path, sizeof(path), "%s/stage.dat", c->dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		rc = SEO_EIO;
-		goto out;
-	}
-	if (st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			       fd, 0);
-
-		if (m == MAP_FAILED) {
-			rc = SEO_EIO;
-			goto out;
-		}
-		map = m;
-	}
 	snprintf(path, sizeof(path), "%s/stage.off", c->dir);
 	fo = fopen(path, "rbe");
 	if (!fo || fread(&o0, sizeof(o0), 1, fo) != 1) {
@@ -433,38 +887,45 @@ static int write_csrs(wctx *c)
 	}
 	for (uint32_t from = 0; from < c->n; from++) {
 		const uint8_t *p, *end;
+		uint32_t rfrom = *graph__marr_u32(&c->rank, from);
 		uint64_t v, t = 0;
 
 		if (fread(&o1, sizeof(o1), 1, fo) != 1 || o1 < o0 ||
-		    o1 > (uint64_t)st.st_size) {
+		    o1 > stage.len) {
 			rc = SEO_EIO;
 			goto out;
 		}
-		p = map + o0;
-		end = map + o1;
+		if (o1 == o0)
+			continue;
+		p = graph__marr_at(&stage, o0, o1 - o0);
+		end = p + (o1 - o0);
 		for (int first = 1; p < end; first = 0) {
 			graph__edge eo, ei;
 
 			p = graph__varint_get(p, &v);
 			t = first ? v : t + v;
-			eo.a = ei.b = c->rank[from];
-			eo.b = ei.a = c->rank[t];
+			eo.a = ei.b = rfrom;
+			eo.b = ei.a = *graph__marr_u32(&c->rank, (uint32_t)t);
 			if ((rc = graph__xsort_add(xo, &eo)) ||
 			    (rc = graph__xsort_add(xi, &ei)))
 				goto out;
 		}
 		o0 = o1;
 	}
-	if ((rc = write_csr(c, xo, "out.off", "out.dat", 0)) ||
+	b_unmap(b, &stage);
+	if ((rc = write_csr(c, xo, "out.off", "out.dat", 0)))
+		goto out;
+	graph__xsort_free(xo);
+	xo = NULL;
+	if ((rc = b_map(b, &c->byrank, "byrank.u32")) ||
 	    (rc = write_csr(c, xi, "in.off", "in.dat", 1)))
 		goto out;
 out:
 	if (fo)
 		fclose(fo);
-	if (map)
-		munmap((void *)map, (size_t)st.st_size);
-	if (fd >= 0)
-		close(fd);
+	b_unmap(b, &stage);
+	b_unmap(b, &c->byrank);
+	b_unmap(b, &c->hosts);
 	graph__xsort_free(xo);
 	graph__xsort_free(xi);
 	/* the stage is not part of the index */
@@ -492,12 +953,13 @@ static int grp_push(grp *g, const graph__lrec *r)
 	return 0;
 }
 
-static int cmp_link_importance(const void *pa, const void *pb, void *ctx)
+/* While a group is sorted its to_dom, the same for the whole group,
+ * holds the source's importance position (see flush_group()). */
+static int cmp_link_importance(const void *pa, const void *pb)
 {
 	const graph__lrec *a = pa, *b = pb;
-	const uint32_t *rank = ctx;
 
-	CMP(rank[a->from_dom], rank[b->from_dom]);
+	CMP(a->to_dom, b->to_dom);
 	CMP(b->ts, a->ts);
 	CMP(a->from_url, b->from_url);
 	CMP(a->to_url, b->to_url);
@@ -577,7 +1039,8 @@ typedef struct linkw {
 
 static int flush_group(wctx *c, linkw *lw, grp *g)
 {
-	uint32_t to = g->v[0].to_dom;
+	uint32_t to = g->v[0].to_dom, referrers = 0;
+	graph__dom *d;
 	uint64_t rows;
 	size_t np = 0;
 	int rc;
@@ -599,20 +1062,26 @@ static int flush_group(wctx *c, linkw *lw, grp *g)
 	    (rc = off_upto(&lw->poff, to, lw->pages.bytes / sizeof(graph__agg))) ||
 	    (rc = off_upto(&lw->aoff, to, lw->anchors.bytes / sizeof(graph__agg))))
 		return rc;
-	qsort_r(g->v, g->n, sizeof(graph__lrec), cmp_link_importance, c->rank);
+	/* one read of the rank column per link, not one per comparison */
+	for (size_t i = 0; i < g->n; i++)
+		g->v[i].to_dom = *graph__marr_u32(&c->rank, g->v[i].from_dom);
+	qsort(g->v, g->n, sizeof(graph__lrec), cmp_link_importance);
 	for (size_t i = 0; i < g->n; i++) {
 		graph__link l = { g->v[i].from_dom, g->v[i].from_url,
 				  g->v[i].to_url, g->v[i].anchor, g->v[i].rel,
 				  g->v[i].ts, g->v[i].type };
 
+		g->v[i].to_dom = to;
 		rc = w_put(&lw->dat, &l, sizeof(l));
 		if (rc)
 			return rc;
 		if (i == 0 || g->v[i - 1].from_dom != g->v[i].from_dom)
-			c->dom[to].url_referrers++;
+			referrers++;
 		lw->perm[i] = (uint32_t)i;
 	}
-	c->dom[to].inbound_links = (uint32_t)g->n;
+	d = graph__b_dom(c->b, to);
+	d->url_referrers = referrers;
+	d->inbound_links = (uint32_t)g->n;
 	c->n_links += g->n;
 	qsort_r(lw->perm, g->n, sizeof(uint32_t), cmp_recent, g->v);
 	rc = w_put(&lw->recent, lw->perm, g->n * sizeof(uint32_t));
@@ -695,6 +1164,7 @@ out:
 	free(lw.pairs);
 	free(lw.aggs);
 	free(g.v);
+	sort_done(c->b, &c->b->links);
 	return rc;
 }
 
@@ -721,7 +1191,7 @@ typedef struct outg {
 
 static int outg_flush(wctx *c, outg *g, offw *off, wfile *dat)
 {
-	graph__dom *d = &c->dom[g->from];
+	graph__dom *d = graph__b_dom(c->b, g->from);
 	int rc;
 
 	if (g->n == 0)
@@ -772,7 +1242,7 @@ static int write_outbound(wctx *c)
 			last = NULL;
 		}
 		g.from = r->from_dom;
-		d = &c->dom[r->from_dom];
+		d = graph__b_dom(c->b, r->from_dom);
 		d->out_links++;
 		if (r->to_dom != g.cur_dom) {
 			if (g.cur_links > d->top_out_links) {
@@ -804,6 +1274,7 @@ out:
 	w_close(&dat);
 	w_close(&off.w);
 	free(g.v);
+	sort_done(c->b, &c->b->outl);
 	return rc;
 }
 
@@ -845,7 +1316,7 @@ static int capg_flush(wctx *c, capg *g, offw *uoff, wfile *udat,
 		return rc;
 	qsort_r(g->v, g->n, sizeof(graph__cap), cmp_cap_url, &c->b->urls);
 	qsort(g->st, g->nst, sizeof(graph__status), cmp_status);
-	c->dom[g->dom].total_urls = (uint32_t)g->n;
+	graph__b_dom(c->b, g->dom)->total_urls = (uint32_t)g->n;
 	rc = w_put(udat, g->v, g->n * sizeof(graph__cap));
 	if (!rc)
 		rc = w_put(sdat, g->st, g->nst * sizeof(graph__status));
@@ -872,7 +1343,7 @@ static int write_captures(wctx *c)
 		goto out;
 	while ((rc = graph__xsort_next(c->b->caps, &rec)) == 1) {
 		const graph__crec *r = rec;
-		graph__dom *d = &c->dom[r->dom];
+		graph__dom *d = graph__b_dom(c->b, r->dom);
 		size_t k;
 
 		c->n_captures++;
@@ -919,6 +1390,7 @@ out:
 	w_close(&sdat);
 	w_close(&soff.w);
 	free(g.v);
+	sort_done(c->b, &c->b->caps);
 	return rc;
 }
 
@@ -948,53 +1420,232 @@ out:
 
 static int cmp_rev_name(const void *pa, const void *pb, void *ctx)
 {
-	return strcmp(graph__dict_str(ctx, *(const uint32_t *)pa),
-		      graph__dict_str(ctx, *(const uint32_t *)pb));
+	return strcmp(dom_rev(ctx, *(const uint32_t *)pa),
+		      dom_rev(ctx, *(const uint32_t *)pb));
 }
 
+/* Appends a name and its offset to a names dictionary being written. */
+static int put_name(wfile *str, wfile *off, const char *name, size_t len)
+{
+	int rc = w_put(off, &str->bytes, sizeof(str->bytes));
+
+	return rc ? rc : w_put(str, name, len + 1);
+}
+
+/*
+ * domrev.*, domfwd.* and domsorted.u32. The names of the vertices file
+ * (ids below base) are in the files already and in byte order: the other
+ * domains' names follow them, and domsorted merges the two orders.
+ */
 static int write_domain_names(wctx *c)
 {
-	const graph__dict *d = &c->b->doms;
-	graph__dict fwd = { 0 };
-	uint32_t *sorted = NULL;
+	graph__builder *b = c->b;
+	int append = b->base > 0;
+	wfile rev = { 0 }, rev_off = { 0 }, fwd = { 0 }, fwd_off = { 0 };
+	wfile sorted = { 0 };
+	uint32_t *more = NULL, n_more = c->n - b->base, j = 0;
 	char name[GRAPH_DOMAIN_MAX + 1];
 	int rc;
 
-	rc = write_dict(c->dir, "domrev", d);
-	if (rc)
+	b->phase = "domain names";
+	if ((rc = w_open_mode(&rev, c->dir, "domrev.str", append)) ||
+	    (rc = w_open_mode(&rev_off, c->dir, "domrev.off", append)) ||
+	    (rc = w_open_mode(&fwd, c->dir, "domfwd.str", append)) ||
+	    (rc = w_open_mode(&fwd_off, c->dir, "domfwd.off", append)) ||
+	    (rc = w_open(&sorted, c->dir, "domsorted.u32")))
 		goto out;
-	/* forward names by id, laid out as a dictionary without hashing */
-	fwd.off = malloc(((size_t)c->n + 1) * sizeof(uint64_t));
-	rc = fwd.off ? graph__buf_reserve(&fwd.blob, d->blob.len + 1) :
-		       SEO_ENOMEM;
-	if (rc)
-		goto out;
-	for (uint32_t i = 0; i < c->n; i++) {
-		const char *r = graph__dict_str(d, i);
-
-		graph__reverse_labels(r, strlen(r), name);
-		fwd.off[i] = fwd.blob.len;
-		rc = graph__buf_put(&fwd.blob, name, strlen(name) + 1);
-		if (rc)
-			goto out;
-	}
-	fwd.n = c->n;
-	rc = write_dict(c->dir, "domfwd", &fwd);
-	if (rc)
-		goto out;
-	sorted = malloc((size_t)c->n * sizeof(uint32_t) + 1);
-	if (!sorted) {
+	more = malloc((size_t)n_more * sizeof(uint32_t) + 1);
+	if (!more) {
 		rc = SEO_ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < c->n; i++)
-		sorted[i] = i;
-	qsort_r(sorted, c->n, sizeof(uint32_t), cmp_rev_name, (void *)d);
-	rc = graph__write_file(c->dir, "domsorted.u32", sorted,
-			       (size_t)c->n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n_more; i++) {
+		const char *r = graph__dict_str(&b->doms, i);
+		size_t len = strlen(r);
+
+		graph__reverse_labels(r, len, name);
+		if ((rc = put_name(&rev, &rev_off, r, len)) ||
+		    (rc = put_name(&fwd, &fwd_off, name, len)))
+			goto out;
+		more[i] = b->base + i;
+	}
+	if ((rc = w_put(&rev_off, &rev.bytes, sizeof(rev.bytes))) ||
+	    (rc = w_put(&fwd_off, &fwd.bytes, sizeof(fwd.bytes))))
+		goto out;
+	qsort_r(more, n_more, sizeof(uint32_t), cmp_rev_name, b);
+	for (uint32_t i = 0; i < b->base || j < n_more;) {
+		uint32_t id = j == n_more ||
+			(i < b->base && strcmp(dom_rev(b, i),
+					       dom_rev(b, more[j])) < 0) ?
+			i++ : more[j++];
+
+		if ((rc = w_put(&sorted, &id, sizeof(id))))
+			goto out;
+	}
+	if ((rc = w_close(&rev)) || (rc = w_close(&rev_off)) ||
+	    (rc = w_close(&fwd)) || (rc = w_close(&fwd_off)))
+		goto out;
+	rc = w_close(&sorted);
 out:
-	free(sorted);
-	graph__dict_free(&fwd);
+	w_close(&rev);
+	w_close(&rev_off);
+	w_close(&fwd);
+	w_close(&fwd_off);
+	w_close(&sorted);
+	free(more);
+	return rc;
+}
+
+
+/* ---- platforms ---- */
+
+/* One domain of the platform being written. */
+typedef struct pent {
+	uint32_t dom, tld;
+	uint8_t score;
+	size_t name; /* forward name, offset in the group's names */
+} pent;
+
+typedef struct platw {
+	offw off;
+	wfile dat, byname;
+	graph__dict tlds;
+	pent *v;
+	uint32_t *pos;
+	size_t n, cap, pos_cap;
+	graph__buf names;
+} platw;
+
+static int cmp_pent_da(const void *pa, const void *pb, void *ctx)
+{
+	const pent *a = pa, *b = pb;
+	const char *names = ctx;
+	int c;
+
+	CMP(b->score, a->score);
+	c = strcmp(names + a->name, names + b->name);
+	return c ? c : (a->dom > b->dom) - (a->dom < b->dom);
+}
+
+static int cmp_pent_name(const void *pa, const void *pb, void *ctx)
+{
+	const platw *w = ctx;
+	const pent *a = &w->v[*(const uint32_t *)pa];
+	const pent *b = &w->v[*(const uint32_t *)pb];
+	int c = strcmp(w->names.p + a->name, w->names.p + b->name);
+
+	return c ? c : (a->dom > b->dom) - (a->dom < b->dom);
+}
+
+/* Adds domain `dom` to the group: its forward name, public suffix (as
+ * libpsl has it: "com", "co.uk") and authority. */
+static int platw_add(wctx *c, platw *w, uint32_t dom)
+{
+	const char *rev = dom_rev(c->b, dom);
+	char name[GRAPH_DOMAIN_MAX + 1];
+	const char *tld;
+	size_t len = strlen(rev);
+	pent *e;
+	int rc;
+
+	if ((rc = grow(&w->v, w->n, &w->cap, sizeof(*w->v), 1024)))
+		return rc;
+	e = &w->v[w->n];
+	graph__reverse_labels(rev, len, name);
+	tld = psl_unregistrable_domain(psl_builtin(), name);
+	if (!tld || !*tld)
+		tld = strrchr(name, '.') ? strrchr(name, '.') + 1 : name;
+	e->dom = dom;
+	e->score = graph__b_dom(c->b, dom)->score;
+	e->name = w->names.len;
+	if ((rc = graph__dict_intern(&w->tlds, tld, strlen(tld), &e->tld)) ||
+	    (rc = graph__buf_put(&w->names, name, len + 1)))
+		return rc;
+	w->n++;
+	return 0;
+}
+
+/* Writes platform p's group: its domains by authority, then its name
+ * order as positions in that group. */
+static int platw_flush(wctx *c, platw *w, uint32_t p)
+{
+	int rc;
+
+	if (w->n == 0)
+		return 0;
+	if (w->n > w->pos_cap) {
+		uint32_t *pos = realloc(w->pos, w->n * sizeof(*pos));
+
+		if (!pos)
+			return SEO_ENOMEM;
+		w->pos = pos;
+		w->pos_cap = w->n;
+	}
+	if ((rc = off_upto(&w->off, p, w->dat.bytes / sizeof(graph__pdom))))
+		return rc;
+	qsort_r(w->v, w->n, sizeof(pent), cmp_pent_da, w->names.p);
+	for (size_t i = 0; i < w->n && !rc; i++) {
+		graph__pdom d = { w->v[i].dom, w->v[i].tld };
+
+		w->pos[i] = (uint32_t)i;
+		rc = w_put(&w->dat, &d, sizeof(d));
+	}
+	if (rc)
+		return rc;
+	qsort_r(w->pos, w->n, sizeof(uint32_t), cmp_pent_name, w);
+	rc = w_put(&w->byname, w->pos, w->n * sizeof(uint32_t));
+	c->plat_count[p] = w->n;
+	w->n = 0;
+	w->names.len = 0;
+	return rc;
+}
+
+/*
+ * plat.off, plat.bin, platname.u32 and plattld.*: the (platform, domain)
+ * pairs of the WAT records, one group per platform. A group is held in
+ * memory while it is sorted (about 24 bytes and a name per domain).
+ */
+static int write_platforms(wctx *c)
+{
+	platw w = { 0 };
+	graph__edge prev = { GRAPH__NONE, GRAPH__NONE };
+	const void *rec;
+	int rc;
+
+	c->b->phase = "platforms";
+	if ((rc = graph__xsort_finish(c->b->plats)) ||
+	    (rc = w_open(&w.off.w, c->dir, "plat.off")) ||
+	    (rc = w_open(&w.dat, c->dir, "plat.bin")) ||
+	    (rc = w_open(&w.byname, c->dir, "platname.u32")))
+		goto out;
+	while ((rc = graph__xsort_next(c->b->plats, &rec)) == 1) {
+		const graph__edge *e = rec;
+
+		if (e->a == prev.a && e->b == prev.b)
+			continue;
+		if (e->a != prev.a && (rc = platw_flush(c, &w, prev.a)))
+			goto out;
+		prev = *e;
+		if ((rc = platw_add(c, &w, e->b)))
+			goto out;
+	}
+	if (rc < 0 || (rc = platw_flush(c, &w, prev.a)) ||
+	    (rc = off_upto(&w.off, GRAPH_PLATFORM_COUNT,
+			   w.dat.bytes / sizeof(graph__pdom))) ||
+	    (rc = w_close(&w.dat)) || (rc = w_close(&w.byname)) ||
+	    (rc = w_close(&w.off.w)))
+		goto out;
+	c->b->stats->platform_domains = w.dat.bytes / sizeof(graph__pdom);
+	rc = write_dict(c->dir, "plattld", &w.tlds);
+out:
+	w_close(&w.off.w);
+	w_close(&w.dat);
+	w_close(&w.byname);
+	graph__dict_free(&w.tlds);
+	free(w.v);
+	free(w.pos);
+	free(w.names.p);
+	sort_done(c->b, &c->b->plats);
 	return rc;
 }
 
@@ -1042,8 +1693,7 @@ static int write_meta(wctx *c)
 	m.max_refdomains = c->max_ref;
 	m.flags = b->flags;
 	snprintf(m.release, sizeof(m.release), "%s", b->opts->release);
-	rc = graph__write_file(c->dir, "domains.bin", c->dom,
-			       (size_t)c->n * sizeof(graph__dom));
+	rc = graph__marr_sync(&b->dom);
 	if (!rc)
 		rc = graph__write_file(c->dir, "meta.bin", &m, sizeof(m));
 	if (rc)
@@ -1071,6 +1721,19 @@ static int write_meta(wctx *c)
 		      (json_int_t)b->malformed, "edges", "bytes",
 		      (json_int_t)c->edge_bytes, "bytes_per_edge",
 		      s->bytes_per_edge);
+	{
+		json_t *pl = json_object();
+		size_t np;
+		const graph_platform *p = graph_platforms(&np);
+
+		for (size_t i = 0; pl && i < np; i++)
+			json_object_set_new(pl, p[i].slug,
+					    json_integer((json_int_t)c->plat_count[i]));
+		if (!pl || json_object_set_new(j, "platforms", pl) != 0) {
+			json_decref(j);
+			j = NULL;
+		}
+	}
 	text = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (!text)
@@ -1092,49 +1755,165 @@ static int sync_dir(const char *path)
 	return 0;
 }
 
-static int write_index(graph__builder *b, const char *dir)
+
+/* domains.bin's importance positions, from the column, in id order. */
+static int write_ranks(wctx *c)
 {
-	wctx c = { .b = b, .dir = dir, .n = b->doms.n };
+	for (uint32_t i = 0; i < c->n; i++)
+		graph__b_dom(c->b, i)->rank = *graph__marr_u32(&c->rank, i);
+	b_unmap(c->b, &c->rank);
+	return 0;
+}
+
+static int write_index(graph__builder *b)
+{
+	wctx c = { .b = b, .dir = b->dir, .n = b->n_doms };
 	int rc;
 
-	c.dom = calloc((size_t)c.n + 1, sizeof(graph__dom));
-	if (!c.dom)
-		return SEO_ENOMEM;
-	for (uint32_t i = 0; i < c.n; i++) {
-		graph__dom *d = &c.dom[i];
-
-		d->hosts = b->attr[i].hosts;
-		d->hc_pos = b->attr[i].hc_pos;
-		d->pr_pos = b->attr[i].pr_pos;
-		d->tranco = b->attr[i].tranco;
-		d->registered_day = b->attr[i].reg_day;
-		d->registrar = b->attr[i].registrar;
-		d->top_out_domain = GRAPH__NONE;
-	}
-	/* reading is over: the facts now live in c.dom, and no string is
-	 * interned any more, so the hash tables can go */
-	free(b->attr);
-	b->attr = NULL;
-	free(b->doms.slots);
-	free(b->urls.slots);
-	free(b->anchors.slots);
-	free(b->strs.slots);
-	b->doms.slots = b->urls.slots = b->anchors.slots = b->strs.slots = NULL;
-	b->doms.nslots = b->urls.nslots = b->anchors.nslots = b->strs.nslots = 0;
+	graph__marr_init(&c.refdeg);
+	graph__marr_init(&c.rank);
+	graph__marr_init(&c.hosts);
+	graph__marr_init(&c.byrank);
+	/* reading is over: no string is interned any more */
+	freeze_dicts(b);
 	if ((rc = write_stage(&c)) || (rc = rank_domains(&c)) ||
 	    (rc = write_csrs(&c)) || (rc = write_links(&c)) ||
-	    (rc = write_outbound(&c)) || (rc = write_captures(&c)) ||
+	    (rc = write_ranks(&c)) || (rc = write_outbound(&c)) ||
+	    (rc = write_captures(&c)) || (rc = write_platforms(&c)) ||
 	    (rc = write_domain_names(&c)) ||
-	    (rc = write_dict(dir, "urls", &b->urls)) ||
-	    (rc = write_dict(dir, "anchors", &b->anchors)) ||
-	    (rc = write_dict(dir, "strs", &b->strs)))
+	    (rc = write_dict(b->dir, "urls", &b->urls)) ||
+	    (rc = write_dict(b->dir, "anchors", &b->anchors)) ||
+	    (rc = write_dict(b->dir, "strs", &b->strs)))
 		goto out;
 	rc = write_meta(&c);
 out:
-	free(c.dom);
-	free(c.rank);
-	free(c.by_rank);
-	free(c.hosts_by_rank);
+	b_unmap(b, &c.refdeg);
+	b_unmap(b, &c.rank);
+	b_unmap(b, &c.hosts);
+	b_unmap(b, &c.byrank);
+	return rc;
+}
+
+/* The name an implies entry gives ("WordPress\\;confidence:50"). */
+static int implied_is(const char *entry, const json_t *techs)
+{
+	char name[256];
+	size_t n = strcspn(entry, "\\");
+
+	if (n >= sizeof(name))
+		return 0;
+	memcpy(name, entry, n);
+	name[n] = '\0';
+	return json_object_get(techs, name) != NULL;
+}
+
+/* Whether technology `def` implies one in `techs`; an implies entry is
+ * one string or an array of them. */
+static int implies_one(const json_t *def, const json_t *techs)
+{
+	const json_t *imp = json_object_get(def, "implies"), *e;
+	size_t i;
+
+	if (json_is_string(imp))
+		return implied_is(json_string_value(imp), techs);
+	json_array_foreach(imp, i, e)
+		if (json_is_string(e) &&
+		    implied_is(json_string_value(e), techs))
+			return 1;
+	return 0;
+}
+
+/*
+ * The rule file reduced to what can show a platform: the platforms'
+ * technologies and those implying one (WordPress.com implies WordPress),
+ * their implies of anything else dropped. Detection of a platform is the
+ * same as with the whole file, for a tenth of the patterns per record.
+ */
+static int platform_rules(seo_tech_rules **out)
+{
+	char path[4096], err[256];
+	json_error_t jerr;
+	json_t *root = NULL, *keep = json_object(), *sub = json_object();
+	json_t *techs, *def, *e;
+	const char *name;
+	char *text = NULL;
+	size_t i;
+	int rc, grew = 1;
+
+	if (!keep || !sub) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	rc = seo_tech_rules_path(path, sizeof(path));
+	if (!rc && access(path, R_OK) != 0)
+		rc = SEO_ENOTFOUND;
+	if (rc) {
+		log_error("no technology rule file for the platforms of the WAT "
+			  "records (SEO_TECH_RULES, or data/tech/rules.json "
+			  "beside the executable): %s", seo_strerror(rc));
+		goto out;
+	}
+	root = json_load_file(path, 0, &jerr);
+	techs = json_object_get(root, "technologies");
+	if (!json_is_object(techs)) {
+		log_error("cannot read the rule file \"%s\": %s", path,
+			  root ? "no technologies" : jerr.text);
+		rc = SEO_EINVAL;
+		goto out;
+	}
+	json_object_foreach(techs, name, def)
+		if (graph__platform_of_tech(name) >= 0)
+			json_object_set(keep, name, def);
+	if (json_object_size(keep) < GRAPH_PLATFORM_COUNT)
+		log_warn("the rule file \"%s\" lacks %zu of the %d platforms",
+			 path, GRAPH_PLATFORM_COUNT - json_object_size(keep),
+			 GRAPH_PLATFORM_COUNT);
+	while (grew) {
+		grew = 0;
+		json_object_foreach(techs, name, def)
+			if (!json_object_get(keep, name) &&
+			    implies_one(def, keep)) {
+				json_object_set(keep, name, def);
+				grew = 1;
+			}
+	}
+	json_object_foreach(keep, name, def) {
+		json_t *copy = json_copy(def), *imp = json_array();
+		json_t *list = json_object_get(def, "implies");
+
+		if (json_is_string(list) &&
+		    implied_is(json_string_value(list), keep))
+			json_array_append(imp, list);
+		json_array_foreach(list, i, e)
+			if (json_is_string(e) &&
+			    implied_is(json_string_value(e), keep))
+				json_array_append(imp, e);
+		/* set_new takes its value, even when it fails */
+		if (!copy)
+			json_decref(imp);
+		rc = !copy || json_object_set_new(copy, "implies", imp) ||
+				     json_object_set(sub, name, copy) ?
+			     SEO_ENOMEM : 0;
+		json_decref(copy);
+		if (rc)
+			goto out;
+	}
+	def = json_pack("{s:O, s:O?}", "technologies", sub, "categories",
+			json_object_get(root, "categories"));
+	text = def ? json_dumps(def, JSON_COMPACT) : NULL;
+	json_decref(def);
+	if (!text) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	rc = seo_tech_rules_parse(text, strlen(text), out, err, sizeof(err));
+	if (rc)
+		log_error("rule file \"%s\": %s", path, err);
+out:
+	free(text);
+	json_decref(root);
+	json_decref(keep);
+	json_decref(sub);
 	return rc;
 }
 
@@ -1152,7 +1931,6 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 	graph__builder b = { 0 };
 	char tmp[4200], tdir[4200];
 	struct stat st;
-	size_t share;
 	int64_t t0 = seo_mono_ms();
 	int rc, made = 0;
 
@@ -1179,37 +1957,59 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 	}
 	made = 1;
 	b.opts = &opts;
+	b.dir = tmp;
 	b.stats = stats;
+	b.mem.cap = opts.mem_mb << 20;
 	b.inputs_json = json_array();
-	/* four sorts fill at once while reading; each gets a share */
-	share = (opts.mem_mb << 20) / 4;
-	if (!b.inputs_json ||
-	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair, share,
-				   opts.tmp_dir, &b.edges)) ||
-	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_target,
-				   share, opts.tmp_dir, &b.links)) ||
-	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_source,
-				   share, opts.tmp_dir, &b.outl)) ||
-	    (rc = graph__xsort_new(sizeof(graph__crec), cmp_cap, share,
-				   opts.tmp_dir, &b.caps))) {
-		rc = b.inputs_json ? rc : SEO_ENOMEM;
+	b.names = calloc(1, sizeof(*b.names));
+	graph__marr_init(&b.dom);
+	graph__marr_init(&b.vmap);
+	if (b.names) {
+		graph__marr_init(&b.names->off);
+		graph__marr_init(&b.names->str);
+	}
+	for (size_t i = 0; !b.tech && i < opts.n_inputs; i++)
+		if (opts.inputs[i].kind == GRAPH_IN_WAT &&
+		    (rc = platform_rules(&b.tech)))
+			goto out;
+	/* the sorts fill at once while reading and take what the budget
+	 * has room for, each up to a part of it: the domain graph's is by
+	 * far the largest input */
+	if (!b.inputs_json || !b.names) {
+		rc = SEO_ENOMEM;
 		goto out;
 	}
+	if ((rc = b_array(&b, &b.dom, "domains.bin", 0, b.mem.cap / 16)) ||
+	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
+				   b.mem.cap / 4, opts.tmp_dir, &b.mem,
+				   &b.edges)) ||
+	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_target,
+				   b.mem.cap / 8, opts.tmp_dir, &b.mem,
+				   &b.links)) ||
+	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_source,
+				   b.mem.cap / 8, opts.tmp_dir, &b.mem,
+				   &b.outl)) ||
+	    (rc = graph__xsort_new(sizeof(graph__crec), cmp_cap,
+				   b.mem.cap / 16, opts.tmp_dir, &b.mem,
+				   &b.caps)) ||
+	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
+				   b.mem.cap / 32, opts.tmp_dir, &b.mem,
+				   &b.plats)))
+		goto out;
 	for (size_t k = 0; k < sizeof(read_order) / sizeof(read_order[0]); k++)
 		for (size_t i = 0; i < opts.n_inputs; i++) {
 			if (opts.inputs[i].kind != read_order[k])
 				continue;
+			/* the vertices, read first, are all in */
+			if (read_order[k] != GRAPH_IN_VERTICES &&
+			    (rc = names_seal(&b)))
+				goto out;
 			rc = graph__read_input(&b, &opts.inputs[i]);
 			if (rc)
 				goto out;
 		}
-	rc = write_index(&b, tmp);
-	if (rc)
+	if ((rc = names_seal(&b)) || (rc = write_index(&b)))
 		goto out;
-	stats->runs_spilled += graph__xsort_runs(b.edges) +
-			       graph__xsort_runs(b.links) +
-			       graph__xsort_runs(b.outl) +
-			       graph__xsort_runs(b.caps);
 	stats->index_bytes = dir_bytes(tmp);
 	sync_dir(tmp);
 	if (rename(tmp, opts.out_dir) != 0) {
@@ -1228,12 +2028,16 @@ out:
 	graph__xsort_free(b.links);
 	graph__xsort_free(b.outl);
 	graph__xsort_free(b.caps);
+	graph__xsort_free(b.plats);
+	seo_tech_rules_free(b.tech);
+	free(b.plat_seen);
 	graph__dict_free(&b.doms);
 	graph__dict_free(&b.urls);
 	graph__dict_free(&b.anchors);
 	graph__dict_free(&b.strs);
-	free(b.attr);
-	free(b.vmap);
+	names_free(&b);
+	graph__marr_close(&b.dom);
+	graph__marr_close(&b.vmap);
 	json_decref(b.inputs_json);
 	return rc;
 }

@@ -108,6 +108,19 @@ int graph__dict_intern(graph__dict *d, const char *s, size_t len,
 	return 0;
 }
 
+size_t graph__dict_bytes(const graph__dict *d)
+{
+	return d->blob.cap + (size_t)d->ocap * sizeof(*d->off) +
+	       (size_t)d->nslots * sizeof(*d->slots);
+}
+
+void graph__dict_freeze(graph__dict *d)
+{
+	free(d->slots);
+	d->slots = NULL;
+	d->nslots = 0;
+}
+
 void graph__dict_free(graph__dict *d)
 {
 	free(d->blob.p);

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,6 +36,7 @@ enum {
 	F_URLIDX_OFF, F_URLIDX, F_STATUS_OFF, F_STATUS,
 	F_URLS_STR, F_URLS_OFF, F_ANCHORS_STR, F_ANCHORS_OFF,
 	F_STRS_STR, F_STRS_OFF,
+	F_PLAT_OFF, F_PLAT, F_PLAT_BYNAME, F_PLATTLD_STR, F_PLATTLD_OFF,
 	F__COUNT
 };
 
@@ -46,16 +49,23 @@ static const char *const file_names[F__COUNT] = {
 	"urlidx.off", "urlidx.bin", "status.off", "status.bin",
 	"urls.str", "urls.off", "anchors.str", "anchors.off",
 	"strs.str", "strs.off",
+	"plat.off", "plat.bin", "platname.u32", "plattld.str", "plattld.off",
 };
+
+typedef struct sim_cache sim_cache;
 
 struct graph_index {
 	map f[F__COUNT];
 	const graph__meta *meta;
 	const graph__dom *dom;
 	uint64_t n;
+	sim_cache *sim; /* similar domains' scratch and bitmaps */
 };
 
 #define ARR(ix, id, type) ((const type *)(ix)->f[id].p)
+
+static int sim_cache_new(graph_index *ix);
+static void sim_cache_free(sim_cache *sc);
 
 static int map_file(const char *dir, const char *name, map *m)
 {
@@ -95,6 +105,7 @@ void graph_index_close(graph_index *ix)
 	for (int i = 0; i < F__COUNT; i++)
 		if (ix->f[i].len > 0)
 			munmap((void *)ix->f[i].p, ix->f[i].len);
+	sim_cache_free(ix->sim);
 	free(ix);
 }
 
@@ -107,6 +118,26 @@ static int check_off(const graph_index *ix, int id, uint64_t limit)
 
 	return ix->f[id].len == (ix->n + 1) * sizeof(uint64_t) && o[0] == 0 &&
 	       o[ix->n] == limit;
+}
+
+/* The platform section: one group per platform over plat.bin, the name
+ * order beside it, and the suffix dictionary (docs/index-format.md). */
+static int check_platforms(const graph_index *ix)
+{
+	const uint64_t *o = ARR(ix, F_PLAT_OFF, uint64_t);
+	const uint64_t *t = ARR(ix, F_PLATTLD_OFF, uint64_t);
+	size_t nt = ix->f[F_PLATTLD_OFF].len / 8;
+	uint64_t n = ix->f[F_PLAT].len / sizeof(graph__pdom);
+	size_t ts = ix->f[F_PLATTLD_STR].len;
+
+	return ix->f[F_PLAT_OFF].len == (GRAPH_PLATFORM_COUNT + 1) * 8 &&
+	       o[0] == 0 && o[GRAPH_PLATFORM_COUNT] == n &&
+	       ix->f[F_PLAT].len == n * sizeof(graph__pdom) &&
+	       ix->f[F_PLAT_BYNAME].len == n * 4 && nt >= 1 &&
+	       ix->f[F_PLATTLD_OFF].len == nt * 8 && t[0] == 0 &&
+	       t[nt - 1] == ts &&
+	       (ts == 0 ||
+		((const char *)ix->f[F_PLATTLD_STR].p)[ts - 1] == '\0');
 }
 
 static int check(const graph_index *ix)
@@ -134,6 +165,8 @@ static int check(const graph_index *ix)
 	if (ix->f[F_URLS_OFF].len != (m->n_urls + 1) * 8 ||
 	    ix->f[F_ANCHORS_OFF].len != (m->n_anchors + 1) * 8 ||
 	    ix->f[F_STRS_OFF].len != (m->n_strs + 1) * 8)
+		return 0;
+	if (!check_platforms(ix))
 		return 0;
 	/* string blobs end with a NUL so that every entry is a C string */
 	for (int s = F_DOMREV_STR; s <= F_STRS_STR; s++) {
@@ -190,6 +223,9 @@ int graph_index_open(const char *dir, graph_index **out)
 		rc = SEO_EINVAL;
 		goto out;
 	}
+	rc = sim_cache_new(ix);
+	if (rc)
+		goto out;
 	*out = ix;
 	ix = NULL;
 out:
@@ -666,8 +702,25 @@ int graph_top_pages(const graph_index *ix, const char *domain,
 
 /* ---- similar domains ---- */
 
+/*
+ * Two exact ways to count, for every other domain, the linkers it shares
+ * with domain t (docs/index-format.md, "Costs of the queries"):
+ *
+ * - forward: each linker's out-list, counted in a dense counter; costs the
+ *   out-degrees of t's linkers, which for a domain linked from a large
+ *   share of the web is most of the graph;
+ * - reverse: t's linkers marked in a bitmap, then every domain's in-list
+ *   read against it. A domain whose in-degree cannot reach the page only
+ *   needs one marked linker to count in `total`; the others are counted in
+ *   full (the heaviest by a popcount against a cached bitmap of their own
+ *   in-list). It costs about one in-list entry per linked domain plus the
+ *   in-lists of the domains that can still make the page.
+ *
+ * Both give the same rows, counts, order and total.
+ */
+
 typedef struct sim {
-	uint32_t id, count;
+	uint32_t id, count; /* id: importance position */
 } sim;
 
 /* Result order: more shared linkers first, then the stronger domain. */
@@ -681,51 +734,456 @@ static int cmp_sim(const void *pa, const void *pb)
 	return sim_before(pa, pb) ? -1 : sim_before(pb, pa);
 }
 
-/* Keeps the first `k` of `v` (in result order) at its front, sorted, with
- * a bounded heap: O(n log k) where sorting all would be O(n log n), and a
- * page is small next to the candidates of a heavily linked domain. */
-static void first_k(sim *v, size_t n, size_t k)
+/* The first k rows of the result, kept in a heap whose root is the last
+ * of them, so that a candidate is rejected by one comparison. */
+typedef struct sim_top {
+	sim *v;
+	size_t len, k;
+} sim_top;
+
+static void top_swap(sim_top *t, size_t i, size_t j)
 {
-	size_t len = 0;
+	sim s = t->v[i];
 
-	if (k > n)
-		k = n;
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
+	t->v[i] = t->v[j];
+	t->v[j] = s;
+}
 
-		if (len == k) {
-			/* the heap's root is the last of the kept ones */
-			if (k == 0 || !sim_before(&v[i], &v[0]))
-				continue;
-			v[0] = v[i];
-			j = 0;
-			for (;;) {
-				size_t l = 2 * j + 1, r = l + 1, m = j;
-				sim t;
+static void top_push(sim_top *t, sim s)
+{
+	size_t j;
 
-				if (l < len && sim_before(&v[m], &v[l]))
-					m = l;
-				if (r < len && sim_before(&v[m], &v[r]))
-					m = r;
-				if (m == j)
-					break;
-				t = v[j];
-				v[j] = v[m];
-				v[m] = t;
-				j = m;
+	if (t->len < t->k) {
+		t->v[t->len] = s;
+		for (j = t->len++; j > 0 && sim_before(&t->v[(j - 1) / 2], &t->v[j]);
+		     j = (j - 1) / 2)
+			top_swap(t, j, (j - 1) / 2);
+		return;
+	}
+	if (t->k == 0 || !sim_before(&s, &t->v[0]))
+		return;
+	t->v[0] = s;
+	for (j = 0;;) {
+		size_t l = 2 * j + 1, r = l + 1, m = j;
+
+		if (l < t->len && sim_before(&t->v[m], &t->v[l]))
+			m = l;
+		if (r < t->len && sim_before(&t->v[m], &t->v[r]))
+			m = r;
+		if (m == j)
+			break;
+		top_swap(t, j, m);
+		j = m;
+	}
+}
+
+/* The shared count a domain must exceed to enter the page when domains
+ * arrive in position order: a later domain loses every tie. */
+static uint32_t top_floor(const sim_top *t)
+{
+	if (t->len < t->k)
+		return 0;
+	return t->k ? t->v[0].count : UINT32_MAX;
+}
+
+/*
+ * What the similar-domains count keeps per index until it is closed:
+ * - bitmaps of the in-lists of the most linked domains, built by the
+ *   reverse count on first use, within DENSE_MAX_BYTES: a popcount over
+ *   n/64 words instead of decoding at least n/DENSE_MIN_SHARE entries.
+ *   A slot is published once with release semantics and never changes,
+ *   so readers take no lock;
+ * - the forward count's counter, n zeros between calls, lent to one call
+ *   at a time: a fresh one costs a page fault per page it touches, more
+ *   than a small count itself.
+ */
+#define DENSE_MAX_BYTES ((size_t)64 << 20)
+#define DENSE_MIN_SHARE 128
+#define DENSE_SLOTS 16384
+
+struct sim_cache {
+	_Atomic(uint64_t *) *slot; /* by importance position, < nslots */
+	size_t nslots;
+	atomic_size_t bytes;       /* reserved by the bitmaps built */
+	pthread_mutex_t counter_mu;
+	uint32_t *counter;         /* NULL until first lent */
+};
+
+static int sim_cache_new(graph_index *ix)
+{
+	sim_cache *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return SEO_ENOMEM;
+	d->nslots = ix->n < DENSE_SLOTS ? (size_t)ix->n : DENSE_SLOTS;
+	d->slot = calloc(d->nslots ? d->nslots : 1, sizeof(*d->slot));
+	if (!d->slot) {
+		free(d);
+		return SEO_ENOMEM;
+	}
+	atomic_init(&d->bytes, 0);
+	pthread_mutex_init(&d->counter_mu, NULL);
+	ix->sim = d;
+	return 0;
+}
+
+static void sim_cache_free(sim_cache *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nslots; i++)
+		free(atomic_load(&d->slot[i]));
+	free(d->slot);
+	pthread_mutex_destroy(&d->counter_mu);
+	free(d->counter);
+	free(d);
+}
+
+/* A counter of n zeros: the index's own (*lent set) when no other call
+ * has it, else a new one. Given back zeroed with counter_give(). */
+static uint32_t *counter_take(const graph_index *ix, int *lent)
+{
+	sim_cache *sc = ix->sim;
+
+	*lent = pthread_mutex_trylock(&sc->counter_mu) == 0;
+	if (!*lent)
+		return calloc(ix->n, sizeof(uint32_t));
+	if (!sc->counter)
+		sc->counter = calloc(ix->n, sizeof(uint32_t));
+	if (!sc->counter) {
+		*lent = 0;
+		pthread_mutex_unlock(&sc->counter_mu);
+	}
+	return sc->counter;
+}
+
+static void counter_give(const graph_index *ix, uint32_t *count, int lent)
+{
+	if (lent)
+		pthread_mutex_unlock(&ix->sim->counter_mu);
+	else
+		free(count);
+}
+
+static int similar_forward(const graph_index *ix, uint32_t t, sim_top *top,
+			   uint64_t *total)
+{
+	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
+	const uint8_t *odat = ARR(ix, F_OUT_DAT, uint8_t);
+	uint32_t *count, *touched = NULL;
+	size_t nt = 0, cap = 0;
+	uint32_t r, next;
+	in_iter it;
+	int more, lent, rc = 0;
+
+	count = counter_take(ix, &lent);
+	if (!count)
+		return SEO_ENOMEM;
+	in_begin(ix, t, &it);
+	more = in_next(&it, &next);
+	while (more) {
+		const uint8_t *p, *e;
+		uint64_t v, c = 0;
+
+		r = next;
+		/* the next out-list is fetched while this one is counted */
+		more = in_next(&it, &next);
+		if (more)
+			__builtin_prefetch(odat + ooff[next]);
+		for (p = odat + ooff[r], e = odat + ooff[r + 1]; p < e;) {
+			p = graph__varint_get(p, &v);
+			c += v;
+			if (nt == cap) {
+				size_t nc = cap ? cap * 2 : 1024;
+				uint32_t *np = realloc(touched, nc * sizeof(*np));
+
+				if (!np) {
+					rc = SEO_ENOMEM;
+					goto out;
+				}
+				touched = np;
+				cap = nc;
 			}
-			continue;
-		}
-		v[len] = v[i];
-		for (j = len++; j > 0 && sim_before(&v[(j - 1) / 2], &v[j]);
-		     j = (j - 1) / 2) {
-			sim t = v[j];
-
-			v[j] = v[(j - 1) / 2];
-			v[(j - 1) / 2] = t;
+			/* no branch on the count just read: it is often a
+			 * cache miss, and a mispredicted branch on it would
+			 * stall every load behind it */
+			touched[nt] = (uint32_t)c;
+			nt += count[c]++ == 0;
 		}
 	}
-	qsort(v, k, sizeof(sim), cmp_sim);
+	count[t] = 0;
+	for (size_t i = 0; i < nt; i++) {
+		uint32_t c = touched[i];
+
+		if (count[c] == 0)
+			continue;
+		(*total)++;
+		top_push(top, (sim){ c, count[c] });
+	}
+out:
+	for (size_t i = 0; i < nt; i++)
+		count[touched[i]] = 0;
+	counter_give(ix, count, lent);
+	free(touched);
+	return rc;
+}
+
+static size_t mark_words(const graph_index *ix)
+{
+	return (size_t)((ix->n + 63) / 64);
+}
+
+static int marked(const uint64_t *m, uint64_t r)
+{
+	return (int)(m[r >> 6] >> (r & 63) & 1);
+}
+
+/* Sets the bits of the in-list [p, e) in m. */
+static void mark_list(const uint8_t *p, const uint8_t *e, uint64_t *m)
+{
+	uint64_t v, r = 0;
+
+	while (p < e) {
+		p = graph__varint_get(p, &v);
+		r += v;
+		m[r >> 6] |= (uint64_t)1 << (r & 63);
+	}
+}
+
+/* The cached bitmap of the in-list of position c, or NULL. */
+static const uint64_t *dense_get(const graph_index *ix, uint64_t c)
+{
+	if (c >= ix->sim->nslots)
+		return NULL;
+	return atomic_load_explicit(&ix->sim->slot[c], memory_order_acquire);
+}
+
+/* Whether position c, of in-degree deg, gets a bitmap of its own. */
+static int dense_worth(const graph_index *ix, uint64_t c, uint32_t deg)
+{
+	return c < ix->sim->nslots &&
+	       (uint64_t)deg * DENSE_MIN_SHARE >= ix->n;
+}
+
+/*
+ * The bitmap of position c's in-list from the cache, built and published
+ * first when c is worth a slot and the budget allows; NULL otherwise (or
+ * out of memory): the caller then reads the list itself.
+ */
+static const uint64_t *dense_build(const graph_index *ix, uint64_t c,
+				   uint32_t deg)
+{
+	const uint64_t *ioff = ARR(ix, F_IN_OFF, uint64_t);
+	const uint8_t *idat = ARR(ix, F_IN_DAT, uint8_t);
+	sim_cache *d = ix->sim;
+	size_t size = mark_words(ix) * sizeof(uint64_t);
+	uint64_t *m, *none = NULL;
+	const uint64_t *have = dense_get(ix, c);
+
+	if (have || !dense_worth(ix, c, deg) ||
+	    atomic_load(&d->bytes) + size > DENSE_MAX_BYTES)
+		return have;
+	if (atomic_fetch_add(&d->bytes, size) + size > DENSE_MAX_BYTES ||
+	    !(m = calloc(mark_words(ix), sizeof(uint64_t)))) {
+		atomic_fetch_sub(&d->bytes, size);
+		return NULL;
+	}
+	mark_list(idat + ioff[c], idat + ioff[c + 1], m);
+	if (atomic_compare_exchange_strong_explicit(&d->slot[c], &none, m,
+						    memory_order_release,
+						    memory_order_acquire))
+		return m;
+	/* another call published the same bitmap meanwhile */
+	free(m);
+	atomic_fetch_sub(&d->bytes, size);
+	return none;
+}
+
+static uint32_t and_count_portable(const uint64_t *a, const uint64_t *b,
+				   size_t words)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < words; i++)
+		s += (uint64_t)__builtin_popcountll(a[i] & b[i]);
+	return (uint32_t)s;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Without -mpopcnt the builtin is a table lookup per byte; the popcnt
+ * instruction is chosen at load time where the CPU has it. */
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static uint32_t and_count(const uint64_t *a, const uint64_t *b, size_t words)
+{
+	return and_count_portable(a, b, words);
+}
+
+/* Whether the rest [p, e) of an in-list, read so far up to position r,
+ * holds a marked linker. */
+static int any_marked(const uint8_t *p, const uint8_t *e, uint64_t r,
+		      const uint64_t *m)
+{
+	uint64_t v;
+
+	while (p < e) {
+		p = graph__varint_get(p, &v);
+		r += v;
+		if (marked(m, r))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The marked linkers of the in-list [p, e) of `deg` entries, or, once even
+ * all those left could not lift the count above `floor`, 0 or 1 (whether
+ * any is marked) with *cut set.
+ */
+static uint32_t count_marked(const uint8_t *p, const uint8_t *e,
+			     const uint64_t *m, uint32_t deg, uint32_t floor,
+			     int *cut)
+{
+	uint64_t v, r = 0;
+	uint32_t n = 0, left = deg;
+
+	*cut = 0;
+	while (p < e) {
+		p = graph__varint_get(p, &v);
+		r += v;
+		n += (uint32_t)marked(m, r);
+		left -= left > 0;
+		if ((uint64_t)n + left <= floor) {
+			*cut = 1;
+			return n > 0 || any_marked(p, e, r, m);
+		}
+	}
+	return n;
+}
+
+/* Lists ahead of the one read whose first bytes are fetched meanwhile. */
+#define SCAN_AHEAD 16
+
+static int similar_reverse(const graph_index *ix, uint32_t t, sim_top *top,
+			   uint64_t *total)
+{
+	const uint64_t *ioff = ARR(ix, F_IN_OFF, uint64_t);
+	const uint8_t *idat = ARR(ix, F_IN_DAT, uint8_t);
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	size_t words = mark_words(ix);
+	const uint64_t *mark;
+	uint64_t *own = NULL, shared = 0;
+
+	mark = dense_build(ix, t, ix->dom[by_rank[t]].ref_domains);
+	if (!mark) {
+		own = calloc(words, sizeof(uint64_t));
+		if (!own)
+			return SEO_ENOMEM;
+		mark_list(idat + ioff[t], idat + ioff[t + 1], own);
+		mark = own;
+	}
+	for (uint64_t c = 0; c < ix->n; c++) {
+		const uint8_t *p = idat + ioff[c], *e = idat + ioff[c + 1];
+		uint32_t floor = top_floor(top), deg, n;
+		const uint64_t *other;
+		int cut = 0;
+
+		if (c + SCAN_AHEAD < ix->n)
+			__builtin_prefetch(idat + ioff[c + SCAN_AHEAD]);
+		if (p == e || c == t)
+			continue;
+		/* an entry takes at least a byte: the length bounds the
+		 * degree before domains.bin is read */
+		if ((uint64_t)(e - p) <= floor ||
+		    (deg = ix->dom[by_rank[c]].ref_domains) <= floor) {
+			shared += (uint64_t)any_marked(p, e, 0, mark);
+			continue;
+		}
+		other = dense_build(ix, c, deg);
+		if (other)
+			n = and_count(mark, other, words);
+		else
+			n = count_marked(p, e, mark, deg, floor, &cut);
+		if (n == 0)
+			continue;
+		shared++;
+		if (!cut)
+			top_push(top, (sim){ (uint32_t)c, n });
+	}
+	*total = shared;
+	free(own);
+	return 0;
+}
+
+/* Whether the reverse count is the cheaper one for position t and a page
+ * ending at row k: t is linked from at least 1/REVERSE_SHARE of all
+ * domains and its linkers' out-lists hold at least 1/REVERSE_SHARE of all
+ * out-list bytes (linkers that link nowhere else are cheap forward). Deep
+ * pages, whose last row shares few linkers, count forward. */
+#define REVERSE_SHARE 16
+
+static int reverse_pays(const graph_index *ix, uint32_t t, uint64_t k)
+{
+	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	uint64_t need = ix->f[F_OUT_DAT].len / REVERSE_SHARE, bytes = 0;
+	in_iter it;
+	uint32_t r;
+
+	if (k > GRAPH_LIMIT_MAX ||
+	    (uint64_t)ix->dom[by_rank[t]].ref_domains * REVERSE_SHARE < ix->n)
+		return 0;
+	in_begin(ix, t, &it);
+	while (bytes < need && in_next(&it, &r))
+		bytes += ooff[r + 1] - ooff[r];
+	return bytes >= need;
+}
+
+int graph__similar_domains(const graph_index *ix, const char *domain,
+			   const graph_page *pg, graph__sim_method method,
+			   seo_arena *a, graph_similar_row **rows, size_t *n,
+			   uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	uint32_t id, t, limit = page_limit(pg);
+	sim_top top = { 0 };
+	int rc = start(ix, domain, &id, n, total);
+
+	*rows = NULL;
+	if (rc <= 0)
+		return rc;
+	/* No linker, nothing shared: no counter to allocate. */
+	if (ix->dom[id].ref_domains == 0)
+		return 0;
+	t = ix->dom[id].rank;
+	/* rows past the last domain never exist: only the total is counted */
+	top.k = pg->offset >= ix->n ? 0 :
+		pg->offset + limit < ix->n ? (size_t)(pg->offset + limit) :
+					     (size_t)ix->n;
+	top.v = malloc((top.k ? top.k : 1) * sizeof(*top.v));
+	if (!top.v)
+		return SEO_ENOMEM;
+	if (method == GRAPH__SIM_AUTO)
+		method = reverse_pays(ix, t, top.k) ? GRAPH__SIM_REVERSE :
+						      GRAPH__SIM_FORWARD;
+	rc = method == GRAPH__SIM_REVERSE ? similar_reverse(ix, t, &top, total) :
+					    similar_forward(ix, t, &top, total);
+	if (rc)
+		goto out;
+	qsort(top.v, top.len, sizeof(*top.v), cmp_sim);
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = pg->offset; i < top.len && *n < limit; i++) {
+		(*rows)[*n].similar_domain = dom_name(ix, by_rank[top.v[i].id]);
+		(*rows)[*n].shared_linkers = top.v[i].count;
+		(*n)++;
+	}
+out:
+	free(top.v);
+	return rc;
 }
 
 int graph_similar_domains(const graph_index *ix, const char *domain,
@@ -733,75 +1191,8 @@ int graph_similar_domains(const graph_index *ix, const char *domain,
 			  graph_similar_row **rows, size_t *n,
 			  uint64_t *total)
 {
-	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
-	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
-	const uint8_t *odat = ARR(ix, F_OUT_DAT, uint8_t);
-	uint32_t *count = NULL, id, r, limit = page_limit(pg);
-	sim *touched = NULL;
-	size_t nt = 0, cap = 0;
-	in_iter it;
-	int rc = start(ix, domain, &id, n, total);
-
-	*rows = NULL;
-	if (rc <= 0)
-		return rc;
-	in_begin(ix, ix->dom[id].rank, &it);
-	/* No linker, nothing shared: skip the counter, whose allocation
-	 * costs more than the whole answer for most domains. */
-	if (!in_next(&it, &r))
-		return 0;
-	/* a dense counter: calloc'd pages stay untouched unless used */
-	count = calloc(ix->n, sizeof(uint32_t));
-	if (!count) {
-		rc = SEO_ENOMEM;
-		goto out;
-	}
-	do {
-		const uint8_t *p = odat + ooff[r], *e = odat + ooff[r + 1];
-		uint64_t v, t = 0;
-
-		/* positions throughout: ties then break by importance */
-		for (int first = 1; p < e; first = 0) {
-			p = graph__varint_get(p, &v);
-			t = first ? v : t + v;
-			if (t == ix->dom[id].rank)
-				continue;
-			if (count[t]++ == 0) {
-				if (nt == cap) {
-					size_t nc = cap ? cap * 2 : 1024;
-					sim *np = realloc(touched, nc * sizeof(*np));
-
-					if (!np) {
-						rc = SEO_ENOMEM;
-						goto out;
-					}
-					touched = np;
-					cap = nc;
-				}
-				touched[nt++].id = (uint32_t)t;
-			}
-		}
-	} while (in_next(&it, &r));
-	for (size_t i = 0; i < nt; i++)
-		touched[i].count = count[touched[i].id];
-	*total = nt;
-	first_k(touched, nt, pg->offset + limit < nt ? pg->offset + limit : nt);
-	*rows = rows_alloc(a, limit, sizeof(**rows));
-	if (!*rows) {
-		rc = SEO_ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = pg->offset; i < nt && *n < limit; i++) {
-		(*rows)[*n].similar_domain =
-			dom_name(ix, by_rank[touched[i].id]);
-		(*rows)[*n].shared_linkers = touched[i].count;
-		(*n)++;
-	}
-	rc = 0;
-out:
-	free(count);
-	free(touched);
-	return rc;
+	return graph__similar_domains(ix, domain, pg, GRAPH__SIM_AUTO, a, rows,
+				      n, total);
 }
 
 /* ---- link intersect ---- */
@@ -1131,4 +1522,22 @@ const char *graph_anchor_type(const char *anchor, const char *link_type,
 			return "branded";
 	}
 	return "partial";
+}
+
+/* ---- for platform_index.c ---- */
+
+void graph__index_platforms(const graph_index *ix, graph__platview *v)
+{
+	v->off = ARR(ix, F_PLAT_OFF, uint64_t);
+	v->doms = ARR(ix, F_PLAT, graph__pdom);
+	v->byname = ARR(ix, F_PLAT_BYNAME, uint32_t);
+	v->tld_str = ARR(ix, F_PLATTLD_STR, char);
+	v->tld_off = ARR(ix, F_PLATTLD_OFF, uint64_t);
+	v->n_tlds = ix->f[F_PLATTLD_OFF].len / 8 - 1;
+	v->dom = ix->dom;
+}
+
+const char *graph__index_domain_name(const graph_index *ix, uint32_t id)
+{
+	return dom_name(ix, id);
 }

@@ -14,6 +14,9 @@
 
 #include <zlib.h>
 
+#include <seo/errors.h>
+#include <seo/tech.h>
+
 #include "graph.h"
 
 #define GRAPH__MAGIC 0x31584449475345ULL /* "ESGIDX1" */
@@ -111,6 +114,12 @@ typedef struct graph__status {
 	uint32_t count;
 } graph__status;
 
+/* plat.bin rows: a domain on a platform and its public suffix. */
+typedef struct graph__pdom {
+	uint32_t dom;
+	uint32_t tld;     /* plattld id */
+} graph__pdom;
+
 /* ---- growable arrays ---- */
 
 typedef struct graph__buf {
@@ -173,6 +182,89 @@ uint64_t graph__reader_offset(graph__reader *r);
 /* Closes and writes the SHA-256 of what was read into `hex` (may be NULL). */
 void graph__reader_close(graph__reader *r, char hex[65]);
 
+/* ---- the memory budget of an ingest ---- */
+
+/*
+ * --mem-mb in bytes. Sort buffers (with the scratch space of sorting
+ * them), dictionaries and the resident shares of mapped arrays take from
+ * it and give back; nothing here allocates, it only keeps the count.
+ */
+typedef struct graph__mem {
+	size_t cap;
+	size_t used;
+} graph__mem;
+
+static inline size_t graph__mem_free(const graph__mem *m)
+{
+	return m->used < m->cap ? m->cap - m->used : 0;
+}
+
+/* ---- file-backed arrays ---- */
+
+/*
+ * A file mapped MAP_SHARED whose resident pages are bounded: accesses
+ * mark the blocks of the mapping they may fault in, and once `share`
+ * bytes of blocks are marked every page of the mapping is dropped
+ * (MADV_DONTNEED). The data stays in the file and the page cache, from
+ * which the next access faults it back; the kernel writes dirty pages
+ * back on its own. So RSS stays within the share whatever the file's
+ * size; an array that fits in its share is never dropped, and sequential
+ * access costs a page fault per page, as reading the file would.
+ */
+typedef struct graph__marr {
+	char *p;           /* the mapping; NULL while nothing is mapped */
+	size_t len;        /* bytes in use */
+	size_t mapped;     /* bytes mapped (the file's size) */
+	size_t share;      /* resident bytes allowed */
+	size_t touched;    /* bytes of the blocks marked */
+	uint64_t *seen;    /* a bit per block, set since the last drop */
+	int fd;
+	int writable;
+} graph__marr;
+
+/* Blocks of 64 KiB: on a read fault the kernel maps up to that much of
+ * what the page cache holds around the page (fault-around). */
+#define GRAPH__BLOCK_SHIFT 16
+
+/* An array that maps nothing (what _close() leaves). */
+void graph__marr_init(graph__marr *m);
+/* A writable array in a new file: `dir/name`, or an unlinked temporary
+ * file in `dir` when name is NULL. Empty until graph__marr_resize(). */
+int graph__marr_create(graph__marr *m, const char *dir, const char *name,
+		       size_t share);
+/* Maps an existing file read-only (an empty file maps nothing). */
+int graph__marr_open(graph__marr *m, const char *path, size_t share);
+/* Sets the bytes in use, growing the file and the mapping (which may
+ * move: pointers from graph__marr_at() are then stale). New bytes read
+ * as zeros. */
+int graph__marr_resize(graph__marr *m, size_t len);
+/* Marks block `blk`, dropping every resident page first when the share
+ * is used up. */
+void graph__marr_mark(graph__marr *m, size_t blk);
+/* Drops every resident page of the mapping. */
+void graph__marr_drop(graph__marr *m);
+/* Cuts the file to the bytes in use and writes it to disk. */
+int graph__marr_sync(graph__marr *m);
+void graph__marr_close(graph__marr *m);
+
+/* `n` (1 to 64 KiB) bytes at `off`, counted against the share. */
+static inline void *graph__marr_at(graph__marr *m, size_t off, size_t n)
+{
+	size_t blk = off >> GRAPH__BLOCK_SHIFT;
+	size_t last = (off + n - 1) >> GRAPH__BLOCK_SHIFT;
+
+	for (; blk <= last; blk++)
+		if (!(m->seen[blk >> 6] >> (blk & 63) & 1))
+			graph__marr_mark(m, blk);
+	return m->p + off;
+}
+
+static inline uint32_t *graph__marr_u32(graph__marr *m, uint32_t i)
+{
+	return graph__marr_at(m, (size_t)i * sizeof(uint32_t),
+			      sizeof(uint32_t));
+}
+
 /* ---- external sort of fixed-size records ---- */
 
 typedef int (*graph__cmp_fn)(const void *a, const void *b);
@@ -182,9 +274,21 @@ typedef struct graph__xsort graph__xsort;
  * uses a radix sort. */
 int graph__cmp_pair(const void *a, const void *b);
 
+/*
+ * A sort whose buffer grows up to `mem_bytes` while `pool` (may be NULL)
+ * has room for it and its sorting scratch (as much again); a full buffer
+ * is written out as a sorted run. The pool is charged for the buffer, the
+ * scratch and, while merging, the read buffers of the runs.
+ */
 int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
-		     const char *tmp_dir, graph__xsort **out);
+		     const char *tmp_dir, graph__mem *pool,
+		     graph__xsort **out);
 int graph__xsort_add(graph__xsort *s, const void *rec);
+/* Before finish: writes what the buffer holds as a run and frees the
+ * buffer, giving its share back to the pool. */
+int graph__xsort_release(graph__xsort *s);
+/* Bytes of the pool release() would give back (0 once finished). */
+size_t graph__xsort_held(const graph__xsort *s);
 /* Ends the input; records then come out in order from _next(). */
 int graph__xsort_finish(graph__xsort *s);
 /* 1 with *rec (valid until the next call), 0 at the end, or SEO_EIO. */
@@ -211,6 +315,11 @@ static inline const char *graph__dict_str(const graph__dict *d, uint32_t id)
 {
 	return d->blob.p + d->off[id];
 }
+/* Bytes allocated (strings, offsets, hash table). */
+size_t graph__dict_bytes(const graph__dict *d);
+/* Frees the hash table: strings stay readable by id, nothing more can be
+ * found or interned. */
+void graph__dict_freeze(graph__dict *d);
 void graph__dict_free(graph__dict *d);
 
 /* ---- names ---- */
@@ -241,16 +350,6 @@ int64_t graph__parse_time(const char *s);
 
 /* ---- the ingest: readers.c parses, build.c writes the index ---- */
 
-/* Per-domain facts gathered while reading. */
-typedef struct graph__dattr {
-	uint32_t hosts;
-	uint32_t hc_pos;
-	uint32_t pr_pos;
-	uint32_t tranco;
-	int32_t reg_day;
-	uint32_t registrar;
-} graph__dattr;
-
 /* A URL-level link as sorted during the ingest. */
 typedef struct graph__lrec {
 	uint32_t to_dom, from_dom, to_url, from_url, anchor, rel, ts, type;
@@ -265,18 +364,39 @@ typedef struct graph__edge {
 	uint32_t a, b;
 } graph__edge;
 
+/* Domain names while reading (build.c). */
+typedef struct graph__names graph__names;
+
+/*
+ * The state of an ingest. Memory: `mem` counts what the sorts, the
+ * dictionaries and the resident shares of `dom` and `vmap` (and of the
+ * mapped names) hold; the records themselves live in files.
+ */
 typedef struct graph__builder {
 	const graph_ingest_opts *opts;
-	graph__dict doms;      /* reversed domain names, id = first seen */
+	const char *dir;       /* the index directory being written */
+	graph__mem mem;        /* --mem-mb */
+	graph__names *names;   /* ids below `base`: the vertices file's
+				* names, in byte order, in mapped files */
+	uint32_t base;
+	graph__dict doms;      /* reversed names of the other domains,
+				* id - base, first seen */
 	graph__dict urls, anchors, strs;
-	graph__dattr *attr;
-	size_t attr_cap;
-	uint32_t *vmap;        /* vertex id of the input -> domain id */
-	size_t vmap_len, vmap_cap;
+	size_t dict_charged;   /* what the four dictionaries hold of mem */
+	graph__marr dom;       /* domains.bin: a graph__dom per id */
+	uint32_t n_doms;
+	graph__marr vmap;      /* vertex id -> domain id (u32), only once the
+				* vertices file stops giving id == vertex id */
+	int vmap_mapped;
+	uint64_t vmap_len;     /* 1 + the largest vertex id seen */
 	graph__xsort *edges;   /* (from, to) */
 	graph__xsort *links;   /* by target domain */
 	graph__xsort *outl;    /* by source domain */
 	graph__xsort *caps;    /* by domain, URL, newest first */
+	graph__xsort *plats;   /* (platform, domain) pairs */
+	seo_tech_rules *tech;  /* the platforms' rules; NULL without WAT */
+	uint64_t *plat_seen;   /* recent (domain, platform bits), so that a
+				* domain's pages do not repeat pairs */
 	uint32_t as_of;
 	uint32_t flags;        /* GRAPH__META_* */
 	void *inputs_json;     /* json_t array for the manifest */
@@ -290,14 +410,83 @@ typedef struct graph__builder {
  * counted, not fatal; returns 0 or an I/O or memory error. */
 int graph__read_input(graph__builder *b, const graph_input *in);
 
+/* Domain id for a name of the vertices file: the next id while the file
+ * is in byte order, else as graph__b_domain_rev(). */
+int graph__b_vertex(graph__builder *b, const char *rev, size_t len,
+		    uint32_t *id);
+/* Records that vertex `vid` of the vertices file is domain `id`. */
+int graph__b_vertex_map(graph__builder *b, uint64_t vid, uint32_t id);
 /* Domain id for a reversed name, created when new. */
 int graph__b_domain_rev(graph__builder *b, const char *rev, size_t len,
 			uint32_t *id);
 /* Domain id for a forward registrable domain name. */
 int graph__b_domain(graph__builder *b, const char *domain, uint32_t *id);
+/* Interns a string in one of b's dictionaries, charged to the budget;
+ * SEO_ETOOBIG (logged) when the dictionaries outgrow it. */
+int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
+		    size_t len, uint32_t *id);
+
+/* Domain id of vertex `vid`; SEO_ENOTFOUND when the vertices file did not
+ * list it. */
+static inline int graph__b_vertex_id(graph__builder *b, uint64_t vid,
+				     uint32_t *id)
+{
+	if (vid >= b->vmap_len)
+		return SEO_ENOTFOUND;
+	*id = b->vmap_mapped ? *graph__marr_u32(&b->vmap, (uint32_t)vid) :
+			       (uint32_t)vid;
+	return *id == GRAPH__NONE ? SEO_ENOTFOUND : 0;
+}
+
+/* The record of domain `id` in domains.bin; valid until the next domain
+ * is created. */
+static inline graph__dom *graph__b_dom(graph__builder *b, uint32_t id)
+{
+	return graph__marr_at(&b->dom, (size_t)id * sizeof(graph__dom),
+			      sizeof(graph__dom));
+}
 
 /* Reports progress when due. */
 void graph__b_progress(graph__builder *b, uint64_t done, uint64_t total);
+
+/* ---- platforms (platform_index.c) ---- */
+
+/* Index into graph_platforms() of a technology name of the rule file, or
+ * -1 when it is no supported platform. */
+int graph__platform_of_tech(const char *tech);
+
+/* The platform section of an open index (index.c), checked at open. */
+typedef struct graph__platview {
+	const uint64_t *off;      /* GRAPH_PLATFORM_COUNT + 1, into doms */
+	const graph__pdom *doms;  /* per platform, authority desc, then name */
+	const uint32_t *byname;   /* per platform, positions in its doms
+				   * group in domain-name order */
+	const char *tld_str;
+	const uint64_t *tld_off;
+	uint64_t n_tlds;
+	const graph__dom *dom;    /* domains.bin */
+} graph__platview;
+
+void graph__index_platforms(const graph_index *ix, graph__platview *v);
+
+/* Forward name of domain `id` of an open index (in the mapping). */
+const char *graph__index_domain_name(const graph_index *ix, uint32_t id);
+
+/* ---- similar domains (index.c) ---- */
+
+/* How graph__similar_domains() counts: the cheaper way for the domain, or
+ * the one given (the tests compare both). */
+typedef enum graph__sim_method {
+	GRAPH__SIM_AUTO,
+	GRAPH__SIM_FORWARD,
+	GRAPH__SIM_REVERSE,
+} graph__sim_method;
+
+/* graph_similar_domains(), counted by `method`. */
+int graph__similar_domains(const graph_index *ix, const char *domain,
+			   const graph_page *pg, graph__sim_method method,
+			   seo_arena *a, graph_similar_row **rows, size_t *n,
+			   uint64_t *total);
 
 /* Output files of the index, by name. */
 int graph__write_file(const char *dir, const char *name, const void *data,

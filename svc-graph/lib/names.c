@@ -1,16 +1,15 @@
 /*
- * names.c: domain and URL normalisation (libpsl for registrable domains,
- * libidn2 for IDN), HTML character references, dates.
+ * names.c: domain and URL normalisation (libpsl for registrable domains;
+ * user input through the common normaliser, seo/domain.h), HTML character
+ * references, dates.
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libpsl.h>
-#ifdef GRAPH_HAVE_IDN2
-#include <idn2.h>
-#endif
 
+#include <seo/domain.h>
 #include <seo/errors.h>
 
 #include "internal.h"
@@ -106,67 +105,7 @@ int graph__url_domain(const char *url, char *out)
 
 int graph_normalize_domain(const char *input, char *out, size_t outlen)
 {
-	char host[1024];
-	const char *h, *e;
-	size_t len;
-	int rc = SEO_EINVAL;
-
-	if (!input)
-		return SEO_EINVAL;
-	while (isspace((unsigned char)*input))
-		input++;
-	h = strstr(input, "://");
-	h = h ? h + 3 : input;
-	e = h + strcspn(h, "/?#");
-	for (const char *at = h; at < e; at++)
-		if (*at == '@')
-			h = at + 1;
-	for (const char *c = h; c < e; c++)
-		if (*c == ':') {
-			e = c;
-			break;
-		}
-	while (e > h && (isspace((unsigned char)e[-1]) || e[-1] == '.'))
-		e--;
-	len = (size_t)(e - h);
-	if (len == 0 || len >= sizeof(host))
-		return SEO_EINVAL;
-	memcpy(host, h, len);
-	host[len] = '\0';
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)host[i] >= 0x80) {
-#ifdef GRAPH_HAVE_IDN2
-			char *ascii = NULL;
-
-			if (idn2_to_ascii_8z(host, &ascii,
-					     IDN2_NONTRANSITIONAL) !=
-			    IDN2_OK)
-				return SEO_EINVAL;
-			len = strlen(ascii);
-			if (len >= sizeof(host)) {
-				idn2_free(ascii);
-				return SEO_EINVAL;
-			}
-			memcpy(host, ascii, len + 1);
-			idn2_free(ascii);
-			break;
-#else
-			return SEO_EINVAL;
-#endif
-		}
-	}
-	for (size_t i = 0; i < len; i++)
-		host[i] = (char)tolower((unsigned char)host[i]);
-	h = host;
-	if (strncmp(h, "www.", 4) == 0 && strchr(h + 4, '.'))
-		h += 4;
-	len = strlen(h);
-	if (!valid_host(h, len) || !strchr(h, '.') || len + 1 > outlen)
-		goto out;
-	memcpy(out, h, len + 1);
-	rc = 0;
-out:
-	return rc;
+	return seo_domain_normalize(input, SEO_DOMAIN_STRIP_WWW, out, outlen);
 }
 
 size_t graph__html_unescape(char *s, size_t len)

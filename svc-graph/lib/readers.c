@@ -9,13 +9,21 @@
 
 #include <jansson.h>
 
+#include <seo/arena.h>
 #include <seo/errors.h>
 #include <seo/log.h>
+#include <seo/tech.h>
 
 #include "internal.h"
 
 /* Beyond this many per file only the count is reported. */
 #define MALFORMED_LOGGED 20
+/* What one WAT record gives the fingerprint engine at most: a platform's
+ * signals (generator, its headers, its script hosts) come early. */
+#define TECH_KV_MAX 64
+#define TECH_URLS_MAX 128
+/* Slots of the table of recent (domain, platforms), a power of two. */
+#define PLAT_SEEN_BITS 16
 
 typedef struct rd {
 	graph__builder *b;
@@ -93,27 +101,12 @@ static int vertices_line(rd *x, char *line)
 		bad(x, x->r.line, "expected id<TAB>reversed_domain<TAB>num_hosts");
 		return 0;
 	}
-	rc = graph__b_domain_rev(b, f[1], strlen(f[1]), &id);
+	rc = graph__b_vertex(b, f[1], strlen(f[1]), &id);
+	if (!rc)
+		rc = graph__b_vertex_map(b, vid, id);
 	if (rc)
 		return rc;
-	if (vid >= b->vmap_cap) {
-		size_t cap = b->vmap_cap ? b->vmap_cap : 1024;
-		uint32_t *p;
-
-		while (cap <= vid)
-			cap *= 2;
-		p = realloc(b->vmap, cap * sizeof(*p));
-		if (!p)
-			return SEO_ENOMEM;
-		memset(p + b->vmap_cap, 0xff,
-		       (cap - b->vmap_cap) * sizeof(*p));
-		b->vmap = p;
-		b->vmap_cap = cap;
-	}
-	b->vmap[vid] = id;
-	if (vid >= b->vmap_len)
-		b->vmap_len = vid + 1;
-	b->attr[id].hosts = (uint32_t)hosts;
+	graph__b_dom(b, id)->hosts = (uint32_t)hosts;
 	return 0;
 }
 
@@ -129,13 +122,11 @@ static int edges_line(rd *x, char *line)
 		bad(x, x->r.line, "expected from_id<TAB>to_id");
 		return 0;
 	}
-	if (from >= b->vmap_len || to >= b->vmap_len ||
-	    b->vmap[from] == GRAPH__NONE || b->vmap[to] == GRAPH__NONE) {
+	if (graph__b_vertex_id(b, from, &e.a) ||
+	    graph__b_vertex_id(b, to, &e.b)) {
 		bad(x, x->r.line, "vertex id not in the vertices file");
 		return 0;
 	}
-	e.a = b->vmap[from];
-	e.b = b->vmap[to];
 	if (e.a == e.b)
 		return 0;
 	return graph__xsort_add(b->edges, &e);
@@ -145,6 +136,7 @@ static int ranks_line(rd *x, char *line)
 {
 	char *f[7] = { 0 };
 	uint64_t hc, pr, hosts = 0;
+	graph__dom *d;
 	uint32_t id;
 	int n, rc;
 
@@ -162,10 +154,11 @@ static int ranks_line(rd *x, char *line)
 	rc = graph__b_domain_rev(x->b, f[4], strlen(f[4]), &id);
 	if (rc)
 		return rc;
-	x->b->attr[id].hc_pos = (uint32_t)hc;
-	x->b->attr[id].pr_pos = (uint32_t)pr;
-	if (x->b->attr[id].hosts == 0)
-		x->b->attr[id].hosts = (uint32_t)hosts;
+	d = graph__b_dom(x->b, id);
+	d->hc_pos = (uint32_t)hc;
+	d->pr_pos = (uint32_t)pr;
+	if (d->hosts == 0)
+		d->hosts = (uint32_t)hosts;
 	return 0;
 }
 
@@ -195,6 +188,7 @@ static int tranco_line(rd *x, char *line)
 {
 	char *f[3] = { 0 };
 	uint64_t rank;
+	graph__dom *d;
 	uint32_t id;
 	int rc;
 
@@ -212,8 +206,9 @@ static int tranco_line(rd *x, char *line)
 		return rc;
 	/* several names can fold into one registrable domain: the best
 	 * rank wins */
-	if (x->b->attr[id].tranco == 0 || rank < x->b->attr[id].tranco)
-		x->b->attr[id].tranco = (uint32_t)rank;
+	d = graph__b_dom(x->b, id);
+	if (d->tranco == 0 || rank < d->tranco)
+		d->tranco = (uint32_t)rank;
 	return 0;
 }
 
@@ -221,6 +216,7 @@ static int whois_line(rd *x, char *line)
 {
 	char *f[3] = { 0 };
 	int64_t t;
+	graph__dom *d;
 	uint32_t id, reg = GRAPH__NONE;
 	const char *registrar;
 	int rc;
@@ -245,13 +241,14 @@ static int whois_line(rd *x, char *line)
 		return rc;
 	registrar = unquote(f[2]);
 	if (*registrar) {
-		rc = graph__dict_intern(&x->b->strs, registrar,
-					strlen(registrar), &reg);
+		rc = graph__b_intern(x->b, &x->b->strs, registrar,
+				     strlen(registrar), &reg);
 		if (rc)
 			return rc;
 	}
-	x->b->attr[id].reg_day = (int32_t)(t / 86400);
-	x->b->attr[id].registrar = reg;
+	d = graph__b_dom(x->b, id);
+	d->registered_day = (int32_t)(t / 86400);
+	d->registrar = reg;
 	return 0;
 }
 
@@ -266,7 +263,7 @@ static int url_ids(graph__builder *b, const char *url, uint32_t *dom,
 		return rc;
 	rc = graph__b_domain(b, d, dom);
 	if (!rc)
-		rc = graph__dict_intern(&b->urls, url, strlen(url), uid);
+		rc = graph__b_intern(b, &b->urls, url, strlen(url), uid);
 	return rc;
 }
 
@@ -289,7 +286,7 @@ static int capture(graph__builder *b, const char *url, int64_t ts,
 	c.status = status > 0 && status < 1000 ? (uint32_t)status : 0;
 	c.mime = GRAPH__NONE;
 	if (mime && (mlen = strcspn(mime, "; ")) > 0) {
-		rc = graph__dict_intern(&b->strs, mime, mlen, &c.mime);
+		rc = graph__b_intern(b, &b->strs, mime, mlen, &c.mime);
 		if (rc)
 			return rc;
 	}
@@ -395,14 +392,14 @@ static int wat_link(graph__builder *b, uint32_t from_dom, uint32_t from_url,
 			n = o;
 		}
 		if (n > 0) {
-			rc = graph__dict_intern(&b->anchors, buf, n, &r.anchor);
+			rc = graph__b_intern(b, &b->anchors, buf, n, &r.anchor);
 			if (rc)
 				return rc;
 		}
 	}
 	rel = json_string_value(json_object_get(l, "rel"));
 	if (rel && *rel) {
-		rc = graph__dict_intern(&b->strs, rel, strlen(rel), &r.rel);
+		rc = graph__b_intern(b, &b->strs, rel, strlen(rel), &r.rel);
 		if (rc)
 			return rc;
 	}
@@ -415,6 +412,137 @@ static int wat_link(graph__builder *b, uint32_t from_dom, uint32_t from_url,
 		rc = graph__xsort_add(b->edges, &e);
 	}
 	return rc;
+}
+
+/* ---- platforms of a WAT response ---- */
+
+/* A header whose repeats (Set-Cookie) come as an array adds each. */
+static void add_header(seo_tech_kv *kv, size_t *n, const char *name,
+		       json_t *v)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_is_string(v) && *n < TECH_KV_MAX)
+		kv[(*n)++] = (seo_tech_kv){ name, json_string_value(v) };
+	json_array_foreach(v, i, e)
+		if (json_is_string(e) && *n < TECH_KV_MAX)
+			kv[(*n)++] = (seo_tech_kv){ name, json_string_value(e) };
+}
+
+static void add_url(const char **urls, size_t *n, json_t *item)
+{
+	const char *url = json_string_value(json_object_get(item, "url"));
+
+	if (url && *n < TECH_URLS_MAX)
+		urls[(*n)++] = url;
+}
+
+/* Head links that load an asset, as opposed to naming another page. */
+static int asset_link(json_t *link)
+{
+	const char *rel = json_string_value(json_object_get(link, "rel"));
+
+	return rel &&
+	       (strcasestr(rel, "stylesheet") || strcasestr(rel, "preload"));
+}
+
+/* Records the platforms of `bits` for `dom`, skipping those the same
+ * domain showed lately: a domain's pages mostly come together, so its
+ * pairs are written about once rather than once per page. */
+static int plat_pairs(graph__builder *b, uint32_t dom, uint32_t bits)
+{
+	uint64_t *slot, key = (uint64_t)dom + 1;
+	uint32_t known;
+	int rc = 0;
+
+	if (!b->plat_seen &&
+	    !(b->plat_seen = calloc((size_t)1 << PLAT_SEEN_BITS,
+				    sizeof(*b->plat_seen))))
+		return SEO_ENOMEM;
+	slot = &b->plat_seen[(dom * 2654435761u) >> (32 - PLAT_SEEN_BITS)];
+	known = *slot >> 32 == key ? (uint32_t)*slot : 0;
+	*slot = key << 32 | known | bits;
+	bits &= ~known;
+	for (uint32_t p = 0; !rc && bits; p++, bits >>= 1)
+		if (bits & 1) {
+			graph__edge e = { p, dom };
+
+			rc = graph__xsort_add(b->plats, &e);
+		}
+	return rc;
+}
+
+/*
+ * Runs the fingerprint engine over what WAT keeps of a page: response
+ * headers (Set-Cookie gives the cookies), head metas (generator), script
+ * sources (head and body) and the stylesheets and preloads of the head.
+ * There is no HTML, so the rules' html patterns cannot fire.
+ */
+static int wat_platforms(graph__builder *b, json_t *resp, uint32_t dom)
+{
+	seo_tech_kv headers[TECH_KV_MAX], meta[TECH_KV_MAX];
+	const char *urls[TECH_URLS_MAX];
+	json_t *html = json_object_get(resp, "HTML-Metadata");
+	json_t *head = json_object_get(html, "Head"), *v;
+	size_t nh = 0, nm = 0, nu = 0, n = 0, i;
+	seo_tech_input in;
+	seo_tech_match *m = NULL;
+	seo_arena *a;
+	const char *k;
+	uint32_t bits = 0;
+	int rc;
+
+	if (!b->tech)
+		return 0;
+	json_object_foreach(json_object_get(resp, "Headers"), k, v)
+		add_header(headers, &nh, k, v);
+	json_array_foreach(json_object_get(head, "Metas"), i, v) {
+		const char *name, *content;
+
+		name = json_string_value(json_object_get(v, "name"));
+		content = json_string_value(json_object_get(v, "content"));
+
+		if (!name)
+			name = json_string_value(json_object_get(v, "property"));
+		if (name && content && nm < TECH_KV_MAX)
+			meta[nm++] = (seo_tech_kv){ name, content };
+	}
+	json_array_foreach(json_object_get(head, "Scripts"), i, v)
+		add_url(urls, &nu, v);
+	json_array_foreach(json_object_get(head, "Link"), i, v)
+		if (asset_link(v))
+			add_url(urls, &nu, v);
+	json_array_foreach(json_object_get(html, "Links"), i, v) {
+		const char *path = json_string_value(json_object_get(v, "path"));
+
+		if (path && strncmp(path, "SCRIPT@", 7) == 0)
+			add_url(urls, &nu, v);
+	}
+	if (nh + nm + nu == 0)
+		return 0;
+	a = seo_arena_new(8192);
+	if (!a)
+		return SEO_ENOMEM;
+	rc = seo_tech_input_from_page(headers, nh, "", 0, a, &in);
+	if (!rc) {
+		in.html = NULL;
+		in.meta = meta;
+		in.n_meta = nm;
+		in.scripts = urls;
+		in.n_scripts = nu;
+		rc = seo_tech_detect(b->tech, &in, a, &m, &n);
+	}
+	for (i = 0; !rc && i < n; i++) {
+		int p = graph__platform_of_tech(m[i].name);
+
+		if (p >= 0)
+			bits |= 1u << p;
+	}
+	seo_arena_free(a);
+	if (rc || !bits)
+		return rc;
+	return plat_pairs(b, dom, bits);
 }
 
 static int wat_record(rd *x, const char *body, size_t len, uint64_t line)
@@ -467,6 +595,8 @@ static int wat_record(rd *x, const char *body, size_t len, uint64_t line)
 	if (rc)
 		goto out;
 	rc = url_ids(x->b, uri, &from_dom, &from_url);
+	if (!rc)
+		rc = wat_platforms(x->b, resp, from_dom);
 	if (rc)
 		goto out;
 	links = json_object_get(json_object_get(resp, "HTML-Metadata"),

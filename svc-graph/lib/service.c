@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cache.h"
 #include "graph.h"
+#include "platforms.h"
 #include "seo/errors.h"
 #include "seo/graph/v1/graph.pb-c.h"
 #include "seo/log.h"
@@ -31,10 +33,17 @@
  * bounded whatever the domain (docs/metrics.md). */
 #define AUDIT_REFERRERS_MAX 10000
 #define AUDIT_LIST 10
+/* The result cache of each loaded release (cache.h): similar-domains and
+ * link-audit answers, the two that can take milliseconds. */
+#define CACHE_BYTES ((size_t)64 << 20)
+/* Similar-domains rows computed and kept per domain: a page ending within
+ * them is cut from the cached ranking. */
+#define SIMILAR_CACHE_ROWS GRAPH_LIMIT_MAX
 
 /* One loaded release. The service holds one reference, each call one. */
 typedef struct release {
 	graph_index *ix;
+	graph__cache *cache; /* answers on ix, gone with it */
 	atomic_int refs;
 } release;
 
@@ -71,6 +80,7 @@ static void put(release *r)
 {
 	if (r == NULL || atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
+	graph__cache_free(r->cache);
 	graph_index_close(r->ix);
 	free(r);
 }
@@ -115,7 +125,8 @@ int graph_service_reload(graph_service *s)
 		return rc;
 	}
 	r = malloc(sizeof(*r));
-	if (r == NULL) {
+	if (r == NULL || graph__cache_new(CACHE_BYTES, &r->cache) != 0) {
+		free(r);
 		graph_index_close(ix);
 		s->tried.valid = 0;
 		return SEO_ENOMEM;
@@ -166,6 +177,8 @@ void graph_service_free(graph_service *s)
 
 typedef struct gcall {
 	const graph_index *ix;
+	graph__cache *cache; /* the release's */
+	int fresh;           /* not to be answered from the cache */
 	seo_arena *a;
 	graph_fail *err;
 } gcall;
@@ -390,6 +403,7 @@ typedef struct listing {
 	} rows;
 	size_t n;
 	uint64_t total;
+	int cached; /* the rows came from the result cache */
 } listing;
 
 /* Copies row i of the listing into the row message `row`; clears *ok when
@@ -424,6 +438,7 @@ static int envelope(gcall *c, ProtobufCMessage *out, const listing *l,
 {
 	const int64_t total = (int64_t)l->total, limit = l->pg.limit,
 		      offset = (int64_t)l->pg.offset;
+	const protobuf_c_boolean cached = l->cached;
 	char *release;
 	int ok = 1;
 
@@ -438,6 +453,7 @@ static int envelope(gcall *c, ProtobufCMessage *out, const listing *l,
 	set_field(out, "total", &total, sizeof(total), 0);
 	set_field(out, "limit", &limit, sizeof(limit), 0);
 	set_field(out, "offset", &offset, sizeof(offset), 0);
+	set_field(out, "cached", &cached, sizeof(cached), 0);
 	if (protobuf_c_message_descriptor_get_field_by_name(
 		    out->descriptor, "crawl_release") != NULL) {
 		release = str(c, graph_index_release(c->ix), &ok);
@@ -561,10 +577,113 @@ static int query_top_pages(gcall *c, listing *l)
 			       &l->rows.top_page, &l->n, &l->total);
 }
 
+/* The listing's page of a ranking whose first n rows are `rows`. */
+static void similar_page(listing *l, graph_similar_row *rows, size_t n)
+{
+	uint64_t from = l->pg.offset < n ? l->pg.offset : n;
+
+	l->rows.similar = rows + from;
+	l->n = n - from < l->pg.limit ? (size_t)(n - from) : l->pg.limit;
+}
+
+/*
+ * A cached ranking is the total (8 bytes), the number of rows (4), then
+ * each row's shared linkers (4) and domain (with its NUL). Returns 1 and
+ * fills the listing's page when the cache holds enough rows for it.
+ */
+static int similar_cached(gcall *c, const char *key, listing *l)
+{
+	uint64_t total, end = l->pg.offset + l->pg.limit;
+	graph_similar_row *rows;
+	const char *p, *e;
+	uint32_t n;
+	size_t len;
+	void *v;
+
+	if (graph__cache_get(c->cache, key, strlen(key), c->a, &v, &len) != 0 ||
+	    len < 12)
+		return 0;
+	p = v;
+	e = p + len;
+	memcpy(&total, p, 8);
+	memcpy(&n, p + 8, 4);
+	if (n < end && n < total)
+		return 0;
+	rows = seo_arena_alloc(c->a, (n ? n : 1) * sizeof(*rows));
+	if (rows == NULL)
+		return 0;
+	p += 12;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *nul = e - p > 4 ? memchr(p + 4, '\0', (size_t)(e - p - 4))
+					    : NULL;
+
+		if (nul == NULL)
+			return 0;
+		memcpy(&rows[i].shared_linkers, p, 4);
+		rows[i].similar_domain = p + 4;
+		p = nul + 1;
+	}
+	l->total = total;
+	l->cached = 1;
+	similar_page(l, rows, n);
+	return 1;
+}
+
+static void similar_store(gcall *c, const char *key,
+			  const graph_similar_row *rows, size_t n,
+			  uint64_t total)
+{
+	size_t len = 12, at = 12;
+	uint32_t n32 = (uint32_t)n;
+	char *v;
+
+	for (size_t i = 0; i < n; i++)
+		len += 4 + strlen(rows[i].similar_domain) + 1;
+	v = seo_arena_alloc(c->a, len);
+	if (v == NULL)
+		return;
+	memcpy(v, &total, 8);
+	memcpy(v + 8, &n32, 4);
+	for (size_t i = 0; i < n; i++) {
+		size_t sl = strlen(rows[i].similar_domain) + 1;
+
+		memcpy(v + at, &rows[i].shared_linkers, 4);
+		memcpy(v + at + 4, rows[i].similar_domain, sl);
+		at += 4 + sl;
+	}
+	/* not kept (no memory): the next call counts again */
+	graph__cache_put(c->cache, key, strlen(key), v, len);
+}
+
+/* A page within the first SIMILAR_CACHE_ROWS rows comes from the cache,
+ * or is counted with the rest of its hundred rows and kept there. */
 static int query_similar_domains(gcall *c, listing *l)
 {
-	return graph_similar_domains(c->ix, l->domain, &l->pg, c->a,
-				     &l->rows.similar, &l->n, &l->total);
+	uint64_t end = l->pg.offset + l->pg.limit;
+	graph_page first = {0, 0};
+	graph_similar_row *rows;
+	char *key;
+	size_t n;
+	int rc;
+
+	if (end > SIMILAR_CACHE_ROWS)
+		return graph_similar_domains(c->ix, l->domain, &l->pg, c->a,
+					     &l->rows.similar, &l->n,
+					     &l->total);
+	key = seo_arena_printf(c->a, "SimilarDomains %s", l->domain);
+	if (key == NULL)
+		return SEO_ENOMEM;
+	if (!c->fresh && similar_cached(c, key, l))
+		return 0;
+	first.limit = (uint32_t)((end + SIMILAR_LIMIT_MAX - 1) /
+				 SIMILAR_LIMIT_MAX * SIMILAR_LIMIT_MAX);
+	rc = graph_similar_domains(c->ix, l->domain, &first, c->a, &rows, &n,
+				   &l->total);
+	if (rc != 0)
+		return rc;
+	similar_store(c, key, rows, n, l->total);
+	similar_page(l, rows, n);
+	return 0;
 }
 
 static int query_link_intersect(gcall *c, listing *l)
@@ -1016,6 +1135,33 @@ static int audit_links(gcall *c, const char *domain, T(LinkAuditResponse) *o)
 	return 0;
 }
 
+/* The answer kept under `key`, unpacked on the call's arena; NULL on a
+ * miss (or when the caller asked for a fresh one). */
+static ProtobufCMessage *answer_cached(gcall *c, const char *key,
+				       const ProtobufCMessageDescriptor *d)
+{
+	ProtobufCAllocator alloc;
+	size_t len;
+	void *v;
+
+	if (c->fresh ||
+	    graph__cache_get(c->cache, key, strlen(key), c->a, &v, &len) != 0)
+		return NULL;
+	seo_arena_pb_allocator(c->a, &alloc);
+	return protobuf_c_message_unpack(d, &alloc, len, v);
+}
+
+static void answer_store(gcall *c, const char *key, const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *v = seo_arena_alloc(c->a, len ? len : 1);
+
+	/* not kept (no memory): the next call computes it again */
+	if (v != NULL)
+		graph__cache_put(c->cache, key, strlen(key), v,
+				 protobuf_c_message_pack(m, v));
+}
+
 static int q_link_audit(gcall *c, const ProtobufCMessage *m,
 			ProtobufCMessage **resp)
 {
@@ -1028,7 +1174,8 @@ static int q_link_audit(gcall *c, const ProtobufCMessage *m,
 	graph_authority au;
 	uint64_t ignored_total;
 	size_t ignored_n;
-	char *domain;
+	char *domain, *key;
+	T(LinkAuditResponse) *hit;
 	int ok = 1;
 
 	if (out == NULL || os == NULL)
@@ -1037,8 +1184,18 @@ static int q_link_audit(gcall *c, const ProtobufCMessage *m,
 	out->anchor_profile = msg_new(c, D(anchor_profile));
 	if (out->link_quality == NULL || out->anchor_profile == NULL)
 		return oom(c);
-	if (domain_arg(c, req->domain, &domain) != 0 ||
-	    query_rc(c, graph_authority_get(c->ix, domain, c->a, &au)) != 0 ||
+	if (domain_arg(c, req->domain, &domain) != 0)
+		return SEO_EINVAL;
+	key = seo_arena_printf(c->a, "LinkAudit %s", domain);
+	if (key == NULL)
+		return oom(c);
+	hit = (void *)answer_cached(c, key, D(link_audit_response));
+	if (hit != NULL) {
+		hit->cached = 1;
+		*resp = &hit->base;
+		return 0;
+	}
+	if (query_rc(c, graph_authority_get(c->ix, domain, c->a, &au)) != 0 ||
 	    audit_links(c, domain, out) != 0 ||
 	    query_rc(c, graph_outbound_links(c->ix, domain, &one, c->a,
 					     &ignored_rows, &ignored_n,
@@ -1055,6 +1212,7 @@ static int q_link_audit(gcall *c, const ProtobufCMessage *m,
 	out->cached = 0;
 	if (!ok || out->risk_flags == NULL)
 		return oom(c);
+	answer_store(c, key, &out->base);
 	*resp = &out->base;
 	return 0;
 }
@@ -1103,23 +1261,40 @@ static int q_batch(gcall *c, const ProtobufCMessage *m,
 	return 0;
 }
 
+/* ---- platforms (platforms.c) --------------------------------------------- */
+
+static int q_platform_trends(gcall *c, const ProtobufCMessage *m,
+			     ProtobufCMessage **resp)
+{
+	return graph__platform_trends_call(c->ix, c->a, m, resp, c->err);
+}
+
+static int q_platform_domains(gcall *c, const ProtobufCMessage *m,
+			      ProtobufCMessage **resp)
+{
+	return graph__platform_domains_call(c->ix, c->a, m, resp, c->err);
+}
+
 /* ---- method table ------------------------------------------------------- */
 
 typedef int (*query_fn)(gcall *c, const ProtobufCMessage *req,
 			ProtobufCMessage **resp);
 
-/* Runs fn on the served release, holding it for the call. */
+/* Runs fn on the served release, holding it for the call; `fresh`: not
+ * answered from the result cache. */
 static int serve(graph_service *s, query_fn fn, const ProtobufCMessage *req,
-		 seo_arena *a, ProtobufCMessage **resp, graph_fail *err)
+		 int fresh, seo_arena *a, ProtobufCMessage **resp,
+		 graph_fail *err)
 {
 	release *r = acquire(s);
-	gcall c = {NULL, a, err};
+	gcall c = {NULL, NULL, fresh, a, err};
 	int rc;
 
 	if (r == NULL)
 		return fail(&c, "service_unavailable",
 			    "no crawl index is loaded");
 	c.ix = r->ix;
+	c.cache = r->cache;
 	rc = fn(&c, req, resp);
 	put(r);
 	return rc;
@@ -1128,10 +1303,14 @@ static int serve(graph_service *s, query_fn fn, const ProtobufCMessage *req,
 static int rpc_serve(rpc_ctx *ctx, query_fn fn, const ProtobufCMessage *req,
 		     ProtobufCMessage **resp)
 {
+	const char *cc = rpc_ctx_meta(ctx, "cache-control");
 	graph_fail err;
 
-	if (serve(rpc_ctx_service(ctx), fn, req, rpc_ctx_arena(ctx), resp,
-		  &err) == 0)
+	/* "no-cache", as in HTTP: computed afresh (the bench's way to time
+	 * the work, docs/benchmarks.md); the answer is still kept */
+	if (serve(rpc_ctx_service(ctx), fn, req,
+		  cc != NULL && strstr(cc, "no-cache") != NULL,
+		  rpc_ctx_arena(ctx), resp, &err) == 0)
 		return 0;
 	if (strcmp(err.code, "internal_error") == 0)
 		log_error("%s", err.message);
@@ -1162,7 +1341,11 @@ static int rpc_serve(rpc_ctx *ctx, query_fn fn, const ProtobufCMessage *req,
 	X(LinkAudit, link_audit, domain_request, link_audit_response)         \
 	X(Batch, batch, batch_request, batch_response)                        \
 	X(UrlIndex, url_index, domain_page_request, url_index_response)       \
-	X(StatusCodes, status_codes, domain_request, status_codes_response)
+	X(StatusCodes, status_codes, domain_request, status_codes_response)  \
+	X(PlatformTrends, platform_trends, platform_trends_request,           \
+	  platform_trends_response)                                           \
+	X(PlatformDomains, platform_domains, platform_domains_request,        \
+	  platform_domains_response)
 
 #define RPC_HANDLER(Name, fn, in, out)                                       \
 	static int rpc_##fn(rpc_ctx *ctx, const ProtobufCMessage *req,        \
@@ -1191,7 +1374,7 @@ int graph_service_call(graph_service *s, const char *method,
 	for (size_t i = 0; i < N(queries); i++)
 		if (strcmp(queries[i].name, method) == 0 &&
 		    req->descriptor == queries[i].input)
-			return serve(s, queries[i].fn, req, a, resp, err);
+			return serve(s, queries[i].fn, req, 0, a, resp, err);
 	return SEO_ENOTFOUND;
 }
 

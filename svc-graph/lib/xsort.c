@@ -1,11 +1,12 @@
 /*
  * xsort.c: external merge sort of fixed-size records.
  *
- * Records gather in one buffer of the given budget; a full buffer is
- * sorted and written as a run to an unlinked temporary file. finish()
- * sorts what is left; next() then merges the runs and the buffer through
- * a binary heap, so memory stays at the budget plus one read buffer per
- * run.
+ * Records gather in one buffer, which doubles up to the sort's own limit
+ * while the ingest's budget has room for it and for the scratch space of
+ * sorting it; a full buffer is sorted and written as a run to an unlinked
+ * temporary file. finish() sorts what is left; next() then merges the
+ * runs and the buffer through a binary heap, so memory stays at the
+ * buffer plus one read buffer per run.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 #include "internal.h"
 
 #define RUN_BUF (256u * 1024)
+/* The first buffer, taken whatever the budget says: a sort must hold some
+ * records to write a run at all. */
+#define FIRST_RECS 4096u
 
 typedef struct run {
 	int fd;
@@ -29,6 +33,8 @@ typedef struct run {
 struct graph__xsort {
 	size_t recsize;
 	graph__cmp_fn cmp;
+	graph__mem *pool;
+	size_t charged;  /* bytes taken from the pool */
 	char *mem;
 	size_t cap_recs, n_recs, mem_pos;
 	char tmp_dir[4096];
@@ -42,7 +48,8 @@ struct graph__xsort {
 };
 
 int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
-		     const char *tmp_dir, graph__xsort **out)
+		     const char *tmp_dir, graph__mem *pool,
+		     graph__xsort **out)
 {
 	graph__xsort *s = calloc(1, sizeof(*s));
 
@@ -50,9 +57,10 @@ int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
 		return SEO_ENOMEM;
 	s->recsize = recsize;
 	s->cmp = cmp;
+	s->pool = pool;
 	s->cap_recs = mem_bytes / recsize;
-	if (s->cap_recs < 1024)
-		s->cap_recs = 1024;
+	if (s->cap_recs < FIRST_RECS)
+		s->cap_recs = FIRST_RECS;
 	snprintf(s->tmp_dir, sizeof(s->tmp_dir), "%s", tmp_dir);
 	*out = s;
 	return 0;
@@ -177,39 +185,76 @@ static int spill(graph__xsort *s)
 	return 0;
 }
 
+static void charge(graph__xsort *s, size_t bytes)
+{
+	s->charged += bytes;
+	if (s->pool)
+		s->pool->used += bytes;
+}
+
+static void uncharge(graph__xsort *s, size_t bytes)
+{
+	s->charged -= bytes;
+	if (s->pool)
+		s->pool->used -= bytes;
+}
+
+/* Makes room for one more record: a bigger buffer when the sort's limit
+ * and the pool allow it (twice its size: the sorts need as much scratch),
+ * else the buffer written out as a run. */
+static int make_room(graph__xsort *s)
+{
+	size_t cap = s->mem_pos ? s->mem_pos * 2 : FIRST_RECS;
+	size_t more;
+	char *p;
+
+	if (cap > s->cap_recs)
+		cap = s->cap_recs;
+	more = 2 * (cap - s->mem_pos) * s->recsize;
+	if (cap == s->mem_pos ||
+	    (s->mem_pos > 0 && s->pool && graph__mem_free(s->pool) < more))
+		return spill(s);
+	p = realloc(s->mem, cap * s->recsize);
+	if (!p)
+		return SEO_ENOMEM;
+	s->mem = p;
+	s->mem_pos = cap;
+	charge(s, more);
+	return 0;
+}
+
 int graph__xsort_add(graph__xsort *s, const void *rec)
 {
-	if (!s->mem) {
-		/* grow lazily so that small inputs stay small */
-		s->mem = malloc(s->recsize * (s->cap_recs < 65536 ?
-					      s->cap_recs : 65536));
-		if (!s->mem)
-			return SEO_ENOMEM;
-		s->mem_pos = s->cap_recs < 65536 ? s->cap_recs : 65536;
-	}
 	if (s->n_recs == s->mem_pos) {
-		if (s->mem_pos < s->cap_recs) {
-			size_t cap = s->mem_pos * 2;
-			char *p;
+		int rc = make_room(s);
 
-			if (cap > s->cap_recs)
-				cap = s->cap_recs;
-			p = realloc(s->mem, cap * s->recsize);
-			if (!p)
-				return SEO_ENOMEM;
-			s->mem = p;
-			s->mem_pos = cap;
-		} else {
-			int rc = spill(s);
-
-			if (rc)
-				return rc;
-		}
+		if (rc)
+			return rc;
 	}
 	memcpy(s->mem + s->n_recs * s->recsize, rec, s->recsize);
 	s->n_recs++;
 	s->total++;
 	return 0;
+}
+
+int graph__xsort_release(graph__xsort *s)
+{
+	int rc;
+
+	if (s->finished || !s->mem)
+		return 0;
+	if (s->n_recs > 0 && (rc = spill(s)))
+		return rc;
+	free(s->mem);
+	s->mem = NULL;
+	s->mem_pos = 0;
+	uncharge(s, s->charged);
+	return 0;
+}
+
+size_t graph__xsort_held(const graph__xsort *s)
+{
+	return s->finished || !s->mem ? 0 : s->charged;
 }
 
 /* Loads the next record of run i (the in-memory buffer when i == n_runs). */
@@ -296,6 +341,7 @@ int graph__xsort_finish(graph__xsort *s)
 			s->runs[i].buf = malloc(RUN_BUF);
 			if (!s->runs[i].buf)
 				return SEO_ENOMEM;
+			charge(s, RUN_BUF);
 		}
 		rc = advance(s, i);
 		if (rc)
@@ -352,5 +398,6 @@ void graph__xsort_free(graph__xsort *s)
 	free(s->heap);
 	free(s->out);
 	free(s->mem);
+	uncharge(s, s->charged);
 	free(s);
 }

@@ -39,12 +39,13 @@ typedef struct rt_url {
 /*
  * Parses an absolute URL the way the spec's invalid_url rule reads it:
  * http or https only, a host, no userinfo, no fragment, no whitespace or
- * control characters, no percent-encoded or non-ASCII host (IDN hosts are
- * not supported yet). IPv4 hosts in any spelling inet_aton() accepts
- * (127.1, 0x7f.1, 0177.0.0.1, 2130706433) are canonicalised to a dotted
- * quad, so that the address policy sees what a resolver would. Strings of
- * `out` are allocated on `a`. Returns 0, SEO_EINVAL (invalid_url) or
- * SEO_ENOMEM.
+ * control characters, no percent-encoded host. A non-ASCII host is an IDN
+ * and becomes punycode as browsers look it up (seo_domain_to_ascii();
+ * one that is no valid IDN is invalid). IPv4 hosts in any spelling
+ * inet_aton() accepts (127.1, 0x7f.1, 0177.0.0.1, 2130706433, full-width
+ * digits) are canonicalised to a dotted quad, so that the address policy
+ * sees what a resolver would. Strings of `out` are allocated on `a`.
+ * Returns 0, SEO_EINVAL (invalid_url) or SEO_ENOMEM.
  */
 int rt_url_parse(const char *url, seo_arena *a, rt_url *out);
 
@@ -109,7 +110,7 @@ typedef struct rt_connect_to {
 	unsigned short connect_port;
 } rt_connect_to;
 
-#define RT_MAX_CONNECT_TO 16
+#define RT_MAX_CONNECT_TO 32
 
 /* Parses the comma-separated list into `out` (at most RT_MAX_CONNECT_TO
  * entries), setting *n. Returns 0 or SEO_EINVAL. */
@@ -388,13 +389,16 @@ typedef void (*rt_sitemap_done_fn)(int rc, json_t *result, void *ud);
 /*
  * Runs the walk for site `origin` ("https://example.com") on fetcher `f`:
  * /robots.txt first (5 s at most), then the documents one after another,
- * all within RT_SITEMAP_WALK_MS. Each response is freed once read; the
- * walk lives on `a`, which must outlive the callback (and may be freed in
- * it). Returns 0 (done will be called), SEO_EINVAL or SEO_ENOMEM (it will
- * not).
+ * all within `walk_ms` (at most RT_SITEMAP_WALK_MS, which 0 means: the
+ * caller passes less when its own deadline is nearer); when it runs out,
+ * the fetch in flight is cut and the walk ends truncated. Each response is
+ * freed once read; the walk lives on `a`, which must outlive the callback
+ * (and may be freed in it). Returns 0 (done will be called), SEO_EINVAL or
+ * SEO_ENOMEM (it will not).
  */
 int rt_sitemap_fetch(rt_fetcher *f, const char *origin, size_t limit,
-		     seo_arena *a, rt_sitemap_done_fn done, void *ud);
+		     long walk_ms, seo_arena *a, rt_sitemap_done_fn done,
+		     void *ud);
 
 /* ---- analysers ----------------------------------------------------------- */
 
@@ -457,5 +461,54 @@ int rt_site_health(const char *domain, const char *apex,
  */
 int rt_tech_stack(const char *domain, const rt_fetch_result *res,
 		  const seo_tech_rules *rules, seo_arena *a, json_t **out);
+
+/* ---- page performance (PageSpeed Insights) ------------------------------ */
+
+/* An upstream run at most (PageSpeed runs take 10 to 60 s). */
+#define RT_PSI_TIMEOUT_MS 60000
+
+/* "desktop" for "desktop", "mobile" for anything else, NULL included
+ * (static). */
+const char *rt_psi_strategy(const char *given);
+
+/*
+ * The Page performance object of the spec, all but cached_at, from a
+ * PageSpeed Insights v5 runPagespeed answer `body`: {url, the three
+ * category scores (0..1 to integers 0..100; a category not returned is
+ * 0), core_web_vitals (the lab audits' numericValue, null when absent:
+ * largest-contentful-paint, cumulative-layout-shift,
+ * interaction-to-next-paint, first-contentful-paint, server-response-time
+ * for ttfb), crux_data (loadingExperience has field metrics), strategy}.
+ * Sets *out to a new object (json_decref()). Returns 0; SEO_EINVAL when
+ * the body is no successful run (not JSON, no lighthouseResult, a
+ * runtimeError), with *why set (static); SEO_ENOMEM.
+ */
+int rt_psi_map(const char *body, size_t len, const char *url,
+	       const char *strategy, json_t **out, const char **why);
+
+/*
+ * Runs PageSpeed Insights on `url` (blocking, libcurl): GET
+ * <base>/pagespeedonline/v5/runPagespeed with url, strategy, the
+ * performance, accessibility and seo categories and, when `key` is not
+ * empty, key; within `timeout_ms` (at most RT_PSI_TIMEOUT_MS). The answer
+ * is mapped by rt_psi_map() into *out. Returns 0; SEO_EUPSTREAM when the
+ * upstream failed (unreachable, too slow, an HTTP error, a body that is no
+ * run), with `why` (why_len bytes) saying how in a few words fit for the
+ * caller (an HTTP error's body is only logged); SEO_ENOMEM.
+ */
+int rt_psi_run(const char *base, const char *key, const char *url,
+	       const char *strategy, long timeout_ms, json_t **out, char *why,
+	       size_t why_len);
+
+/*
+ * The UTC day of `now_ms` as "YYYY-MM-DD" into `day`, and the whole
+ * seconds from `now_ms` to the next UTC midnight (at least 1) into
+ * *to_midnight_s: the daily quotas' day and their retry_after.
+ */
+void rt_utc_day(int64_t now_ms, char day[11], int64_t *to_midnight_s);
+
+/* `ms` (Unix milliseconds) as ISO 8601 UTC to the second,
+ * "2024-05-10T10:00:00Z", into `out`. */
+void rt_iso8601(int64_t ms, char out[21]);
 
 #endif

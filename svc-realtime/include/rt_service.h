@@ -1,7 +1,8 @@
 /*
  * rt_service.h: svc-realtime's gRPC face (seo.realtime.v1.Realtime) over
- * the libraries of rt.h. Handlers block on their own fetches, so the
- * server runs them on worker threads.
+ * the libraries of rt.h. Handlers block on their own fetches (and
+ * page-performance on PostgreSQL and its upstream), so the server runs
+ * them on worker threads.
  */
 #ifndef RT_SERVICE_H
 #define RT_SERVICE_H
@@ -15,10 +16,34 @@
 #include "seo/rpc.h"
 #include "seo/tech.h"
 
-/* The method table for rpc_service_main(); handlers need no service
- * state. */
+/* The method table for rpc_service_main(); the service pointer is an
+ * rt_svc (below), which only page-performance reads. */
 extern const rpc_method rt_rpc_methods[];
 extern const size_t rt_rpc_n_methods;
+
+/*
+ * The state page-performance needs (psi_service.c): a pool of database
+ * connections to `pg_url` (copied), opened lazily with svc-realtime's
+ * migrations (seo/pg.h, SEO_PG_REALTIME), the URL policy
+ * (SEO_FETCH_ALLOW_NETS, read now) and the upstream runs in flight.
+ * Nothing connects here, so that the other analyses serve while the
+ * database is away. Returns 0, SEO_EINVAL (a malformed variable) or
+ * SEO_ENOMEM. Free with rt_svc_free() once no call runs.
+ */
+typedef struct rt_svc rt_svc;
+
+int rt_svc_new(const char *pg_url, rt_svc **out);
+void rt_svc_free(rt_svc *s);
+
+/* Connects once and applies the migrations, so that a fresh database is
+ * ready before the first call. 0, or why not (logged); page-performance
+ * retries on its next call. */
+int rt_svc_db_check(rt_svc *s);
+
+/* The PagePerformance handler, for the method table. Without a service
+ * pointer it answers service_unavailable after checking its input. */
+int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
+			 ProtobufCMessage **resp);
 
 /*
  * The technology rules of tech-stack (seo/tech.h), loaded on the first

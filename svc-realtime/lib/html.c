@@ -1,10 +1,16 @@
 /*
- * html.c: what the analysers share over gumbo's tree: the walk, text
- * extraction and JSON-LD script blocks.
+ * html.c: what the analysers share over gumbo's tree: the parse, the
+ * walk, text extraction and JSON-LD script blocks.
+ *
+ * The parse is nearly all of an analysis's time (docs/benchmarks.md,
+ * "realtime"): gumbo is given the analysis's arena as its allocator, so
+ * that its many small allocations are bump allocations and the tree is
+ * freed with the arena, without a walk to destroy it.
  */
 #include "rt_int.h"
 
 #include "seo/errors.h"
+#include "seo/log.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -34,6 +40,83 @@ void rt__sb_add(rt__sbuf *b, const char *s, size_t n)
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';
+}
+
+static void *tree_alloc(void *ud, size_t n)
+{
+	void *p = seo_arena_alloc(ud, n);
+
+	/* gumbo cannot fail an allocation (its own malloc default would
+	 * crash on NULL) */
+	if (p == NULL) {
+		log_error("out of memory parsing a page");
+		abort();
+	}
+	return p;
+}
+
+static void tree_free(void *ud, void *p)
+{
+	(void)ud;
+	(void)p;
+}
+
+int rt__html_parse(const char *html, size_t len, seo_arena *a, GumboOutput **out)
+{
+	GumboOptions opts = kGumboDefaultOptions;
+
+	opts.allocator = tree_alloc;
+	opts.deallocator = tree_free;
+	opts.userdata = a;
+	/* parse errors are not reported; recording them costs time */
+	opts.max_errors = 0;
+	*out = gumbo_parse_with_options(&opts, html, len);
+	return *out != NULL ? 0 : SEO_ENOMEM;
+}
+
+/* 1 when code point `cp` is a letter of "ld+json" in either case. */
+static int json_ld_char(unsigned long cp)
+{
+	return cp != 0 && cp < 0x80 && strchr("ldjsonLDJSON+", (int)cp) != NULL;
+}
+
+/* 1 when the character reference at `p` (after its '&') could stand for
+ * a letter of "ld+json": a numeric one of such a code point, &plus; or
+ * &fjlig; ("fj"), the only named ones holding any. */
+static int json_ld_ref(const char *p, const char *end)
+{
+	unsigned long cp = 0;
+	int base = 10, digits = 0;
+
+	if (p < end && *p != '#')
+		return (end - p >= 4 && memcmp(p, "plus", 4) == 0) ||
+		       (end - p >= 5 && memcmp(p, "fjlig", 5) == 0);
+	if (++p < end && (*p == 'x' || *p == 'X')) {
+		base = 16;
+		p++;
+	}
+	for (; p < end && (base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)); p++) {
+		/* anything past Unicode reads as U+FFFD */
+		if (cp <= 0x10ffff)
+			cp = cp * (unsigned long)base +
+			     (unsigned long)(isdigit((unsigned char)*p) ? *p - '0' : (*p | 0x20) - 'a' + 10);
+		digits = 1;
+	}
+	return digits && json_ld_char(cp);
+}
+
+int rt__may_hold_json_ld(const char *html, size_t len)
+{
+	const char *end = html + len, *p;
+
+	for (p = html; (p = memchr(p, '+', (size_t)(end - p))) != NULL; p++)
+		if (p - html >= 2 && end - p >= 5 && strncasecmp(p - 2, "ld", 2) == 0 &&
+		    strncasecmp(p + 1, "json", 4) == 0)
+			return 1;
+	for (p = html; (p = memchr(p, '&', (size_t)(end - p))) != NULL; p++)
+		if (json_ld_ref(p + 1, end))
+			return 1;
+	return 0;
 }
 
 const char *rt__attr(const GumboElement *e, const char *name)

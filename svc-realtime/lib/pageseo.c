@@ -1,18 +1,20 @@
 /*
- * pageseo.c: the page SEO audit object, from one walk over gumbo's HTML5
- * tree.
+ * pageseo.c: the page SEO audit object, from one parse and one walk over
+ * gumbo's HTML5 tree, both on one arena per analysis.
  *
  * Reading rules where the spec is silent: the first <title> and the first
  * meta of each name win; lengths count Unicode code points of the text
  * with whitespace collapsed; an <img> without an alt attribute is missing
  * one (alt="" marks a decorative image); links are http(s) <a href>s,
- * internal when their host equals the page's, ignoring a leading "www.";
+ * internal when their host equals the page's, ignoring a leading "www."
+ * (an IDN host compares in punycode);
  * words are whitespace-separated runs holding a letter or digit in the
  * visible text of <body> (no script, style, noscript, template).
  */
 #include "rt.h"
 #include "rt_int.h"
 
+#include "seo/domain.h"
 #include "seo/errors.h"
 
 #include <ctype.h>
@@ -29,6 +31,7 @@
 /* What the walk collects before the JSON is built. */
 typedef struct audit {
 	const rt_page *page;
+	seo_arena *a;      /* the tree and everything else temporary */
 	const char *base;  /* <base href> or the final URL */
 	const char *host;  /* lowercase host of the base, without "www." */
 	GumboNode *title;
@@ -111,26 +114,18 @@ static json_t *text_json(const GumboNode *n)
  * resolve to an http(s) URL. */
 static json_t *url_json(const audit *au, const char *href)
 {
-	seo_arena *a = seo_arena_new(0);
 	rt_url u;
-	json_t *j;
 
-	if (a == NULL)
-		return NULL;
-	if (rt_url_resolve(au->base, href, a, &u) == 0)
-		j = json_string(u.href);
-	else
-		j = json_string(href);
-	seo_arena_free(a);
-	return j;
+	return json_string(rt_url_resolve(au->base, href, au->a, &u) == 0 ? u.href : href);
 }
 
 /* Host of an absolute or scheme-relative href, lowercased into `out`
  * without "www."; 0 when `href` is relative, -1 when not http(s). */
 static int href_host(const char *href, char *out, size_t cap)
 {
+	char idn[SEO_DOMAIN_MAX + 1];
 	const char *p = href, *h;
-	size_t len, at;
+	size_t len, at, i;
 
 	while (*p && isspace((unsigned char)*p))
 		p++;
@@ -153,15 +148,22 @@ static int href_host(const char *href, char *out, size_t cap)
 	len -= at;
 	if (len > 0 && h[0] != '[')
 		len = strcspn(h, ":/?#\\");
+	while (len > 0 && h[len - 1] == '.')
+		len--;
+	for (i = 0; i < len && (unsigned char)h[i] < 0x80; i++)
+		;
+	/* one that is no valid IDN compares as written */
+	if (i < len && seo_domain_to_ascii(h, len, idn, sizeof(idn)) == 0) {
+		h = idn;
+		len = strlen(idn);
+	}
 	if (len >= 4 && strncasecmp(h, "www.", 4) == 0) {
 		h += 4;
 		len -= 4;
 	}
-	while (len > 0 && h[len - 1] == '.')
-		len--;
 	if (len >= cap)
 		len = cap - 1;
-	for (size_t i = 0; i < len; i++)
+	for (i = 0; i < len; i++)
 		out[i] = (char)tolower((unsigned char)h[i]);
 	out[len] = '\0';
 	return 1;
@@ -480,7 +482,6 @@ static json_t *language_json(const audit *au)
 
 static json_t *canonical_json(const audit *au)
 {
-	seo_arena *a;
 	rt_url c, f;
 	int self = 0;
 	json_t *url;
@@ -488,16 +489,11 @@ static json_t *canonical_json(const audit *au)
 	if (au->canonical == NULL)
 		return json_pack("{s:n,s:b}", "url", "self_referential", 0);
 	url = url_json(au, au->canonical);
-	a = seo_arena_new(0);
-	if (url == NULL || a == NULL) {
-		json_decref(url);
-		seo_arena_free(a);
+	if (url == NULL)
 		return NULL;
-	}
-	if (rt_url_parse(json_string_value(url), a, &c) == 0 &&
-	    rt_url_resolve(au->page->final_url, au->page->final_url, a, &f) == 0)
+	if (rt_url_parse(json_string_value(url), au->a, &c) == 0 &&
+	    rt_url_resolve(au->page->final_url, au->page->final_url, au->a, &f) == 0)
 		self = strcmp(c.href, f.href) == 0;
-	seo_arena_free(a);
 	return json_pack("{s:o,s:b}", "url", url, "self_referential", self);
 }
 
@@ -513,14 +509,12 @@ static json_t *build(audit *au)
 	if (au->title != NULL && (title = text_json(au->title)) == NULL)
 		goto oom;
 	if (au->description != NULL) {
-		char *d = strdup(au->description);
+		char *d = seo_arena_strdup(au->a, au->description);
 
 		if (d == NULL)
 			goto oom;
 		collapse(d);
-		desc = json_string(d);
-		free(d);
-		if (desc == NULL)
+		if ((desc = json_string(d)) == NULL)
 			goto oom;
 	}
 	out = json_pack("{s:s,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:O,"
@@ -556,8 +550,7 @@ oom:
 
 int rt_page_seo(const rt_page *page, json_t **out)
 {
-	GumboOptions opts = kGumboDefaultOptions;
-	GumboOutput *g = NULL;
+	GumboOutput *g;
 	audit au;
 	const char *base_href = NULL;
 	char host[256];
@@ -566,14 +559,13 @@ int rt_page_seo(const rt_page *page, json_t **out)
 	memset(&au, 0, sizeof(au));
 	au.page = page;
 	au.base = page->final_url;
-	/* parse errors are not reported; recording them costs time */
-	opts.max_errors = 0;
-	g = gumbo_parse_with_options(&opts, page->html, page->html_len);
+	au.a = seo_arena_new(RT_TREE_ARENA_HINT(page->html_len));
 	au.hreflang = json_array();
 	au.h1 = json_array();
 	au.h2 = json_array();
 	au.json_ld = json_array();
-	if (g == NULL || !au.hreflang || !au.h1 || !au.h2 || !au.json_ld)
+	if (au.a == NULL || !au.hreflang || !au.h1 || !au.h2 || !au.json_ld ||
+	    rt__html_parse(page->html, page->html_len, au.a, &g) != 0)
 		goto out;
 	if (g->root->type == GUMBO_NODE_ELEMENT)
 		au.lang = rt__attr(&g->root->v.element, "lang");
@@ -592,14 +584,9 @@ int rt_page_seo(const rt_page *page, json_t **out)
 		}
 	}
 	if (base_href != NULL) {
-		json_t *b = url_json(&au, base_href);
+		rt_url u;
 
-		if (b == NULL)
-			goto out;
-		au.base = strdup(json_string_value(b));
-		json_decref(b);
-		if (au.base == NULL)
-			goto out;
+		au.base = rt_url_resolve(au.base, base_href, au.a, &u) == 0 ? u.href : base_href;
 	}
 	if (href_host(au.base, host, sizeof(host)) != 1)
 		host[0] = '\0';
@@ -610,13 +597,10 @@ int rt_page_seo(const rt_page *page, json_t **out)
 	*out = build(&au);
 	rc = *out ? 0 : SEO_ENOMEM;
 out:
-	if (base_href != NULL && au.base != page->final_url)
-		free((char *)au.base);
 	json_decref(au.hreflang);
 	json_decref(au.h1);
 	json_decref(au.h2);
 	json_decref(au.json_ld);
-	if (g != NULL)
-		gumbo_destroy_output(&opts, g);
+	seo_arena_free(au.a);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include <gumbo.h>
 #include <jansson.h>
 
+#include "seo/arena.h"
+
 /* A growing NUL-terminated string on the heap; the owner free()s s. */
 typedef struct rt__sbuf {
 	char *s;
@@ -18,6 +20,28 @@ typedef struct rt__sbuf {
 } rt__sbuf;
 
 void rt__sb_add(rt__sbuf *b, const char *s, size_t n);
+
+/*
+ * Parses `html` (UTF-8, `len` bytes) with gumbo, every node allocated on
+ * `a`: the tree lives as long as the arena and is freed with it
+ * (gumbo_destroy_output() must not be called). Parse errors are not
+ * recorded. Running out of memory inside gumbo aborts the process, since
+ * gumbo cannot fail an allocation. Returns 0 with *out set, or
+ * SEO_ENOMEM.
+ */
+int rt__html_parse(const char *html, size_t len, seo_arena *a, GumboOutput **out);
+
+/* First block of the arena of a `len`-byte page's tree: gumbo takes
+ * several times the page (5 to 10 on the saved pages). */
+#define RT_TREE_ARENA_HINT(len) (4 * (len) + 4096)
+
+/*
+ * 0 when `html` cannot hold a JSON-LD block, so that its parse can be
+ * skipped: no "ld+json" (any case) in its bytes and no character
+ * reference that could spell a letter of it (in a type attribute, a
+ * parse would decode it). 1 when it may: a parse decides.
+ */
+int rt__may_hold_json_ld(const char *html, size_t len);
 
 /* Value of attribute `name` of `e`, owned by the gumbo tree, or NULL. */
 const char *rt__attr(const GumboElement *e, const char *name);

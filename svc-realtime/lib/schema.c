@@ -154,21 +154,25 @@ out:
 
 int rt_schema_markup(const rt_page *page, json_t **out)
 {
-	GumboOptions opts = kGumboDefaultOptions;
-	GumboOutput *g;
 	extract ex = {json_array(), json_object(), json_array(), 0};
+	seo_arena *a = NULL;
+	GumboOutput *g;
 	json_t *types = NULL;
 	long invalid;
 	int rc = SEO_ENOMEM;
 
-	opts.max_errors = 0;
-	g = gumbo_parse_with_options(&opts, page->html, page->html_len);
-	if (g == NULL || ex.data == NULL || ex.types == NULL || ex.invalid == NULL)
+	if (ex.data == NULL || ex.types == NULL || ex.invalid == NULL)
 		goto out;
-	rc = rt__html_walk(g->root, &(rt__html_visitor){on_element, NULL, NULL, &ex});
-	if (rc != 0)
-		goto out;
-	rc = SEO_ENOMEM;
+	/* most pages have no JSON-LD: those need no parse at all */
+	if (rt__may_hold_json_ld(page->html, page->html_len)) {
+		if ((a = seo_arena_new(RT_TREE_ARENA_HINT(page->html_len))) == NULL ||
+		    rt__html_parse(page->html, page->html_len, a, &g) != 0)
+			goto out;
+		rc = rt__html_walk(g->root, &(rt__html_visitor){on_element, NULL, NULL, &ex});
+		if (rc != 0)
+			goto out;
+		rc = SEO_ENOMEM;
+	}
 	if ((types = sorted_types(ex.types)) == NULL)
 		goto out;
 	invalid = (long)json_array_size(ex.invalid);
@@ -188,7 +192,6 @@ out:
 	json_decref(ex.data);
 	json_decref(ex.types);
 	json_decref(ex.invalid);
-	if (g != NULL)
-		gumbo_destroy_output(&opts, g);
+	seo_arena_free(a);
 	return rc;
 }

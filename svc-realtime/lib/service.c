@@ -12,9 +12,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "rt.h"
+#include "seo/domain.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
@@ -130,24 +130,18 @@ static int schema_markup(rpc_ctx *ctx, const ProtobufCMessage *req,
 /* ---- site analyses ------------------------------------------------------ */
 
 /*
- * The canonical host of a bare domain ("Example.com." -> "example.com"),
- * or NULL when `domain` is not one: an IP address, a port, a path, a
- * scheme or a name without a dot.
+ * The host a site analysis fetches: `domain` read as every domain argument
+ * is (seo/domain.h: a scheme, userinfo, port or path around it dropped, an
+ * IDN in punycode), a leading "www." kept, since the analyses probe the
+ * host as given. NULL when it is no domain name.
  */
 static const char *site_host(rpc_ctx *ctx, const char *domain)
 {
-	seo_arena *a = rpc_ctx_arena(ctx);
-	const char *url = seo_arena_printf(a, "https://%s/", domain);
-	size_t len = strlen(domain);
-	rt_url u;
+	char host[SEO_DOMAIN_MAX + 1];
 
-	if (len > 0 && domain[len - 1] == '.')
-		len--;
-	if (url == NULL || rt_url_parse(url, a, &u) != 0 ||
-	    u.host_kind != RT_HOST_NAME || strlen(u.host) != len ||
-	    strncasecmp(u.host, domain, len) != 0 || strchr(u.host, '.') == NULL)
+	if (seo_domain_normalize(domain, 0, host, sizeof(host)) != 0)
 		return NULL;
-	return u.host;
+	return seo_arena_strdup(rpc_ctx_arena(ctx), host);
 }
 
 /* A call's own loop and fetcher; both NULL-safe to free. */
@@ -198,13 +192,14 @@ static int sitemap(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (host == NULL)
 		return rpc_ctx_fail(ctx, "invalid_domain",
-				    "\"%s\" is not a bare domain name", r->domain);
+				    "\"%.200s\" is not a domain name", r->domain);
 	origin = seo_arena_printf(rpc_ctx_arena(ctx), "https://%s", host);
 	rc = origin != NULL ? loop_open(&l) : SEO_ENOMEM;
 	if (rc == 0) {
 		w.base = l.base;
 		rc = rt_sitemap_fetch(l.f, origin,
 				      r->has_limit ? (size_t)r->limit : 100,
+				      budget_ms(ctx, RT_SITEMAP_WALK_MS),
 				      rpc_ctx_arena(ctx), on_walk, &w);
 	}
 	if (rc == 0) {
@@ -268,7 +263,7 @@ static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (host == NULL)
 		return rpc_ctx_fail(ctx, "invalid_domain",
-				    "\"%s\" is not a bare domain name", r->domain);
+				    "\"%.200s\" is not a domain name", r->domain);
 	apex = strncmp(host, "www.", 4) == 0 ? host + 4 : host;
 	url[PROBE_HOME] = seo_arena_printf(a, "https://%s/", host);
 	url[PROBE_ROBOTS] = seo_arena_printf(a, "https://%s/robots.txt", host);
@@ -350,7 +345,7 @@ static int tech_stack(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (host == NULL)
 		return rpc_ctx_fail(ctx, "invalid_domain",
-				    "\"%s\" is not a bare domain name", r->domain);
+				    "\"%.200s\" is not a domain name", r->domain);
 	if (rules == NULL)
 		return rpc_ctx_fail(ctx, "internal_error",
 				    "technology rules are not loaded");
@@ -377,6 +372,8 @@ const rpc_method rt_rpc_methods[] = {
 	 site_health},
 	{METHOD("TechStack"), MSG(domain_request), MSG(tech_stack_response),
 	 tech_stack},
+	{METHOD("PagePerformance"), MSG(page_performance_request),
+	 MSG(page_performance_response), rt__page_performance},
 };
 
 const size_t rt_rpc_n_methods = sizeof(rt_rpc_methods) / sizeof(rt_rpc_methods[0]);

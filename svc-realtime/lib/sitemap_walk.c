@@ -367,7 +367,8 @@ out:
 }
 
 int rt_sitemap_fetch(rt_fetcher *f, const char *origin, size_t limit,
-		     seo_arena *a, rt_sitemap_done_fn done, void *ud)
+		     long walk_ms, seo_arena *a, rt_sitemap_done_fn done,
+		     void *ud)
 {
 	job *j = seo_arena_calloc(a, sizeof(*j));
 	rt_url u;
@@ -380,8 +381,10 @@ int rt_sitemap_fetch(rt_fetcher *f, const char *origin, size_t limit,
 	if (rc != 0)
 		goto out;
 	robots_url = u.href;
-	*j = (job){f, a, NULL, origin, limit, seo_mono_ms() + RT_SITEMAP_WALK_MS,
-		   {0}, NULL, done, ud};
+	if (walk_ms <= 0 || walk_ms > RT_SITEMAP_WALK_MS)
+		walk_ms = RT_SITEMAP_WALK_MS;
+	*j = (job){f, a, NULL, origin, limit, seo_mono_ms() + walk_ms, {0}, NULL,
+		   done, ud};
 	rc = start(j, robots_url, ROBOTS_TIMEOUT_MS, ROBOTS_MAX_BODY, on_robots);
 	if (rc != 0)
 		seo_arena_free(j->doc);

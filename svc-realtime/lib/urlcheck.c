@@ -9,6 +9,7 @@
  */
 #include "rt.h"
 
+#include "seo/domain.h"
 #include "seo/errors.h"
 
 #include <arpa/inet.h>
@@ -90,34 +91,11 @@ static int v4_parse(const char *s, size_t len, unsigned char out[4])
 	return 0;
 }
 
-/* WHATWG's "ends in a number": such a host is an IPv4 address or invalid,
- * never a DNS name. */
-static int ends_in_number(const char *h, size_t len)
-{
-	size_t start = len;
-
-	while (start > 0 && h[start - 1] != '.')
-		start--;
-	if (start == len)
-		return 0;
-	if (len - start >= 2 && h[start] == '0' &&
-	    (h[start + 1] == 'x' || h[start + 1] == 'X')) {
-		for (size_t i = start + 2; i < len; i++)
-			if (!isxdigit((unsigned char)h[i]))
-				return 0;
-		return 1;
-	}
-	for (size_t i = start; i < len; i++)
-		if (!isdigit((unsigned char)h[i]))
-			return 0;
-	return 1;
-}
-
 /* ---- URL parsing ---------------------------------------------------------- */
 
 static int host_parse(const char *h, size_t len, seo_arena *a, rt_url *out)
 {
-	char buf[INET6_ADDRSTRLEN];
+	char buf[INET6_ADDRSTRLEN], ascii[SEO_DOMAIN_MAX + 2];
 	unsigned char addr[16];
 	char *name;
 	size_t label = 0;
@@ -137,6 +115,12 @@ static int host_parse(const char *h, size_t len, seo_arena *a, rt_url *out)
 	}
 	if (len > 0 && h[len - 1] == '.')
 		len--;
+	/* an IDN is looked up in punycode, as browsers do: the checks below
+	 * and the address policy see that form */
+	if (seo_domain_to_ascii(h, len, ascii, sizeof(ascii)) != 0)
+		return SEO_EINVAL;
+	h = ascii;
+	len = strlen(ascii);
 	if (len == 0 || len > 253)
 		return SEO_EINVAL;
 	for (size_t i = 0; i < len; i++) {
@@ -156,7 +140,7 @@ static int host_parse(const char *h, size_t len, seo_arena *a, rt_url *out)
 	/* "a.." would keep a trailing dot and hide a final number */
 	if (label == 0)
 		return SEO_EINVAL;
-	if (ends_in_number(h, len)) {
+	if (seo_domain_ends_in_number(h, len)) {
 		if (v4_parse(h, len, addr) != 0)
 			return SEO_EINVAL;
 		inet_ntop(AF_INET, addr, buf, sizeof(buf));
@@ -242,7 +226,7 @@ int rt_url_parse(const char *url, seo_arena *a, rt_url *out)
 	for (p = auth; p < auth_end; p++)
 		/* userinfo, percent-encoding and backslashes in the authority
 		 * are refused outright */
-		if (*p == '@' || *p == '%' || *p == '\\' || (unsigned char)*p >= 0x80)
+		if (*p == '@' || *p == '%' || *p == '\\')
 			return SEO_EINVAL;
 	if (*auth == '[') {
 		host_end = memchr(auth, ']', (size_t)(auth_end - auth));

@@ -1,16 +1,18 @@
 /*
  * fuzz_url.c: rt_url_parse(), rt_url_resolve() against a fixed base, and
  * the address policy on literal IPs (never a DNS name: no network), plus
- * the SEO_FETCH_ALLOW_NETS and SEO_FETCH_CONNECT_TO parsers on the same
- * bytes.
+ * the SEO_FETCH_ALLOW_NETS and SEO_FETCH_CONNECT_TO parsers and the
+ * domain normaliser (seo/domain.h) on the same bytes.
  *
  * Invariants: a canonical href parses back to itself; an IPv4 host is a
  * dotted quad and a name is nothing inet_aton() would read as an address
  * (the policy relies on it); rt_addr_blocked() and rt_resolve_checked()
- * agree on a literal.
+ * agree on a literal; a normalised domain is lowercase ASCII, stays the
+ * same normalised again and is a host rt_url_parse() reads as a name.
  */
 #include "fuzz.h"
 
+#include "seo/domain.h"
 #include "seo/errors.h"
 
 #include <arpa/inet.h>
@@ -60,6 +62,27 @@ static void check_url(const rt_url *u, const rt_netpolicy *policy)
 	seo_arena_free(a);
 }
 
+static void check_domain(const char *s, unsigned flags, seo_arena *a)
+{
+	char out[SEO_DOMAIN_MAX + 1], again[SEO_DOMAIN_MAX + 1];
+	const char *url;
+	rt_url u;
+	int rc = seo_domain_normalize(s, flags, out, sizeof(out));
+
+	FUZZ_CHECK(rc == 0 || rc == SEO_EINVAL);
+	if (rc != 0)
+		return;
+	for (const char *p = out; *p; p++)
+		FUZZ_CHECK((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+			   *p == '-' || *p == '_' || *p == '.');
+	/* in the site form ("www.www.x" loses one "www." in the graph's) */
+	FUZZ_CHECK(seo_domain_normalize(out, 0, again, sizeof(again)) == 0);
+	FUZZ_CHECK(strcmp(out, again) == 0);
+	url = seo_arena_printf(a, "https://%s/", out);
+	FUZZ_CHECK(url != NULL && rt_url_parse(url, a, &u) == 0);
+	FUZZ_CHECK(u.host_kind == RT_HOST_NAME && strcmp(u.host, out) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
@@ -99,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rt_connect_to_parse(s, ct, &n_ct) == 0)
 		FUZZ_CHECK(n_ct <= RT_MAX_CONNECT_TO);
+	check_domain(s, 0, a);
+	check_domain(s, SEO_DOMAIN_STRIP_WWW, a);
 	seo_arena_free(a);
 	free(s);
 	return 0;

@@ -160,6 +160,11 @@ class Stack:
             "SEO_LOG_LEVEL": "info",
             "SEO_DATA_DIR": os.path.join(self.tmp, "graph"),
             "SEO_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-account", "migrations"),
+            "SEO_REALTIME_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-realtime",
+                                                        "migrations"),
+            # No test reaches the real PageSpeed API; those that call it
+            # pass their fake (tests/fakes/fake_pagespeed.py) in `env`.
+            "SEO_PAGESPEED_URL": "http://127.0.0.1:9",
         })
         for var in SERVICE_ENV.values():
             self.env[var] = "127.0.0.1:%d" % free_port()

@@ -155,6 +155,17 @@ def single_object_endpoints(c):
 
 
 @test
+def score_costs_one_more_credit(c):
+    body = charged(c, "/v1/backlinks?score=true&domain=" + c.heavy, 3)
+    check(len(body["data"]) > 0, "rows")
+    for row in body["data"]:
+        check(row["anchor_type"] is not None and row["link_quality"] is not None,
+              "score fills the derived fields", row)
+    body = charged(c, "/v1/backlinks?score=false&domain=" + c.heavy, 2)
+    eq({row["link_quality"] for row in body["data"]}, {None}, "no score: null")
+
+
+@test
 def link_audit_fields(c):
     body = charged(c, "/v1/link-audit?domain=" + c.heavy, 8)
     eq(set(body), AUDIT, "link-audit fields")

@@ -1,12 +1,16 @@
 """Real-time analyses (page-seo, schema-markup, sitemap, site-health)
 through the real gateway, svc-realtime and svc-account, against the local
 test sites of tests/fakes/site_server.py over HTTP and HTTPS: every field,
-the errors, and what each call finally costs."""
+the errors, IDN hosts, domains read as the graph endpoints read them, the
+sitemap walk within a caller's deadline, and what each call finally
+costs."""
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -38,11 +42,21 @@ def setup():
     c.plain = h.Fake("site_server.py")
     c.tls = h.Fake("site_server.py", "--tls", cert, key)
     closed = h.free_port()
+    # takes connections and never answers: a walk that has to run out
+    c.hole = socket.socket()
+    c.hole.bind(("127.0.0.1", 0))
+    c.hole.listen(16)
     connect_to = (["%s:80:127.0.0.1:%d" % (n, c.plain.port) for n in HTTP_HOSTS] +
                   ["%s:443:127.0.0.1:%d" % (n, c.tls.port) for n in HTTPS_HOSTS] +
                   ["down.test:80:127.0.0.1:%d" % closed,
                    "down.test:443:127.0.0.1:%d" % closed,
-                   "private.test:443:10.0.0.1:443"])
+                   "private.test:443:10.0.0.1:443",
+                   "hole.test:443:127.0.0.1:%d" % c.hole.getsockname()[1],
+                   "www.sh1.test:80:127.0.0.1:%d" % c.plain.port,
+                   # bücher.test, looked up in punycode
+                   "xn--bcher-kva.test:80:127.0.0.1:%d" % c.plain.port,
+                   "xn--bcher-kva.test:443:127.0.0.1:%d" % closed,
+                   "www.xn--bcher-kva.test:443:127.0.0.1:%d" % closed])
     c.stack = h.Stack("realtime", env={
         "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
         "SEO_FETCH_CONNECT_TO": ",".join(connect_to),
@@ -57,6 +71,7 @@ def teardown(c):
     problem = c.stack.close()
     c.plain.close()
     c.tls.close()
+    c.hole.close()
     return problem
 
 
@@ -234,10 +249,107 @@ def sitemap_none_found_refunded(c):
 def domain_errors(c):
     key = fresh_key(c)
     for path in ("/v1/sitemap", "/v1/site-health"):
-        for domain in ("https://sm1.test", "sm1.test/x", "10.0.0.1", "localhost"):
+        for domain in ("10.0.0.1", "https://10.0.0.1/", "localhost", "sm1..test", "sm1.123",
+                       "\u2603.test"):
             expect_error(get(c, path, key, domain=domain), 400, "invalid_domain")
         expect_error(c.stack.get(path, key=key), 400, "invalid_domain")
     eq(balance(c, key), 100, "balance")
+    eq(usage(c, key), [], "nothing reached the service")
+
+
+@test
+def domains_read_as_the_graph_reads_them(c):
+    # a scheme, port or path around the domain is dropped, as for every
+    # domain argument; "www." stays: the site's own host is probed
+    key = fresh_key(c)
+    r = get(c, "/v1/sitemap", key, domain="HTTPS://sm1.test:8443/some/page?x=1")
+    eq(r.status, 200, "status")
+    body = billed(c, key, r, 2, "sitemap", 100)
+    eq((body["sitemap_url"], body["total"]), ("http://sm1.test/index.xml", 4))
+    r = get(c, "/v1/site-health", key, domain="https://sh1.test/about")
+    eq(r.status, 200, "status")
+    eq(billed(c, key, r, 2, "site-health", 98)["data"]["domain"], "sh1.test")
+    r = get(c, "/v1/site-health", key, domain="www.sh1.test.")
+    eq(r.status, 200, "status")
+    d = r.json()["data"]
+    eq((d["domain"], d["checks"][0]["url"]), ("www.sh1.test", "https://www.sh1.test/"))
+    r = get(c, "/v1/tech-stack", key, domain="https://ts1.test/")
+    eq(r.status, 200, "status")
+    eq(r.json()["data"]["domain"], "ts1.test")
+    # an IDN is probed in punycode (nothing answers there: null statuses)
+    r = get(c, "/v1/site-health", key, domain="B\u00fccher.test")
+    eq(r.status, 200, "status")
+    d = r.json()["data"]
+    eq((d["domain"], d["checks"][0]["url"]), ("xn--bcher-kva.test", "https://xn--bcher-kva.test/"))
+
+
+@test
+def idn_urls(c):
+    key = fresh_key(c)
+    r = get(c, "/v1/page-seo", key, url="http://b\u00fccher.test/ok")
+    eq(r.status, 200, "status")
+    d = billed(c, key, r, 3, "page-seo", 100)["data"]
+    eq((d["url"], d["final_url"]), ("http://b\u00fccher.test/ok", "http://xn--bcher-kva.test/ok"))
+    eq(d["title"]["text"], "ok page")
+    r = get(c, "/v1/schema-markup", key, url="http://B\u00dcCHER.test/ok")
+    eq(r.status, 200, "status")
+    eq(r.json()["final_url"], "http://xn--bcher-kva.test/ok")
+    # not an IDN: refused before anything is charged
+    for url in ("http://\u2603.test/", "http://b\u00fccher.test:x/"):
+        expect_error(get(c, "/v1/page-seo", key, url=url), 400, "invalid_url")
+    eq(balance(c, key), 95, "balance")
+    # the address policy applies to the name the IDN maps to (full-width
+    # digits and a full-width dot: 10.0.0.1)
+    expect_error(get(c, "/v1/page-seo", key, url="http://\uff11\uff10\uff0e0.0.1/"),
+                 400, "private_ip")
+    eq(balance(c, key), 95, "private_ip refunded")
+
+
+def grpc_varint(data, i):
+    n = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def grpc_fields(data):
+    """The top-level fields of a protobuf message: {number: last value}."""
+    out, i = {}, 0
+    while i < len(data):
+        key, i = grpc_varint(data, i)
+        if key & 7 == 0:
+            out[key >> 3], i = grpc_varint(data, i)
+        elif key & 7 == 2:
+            n, i = grpc_varint(data, i)
+            out[key >> 3], i = data[i:i + n], i + n
+        else:
+            raise ValueError("unexpected wire type %d" % (key & 7))
+    return out
+
+
+@test
+def sitemap_walk_within_the_callers_deadline(c):
+    # svc-realtime called directly with a 1.5 s deadline, for a site that
+    # never answers: the walk ends before the caller gives up (not at 12 s)
+    try:
+        import grpc
+    except ImportError:
+        raise h.Skip("no grpcio")
+    domain = b"hole.test"
+    req = b"\x0a" + bytes([len(domain)]) + domain
+    with grpc.insecure_channel(c.stack.env["SEO_REALTIME_ADDR"]) as ch:
+        call = ch.unary_unary("/seo.realtime.v1.Realtime/Sitemap")
+        t0 = time.time()
+        resp = call(req, timeout=1.5)
+        took = time.time() - t0
+    check(took < 1.5, "answered within the deadline", took)
+    f = grpc_fields(resp)
+    # SitemapResponse: truncated = 8, source = 9, billed = 10
+    eq((f.get(8), f.get(9), f.get(10)), (1, b"none", 0), "truncated, none found")
 
 
 @test
@@ -320,7 +432,7 @@ def tech_stack_fields(c):
 @test
 def tech_stack_errors_refunded(c):
     key = fresh_key(c)
-    for domain in ("https://ts1.test", "ts1.test/x", "10.0.0.1", "localhost"):
+    for domain in ("10.0.0.1", "localhost", "ts1..test"):
         expect_error(get(c, "/v1/tech-stack", key, domain=domain), 400, "invalid_domain")
     body = expect_error(get(c, "/v1/tech-stack", key, domain="down.test"), 503, "fetch_failed")
     check("down.test" in body["message"], "message names the URL", body)

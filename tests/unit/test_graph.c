@@ -19,6 +19,8 @@
 #include <seo/log.h>
 
 #include "graph.h"
+/* graph__similar_domains(), to count both ways */
+#include "../../svc-graph/lib/internal.h"
 
 static char tmp[4096];
 static char ixdir[4200];
@@ -435,6 +437,192 @@ static void test_similar_intersect(void)
 	CU_ASSERT_EQUAL(graph_link_intersect(ix, "unknown.com", "bad domain!", &P100, arena, &r, &n, &total), SEO_EINVAL);
 }
 
+/* ---- similar domains against a brute-force count ---- */
+
+#define SIM_N 2000
+
+/* A random domain graph of SIM_N domains "sNNNN.com": most linkers link to
+ * a few hubs, fifty link to hundreds of domains, a third link nowhere;
+ * some lines are self-links, which the ingest drops. */
+static unsigned sim_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+typedef struct sim_graph {
+	unsigned char *adj;      /* adj[a * SIM_N + b]: a links to b */
+	uint32_t off[SIM_N + 1]; /* out-lists from adj */
+	uint32_t *to;
+	uint32_t pos[SIM_N];     /* importance position of each domain */
+} sim_graph;
+
+/* Reads the position of every domain from byrank.u32 and domfwd.* (the
+ * documented layout) of the index at dir. */
+static int sim_positions(const char *dir, sim_graph *g)
+{
+	char path[4500];
+	uint32_t byrank[SIM_N];
+	uint64_t off[SIM_N + 1];
+	static char names[SIM_N * 16];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/byrank.u32", dir);
+	f = fopen(path, "rb");
+	ok = f && fread(byrank, 4, SIM_N, f) == SIM_N;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/domfwd.off", dir);
+	f = fopen(path, "rb");
+	ok = ok && f && fread(off, 8, SIM_N + 1, f) == SIM_N + 1 &&
+	     off[SIM_N] <= sizeof(names);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/domfwd.str", dir);
+	f = fopen(path, "rb");
+	ok = ok && f && fread(names, 1, off[SIM_N], f) == off[SIM_N];
+	if (f)
+		fclose(f);
+	for (uint32_t r = 0; ok && r < SIM_N; r++) {
+		unsigned d;
+
+		ok = byrank[r] < SIM_N &&
+		     sscanf(names + off[byrank[r]], "s%u.com", &d) == 1 &&
+		     d < SIM_N;
+		if (ok)
+			g->pos[d] = r;
+	}
+	return ok ? 0 : -1;
+}
+
+typedef struct sim_want {
+	uint32_t d, count;
+} sim_want;
+
+static const sim_graph *sim_order_graph;
+
+static int sim_want_cmp(const void *pa, const void *pb)
+{
+	const sim_want *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return sim_order_graph->pos[a->d] < sim_order_graph->pos[b->d] ? -1 : 1;
+}
+
+/* The old way, on the test's own edges: every linker's targets counted,
+ * everything sorted (more shared linkers, then importance). */
+static size_t sim_oracle(const sim_graph *g, unsigned t, sim_want *out)
+{
+	static uint32_t count[SIM_N];
+	size_t n = 0;
+
+	memset(count, 0, sizeof(count));
+	for (unsigned r = 0; r < SIM_N; r++)
+		if (g->adj[r * SIM_N + t])
+			for (uint32_t k = g->off[r]; k < g->off[r + 1]; k++)
+				count[g->to[k]]++;
+	for (unsigned c = 0; c < SIM_N; c++)
+		if (count[c] && c != t)
+			out[n++] = (sim_want){ c, count[c] };
+	sim_order_graph = g;
+	qsort(out, n, sizeof(*out), sim_want_cmp);
+	return n;
+}
+
+static void test_similar_exact(void)
+{
+	static const graph__sim_method methods[] = {
+		GRAPH__SIM_AUTO, GRAPH__SIM_FORWARD, GRAPH__SIM_REVERSE,
+		GRAPH__SIM_REVERSE, /* again: the bitmaps cached by the first */
+	};
+	static sim_want want[SIM_N];
+	char dir[4400], out[4400], line[64];
+	graph_input in[2];
+	graph_index *x = NULL;
+	sim_graph g;
+	unsigned seed = 7, bad = 0;
+	FILE *fv, *fe;
+
+	g.adj = calloc((size_t)SIM_N * SIM_N, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g.adj);
+	snprintf(dir, sizeof(dir), "%s/sim-v.txt", tmp);
+	fv = fopen(dir, "w");
+	snprintf(out, sizeof(out), "%s/sim-e.txt", tmp);
+	fe = fopen(out, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fv);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fe);
+	for (unsigned a = 0; a < SIM_N; a++) {
+		unsigned d = sim_rand(&seed) % 3 == 0 ? 0 :
+			     a < 50 ? 200 + sim_rand(&seed) % 300 :
+				      1 + sim_rand(&seed) % 8;
+
+		fprintf(fv, "%u\tcom.s%04u\t1\n", a, a);
+		for (unsigned k = 0; k < d; k++) {
+			unsigned b = sim_rand(&seed) % 2 ? sim_rand(&seed) % 5 :
+							   sim_rand(&seed) % SIM_N;
+
+			fprintf(fe, "%u\t%u\n", a, b);
+			if (a != b)
+				g.adj[a * SIM_N + b] = 1;
+		}
+	}
+	fclose(fv);
+	fclose(fe);
+	g.to = malloc((size_t)SIM_N * SIM_N * sizeof(*g.to) / 8);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g.to);
+	g.off[0] = 0;
+	for (unsigned a = 0; a < SIM_N; a++) {
+		g.off[a + 1] = g.off[a];
+		for (unsigned b = 0; b < SIM_N; b++)
+			if (g.adj[a * SIM_N + b])
+				g.to[g.off[a + 1]++] = b;
+	}
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, seo_arena_strdup(arena, dir) };
+	in[1] = (graph_input){ GRAPH_IN_EDGES, seo_arena_strdup(arena, out) };
+	snprintf(dir, sizeof(dir), "%s/sim-index", tmp);
+	CU_ASSERT_EQUAL_FATAL(ingest(dir, in, 2, 0, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(sim_positions(dir, &g), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(dir, &x), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_domain_count(x), SIM_N);
+	for (unsigned t = 0; t < SIM_N; t++) {
+		size_t nw = sim_oracle(&g, t, want);
+		const graph_page pages[] = {
+			{ 100, 0 }, { 1, 0 }, { 3, 2 }, { 1000, 0 },
+			{ 10, nw > 5 ? nw - 5 : 0 }, { 5, nw + 3 },
+		};
+
+		snprintf(line, sizeof(line), "s%04u.com", t);
+		for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++)
+			for (size_t p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+				graph_similar_row *rows;
+				size_t n, expect;
+				uint64_t total;
+				int ok = graph__similar_domains(x, line, &pages[p], methods[m],
+								arena, &rows, &n, &total) == 0;
+
+				expect = pages[p].offset >= nw ? 0 :
+					 nw - pages[p].offset < pages[p].limit ?
+						 nw - pages[p].offset : pages[p].limit;
+				ok = ok && total == nw && n == expect;
+				for (size_t i = 0; ok && i < n; i++) {
+					const sim_want *w = &want[pages[p].offset + i];
+					unsigned d;
+
+					ok = sscanf(rows[i].similar_domain, "s%u.com", &d) == 1 &&
+					     d == w->d && rows[i].shared_linkers == w->count;
+				}
+				if (!ok && bad++ < 5)
+					printf("\n  %s, method %zu, page %zu: wrong ", line, m, p);
+			}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	graph_index_close(x);
+	free(g.to);
+	free(g.adj);
+}
+
 static void test_overlap(void)
 {
 	const char *both[] = { "gamma.com", "alpha.com" };
@@ -603,8 +791,9 @@ static void test_demo(void)
 	CU_ASSERT_EQUAL_FATAL(graph_demo_write(dir, 1, arena, in, &n), 0);
 	CU_ASSERT_EQUAL(n, 7);
 	CU_ASSERT_EQUAL_FATAL(ingest(a, in, n, 0, &s1), 0);
-	/* 1 MiB of sort buffers: every sort spills runs and merges */
-	CU_ASSERT_EQUAL_FATAL(ingest(b, in, n, 1, &s2), 0);
+	/* a 4 MiB budget, most of it the dictionaries': every sort spills
+	 * runs and merges */
+	CU_ASSERT_EQUAL_FATAL(ingest(b, in, n, 4, &s2), 0);
 	CU_ASSERT(s2.runs_spilled > 0);
 	CU_ASSERT_EQUAL(s1.runs_spilled, 0);
 	CU_ASSERT_EQUAL(s1.malformed, 0);
@@ -755,6 +944,7 @@ int main(void)
 	CU_add_test(s, "outbound links", test_outbound);
 	CU_add_test(s, "anchor text and top pages", test_anchor_and_pages);
 	CU_add_test(s, "similar domains and link intersect", test_similar_intersect);
+	CU_add_test(s, "similar domains, both ways, against a brute-force count", test_similar_exact);
 	CU_add_test(s, "domain overlap and link gap", test_overlap);
 	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
 	CU_add_test(s, "status codes and url index", test_captures);

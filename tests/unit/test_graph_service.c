@@ -16,6 +16,8 @@
 
 #include "graph.h"
 #include "graph_service.h"
+/* the result cache on its own */
+#include "../../svc-graph/lib/cache.h"
 #include "seo/graph/v1/graph.pb-c.h"
 
 #define T(name) Seo__Graph__V1__##name
@@ -351,6 +353,122 @@ static void test_batch(void)
 					   &err), SEO_ENOTFOUND);
 }
 
+/* Similar-domains and link-audit answers come from the release's cache on
+ * the second call, pages of a ranking from the one computed first. */
+static void test_result_cache(void)
+{
+	T(DomainPageRequest) q = SEO__GRAPH__V1__DOMAIN_PAGE_REQUEST__INIT;
+	T(DomainRequest) aq = SEO__GRAPH__V1__DOMAIN_REQUEST__INIT;
+	T(SimilarDomainsResponse) *first, *again, *page;
+	T(LinkAuditResponse) *a1, *a2;
+	uint8_t p1[4096], p2[4096];
+	size_t n1, n2;
+
+	q.domain = "site.com";
+	first = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+	CU_ASSERT_FALSE(first->cached);
+	CU_ASSERT_EQUAL(first->total, 2);
+	CU_ASSERT_EQUAL_FATAL(first->n_data, 2);
+	CU_ASSERT_STRING_EQUAL(first->data[0]->similar_domain, "other.com");
+	CU_ASSERT_EQUAL(first->data[0]->shared_linkers, 2);
+	CU_ASSERT_STRING_EQUAL(first->data[1]->similar_domain, "a.com");
+	CU_ASSERT_EQUAL(first->data[1]->shared_linkers, 1);
+	/* the same domain, normalised: the same entry */
+	q.domain = "WWW.Site.com";
+	again = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+	CU_ASSERT_TRUE(again->cached);
+	CU_ASSERT_EQUAL(again->total, 2);
+	CU_ASSERT_EQUAL_FATAL(again->n_data, 2);
+	CU_ASSERT_STRING_EQUAL(again->data[1]->similar_domain, "a.com");
+	CU_ASSERT_STRING_EQUAL(again->crawl_release, "r1");
+	q.has_offset = 1, q.offset = 1;
+	q.has_limit = 1, q.limit = 1;
+	page = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(page);
+	CU_ASSERT_TRUE(page->cached);
+	CU_ASSERT_EQUAL(page->total, 2);
+	CU_ASSERT_EQUAL(page->offset, 1);
+	CU_ASSERT_EQUAL(page->limit, 1);
+	CU_ASSERT_EQUAL_FATAL(page->n_data, 1);
+	CU_ASSERT_STRING_EQUAL(page->data[0]->similar_domain, "a.com");
+	q.offset = 5;
+	page = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(page);
+	CU_ASSERT_TRUE(page->cached);
+	CU_ASSERT_EQUAL(page->n_data, 0);
+	CU_ASSERT_EQUAL(page->total, 2);
+	/* a first page of one row still computes a whole page: the next,
+	 * larger page is a hit */
+	q.domain = "a.com", q.offset = 0;
+	page = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(page);
+	CU_ASSERT_FALSE(page->cached);
+	q.has_limit = 0, q.has_offset = 0;
+	page = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(page);
+	CU_ASSERT_TRUE(page->cached);
+	CU_ASSERT_EQUAL_FATAL(page->n_data, 1);
+	CU_ASSERT_STRING_EQUAL(page->data[0]->similar_domain, "site.com");
+
+	aq.domain = "b.org";
+	a1 = call("LinkAudit", &aq);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a1);
+	CU_ASSERT_FALSE(a1->cached);
+	a2 = call("LinkAudit", &aq);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a2);
+	CU_ASSERT_TRUE(a2->cached);
+	/* the same answer but for the flag */
+	a2->cached = 0;
+	n1 = protobuf_c_message_pack(&a1->base, p1);
+	n2 = protobuf_c_message_pack(&a2->base, p2);
+	CU_ASSERT_TRUE(n1 == n2 && memcmp(p1, p2, n1) == 0);
+}
+
+/* The cache itself: its bound, least recently used first out, a
+ * replacement, an entry too large to keep. */
+static void test_cache_bound(void)
+{
+	graph__cache *c;
+	char key[32], val[1000], big[9000], *got;
+	size_t len, entries, bytes;
+
+	CU_ASSERT_EQUAL_FATAL(graph__cache_new(64 * 1024, &c), 0);
+	CU_ASSERT_EQUAL(graph__cache_get(c, "k0", 2, arena, (void **)&got, &len),
+			SEO_ENOTFOUND);
+	memset(val, 'x', sizeof(val));
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		val[0] = (char)i;
+		CU_ASSERT_EQUAL(graph__cache_put(c, key, strlen(key), val,
+						 sizeof(val)), 0);
+		/* k0 stays the most recently used */
+		CU_ASSERT_EQUAL(graph__cache_get(c, "k0", 2, arena, (void **)&got,
+						 &len), 0);
+	}
+	graph__cache_usage(c, &entries, &bytes);
+	CU_ASSERT(bytes <= 64 * 1024);
+	CU_ASSERT(entries >= 50 && entries < 64);
+	CU_ASSERT_EQUAL(graph__cache_get(c, "k1", 2, arena, (void **)&got, &len),
+			SEO_ENOTFOUND);
+	CU_ASSERT_EQUAL_FATAL(graph__cache_get(c, "k199", 4, arena, (void **)&got,
+					       &len), 0);
+	CU_ASSERT_EQUAL(len, sizeof(val));
+	CU_ASSERT_EQUAL(got[0], (char)199);
+	CU_ASSERT_EQUAL(graph__cache_put(c, "k199", 4, "short", 5), 0);
+	CU_ASSERT_EQUAL_FATAL(graph__cache_get(c, "k199", 4, arena, (void **)&got,
+					       &len), 0);
+	CU_ASSERT_TRUE(len == 5 && memcmp(got, "short", 5) == 0);
+	graph__cache_usage(c, &len, &bytes);
+	CU_ASSERT_EQUAL(len, entries);
+	memset(big, 'y', sizeof(big));
+	CU_ASSERT_EQUAL(graph__cache_put(c, "big", 3, big, sizeof(big)), 0);
+	CU_ASSERT_EQUAL(graph__cache_get(c, "big", 3, arena, (void **)&got, &len),
+			SEO_ENOTFOUND);
+	graph__cache_free(c);
+}
+
 /* A new release swapped in by symlink; answers of the old one stay
  * readable after it is closed (their strings are in the arena). */
 static void test_release_switch(void)
@@ -365,6 +483,7 @@ static void test_release_switch(void)
 	old = call("ReferringDomains", &q);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(before);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+	CU_ASSERT_TRUE(before->cached);
 	snprintf(first, sizeof(first), "%s", old->data[0]->from_domain);
 	CU_ASSERT_EQUAL(graph_service_reload(svc), 0);
 	snprintf(dir, sizeof(dir), "%s/r2", tmp);
@@ -379,6 +498,12 @@ static void test_release_switch(void)
 	CU_ASSERT_STRING_EQUAL(before->crawl_release, "r1");
 	CU_ASSERT_STRING_EQUAL(after->crawl_release, "r2");
 	CU_ASSERT_EQUAL(after->n_data, before->n_data);
+	/* the new release starts with an empty cache */
+	CU_ASSERT_FALSE(after->cached);
+	after = call("SimilarDomains", &q);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(after);
+	CU_ASSERT_TRUE(after->cached);
+	CU_ASSERT_STRING_EQUAL(after->crawl_release, "r2");
 	/* r1 is unmapped now: this would fault if it pointed there */
 	CU_ASSERT_STRING_EQUAL(old->data[0]->from_domain, first);
 }
@@ -420,6 +545,8 @@ int main(void)
 	    CU_add_test(s, "site explorer and audit",
 			test_site_explorer_and_audit) == NULL ||
 	    CU_add_test(s, "batch", test_batch) == NULL ||
+	    CU_add_test(s, "result cache", test_result_cache) == NULL ||
+	    CU_add_test(s, "result cache bound", test_cache_bound) == NULL ||
 	    CU_add_test(s, "release switch", test_release_switch) == NULL ||
 	    CU_add_test(s, "no index", test_no_index) == NULL) {
 		CU_cleanup_registry();

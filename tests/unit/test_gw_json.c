@@ -1929,6 +1929,16 @@ static void test_url_rule(void)
 	check_fails(&r, "GET /v1/test/types: billed field nope missing");
 	r.billed_field = "u32";
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
+	/* a surcharge reads a request boolean of a fixed-price route */
+	r.surcharge_field = "u32";
+	r.surcharge = 1;
+	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
+			"field and a fixed price");
+	r.surcharge_field = "flag";
+	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
+	r.surcharge = 0;
+	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
+			"field and a fixed price");
 }
 
 /* GW_P_DOMAIN: a domain's syntax, checked before any charge, on a string

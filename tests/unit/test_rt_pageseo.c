@@ -252,6 +252,32 @@ static void test_body_fields(void)
 	json_decref(o);
 }
 
+/* A page on an IDN host: links to its host in Unicode, any case, are
+ * internal (they compare in punycode), and resolve to punycode. */
+static void test_idn_links(void)
+{
+	rt_page p = {"https://b\xc3\xbc" "cher.example/", "https://xn--bcher-kva.example/", 200, 1,
+		     NULL, 0, NULL, 0};
+	const char *html =
+		"<link rel=alternate hreflang=de href=\"https://B\xc3\x9c" "CHER.example/de\">"
+		"<a href=\"https://b\xc3\xbc" "cher.example/x\">in</a>"
+		"<a href=\"//www.B\xc3\x9c" "CHER.example./\">in</a>"
+		"<a href=\"https://xn--bcher-kva.example/y\">in</a>"
+		"<a href=\"https://b\xc3\xa4" "cher.example/\">out</a>"
+		"<a href=\"https://\xe2\x98\x83.example/\">out</a>";
+	json_t *o = NULL;
+
+	p.html = html;
+	p.html_len = strlen(html);
+	CU_ASSERT_EQUAL_FATAL(rt_page_seo(&p, &o), 0);
+	CU_ASSERT_EQUAL(geti(o, "links.internal"), 3);
+	CU_ASSERT_EQUAL(geti(o, "links.external"), 2);
+	CU_ASSERT_STRING_EQUAL(gets_(json_array_get(get(o, "hreflang"), 0), "url"),
+			       "https://xn--bcher-kva.example/de");
+	CU_ASSERT_STRING_EQUAL(gets_(o, "url"), "https://b\xc3\xbc" "cher.example/");
+	json_decref(o);
+}
+
 /* Every saved real page: the audit succeeds and its JSON is complete. */
 static void test_real_pages(void)
 {
@@ -338,6 +364,7 @@ int main(void)
 	CU_add_test(s, "robots meta and X-Robots-Tag", test_robots);
 	CU_add_test(s, "head fields", test_head_fields);
 	CU_add_test(s, "body fields", test_body_fields);
+	CU_add_test(s, "links of an IDN host", test_idn_links);
 	CU_add_test(s, "real saved pages", test_real_pages);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();

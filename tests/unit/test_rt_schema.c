@@ -2,7 +2,8 @@
  * test_rt_schema.c: schema-markup extraction on hand-written pages, one
  * rule at a time, and on every saved real page of ../shared/data/pages
  * (skipped when absent): block counts as the pages' MANIFEST.tsv records
- * them, no crash, sane output.
+ * them, the same answer as when the page is surely parsed (the no-parse
+ * shortcut hides nothing), no crash, sane output.
  */
 #include "rt.h"
 
@@ -209,7 +210,64 @@ static void test_wrappers(void)
 	json_decref(o);
 }
 
-/* Reads MANIFEST.tsv of `dir` and checks each page's block count. */
+/* A page without the letters of "ld+json" is not parsed: these spell the
+ * type with character references, which only a parse decodes, and must
+ * still be read; a page that merely names the type is parsed for nothing
+ * and answers the same. */
+static void test_no_parse_shortcut(void)
+{
+	static const char *const types[] = {
+		"application/LD+JSON", "application/ld&#43;json", "application/ld&#x2B;json",
+		"application/ld&plus;json", "application/&#108;d+json", "application/l&#x64;&#43;json",
+		"application/ld+&#0106;son", "application/ld+jso&#110", "APPLICATION/LD&#43;JSON",
+	};
+	char page[512];
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		json_t *o;
+
+		snprintf(page, sizeof(page), "<p>x</p><script type=\"%s\">{\"@type\":\"A\"}</script>",
+			 types[i]);
+		o = run(page);
+		if (geti(o, "block_count") != 1)
+			fprintf(stderr, "\n%s: not read\n", types[i]);
+		CU_ASSERT_EQUAL(geti(o, "block_count"), 1);
+		CU_ASSERT_EQUAL(json_array_size(json_object_get(o, "data")), 1);
+		json_decref(o);
+	}
+	{
+		json_t *o = run("<p>ld+json &#8217; &amp; &#x1F600;</p><script type=\"application/json\">"
+				"{\"@type\":\"A\"}</script>");
+
+		CU_ASSERT_EQUAL(geti(o, "block_count"), 0);
+		CU_ASSERT(json_is_false(json_object_get(o, "has_schema_markup")));
+		json_decref(o);
+	}
+}
+
+/* rt_schema_markup() of `p` with a comment naming the type put before the
+ * page: a comment there changes no element, so the answer must be the
+ * same, only with the page surely parsed. */
+static json_t *run_parsed(const rt_page *p)
+{
+	static const char lead[] = "<!-- ld+json -->";
+	size_t n = sizeof(lead) - 1 + p->html_len;
+	char *html = malloc(n + 1);
+	rt_page q = *p;
+	json_t *o = NULL;
+
+	CU_ASSERT_FATAL(html != NULL);
+	memcpy(html, lead, sizeof(lead) - 1);
+	memcpy(html + sizeof(lead) - 1, p->html, p->html_len + 1);
+	q.html = html;
+	q.html_len = n;
+	CU_ASSERT_EQUAL(rt_schema_markup(&q, &o), 0);
+	free(html);
+	return o;
+}
+
+/* Reads MANIFEST.tsv of `dir` and checks each page's block count, and that
+ * the answer is the one of a page surely parsed. */
 static int check_dir(const char *dir)
 {
 	char path[4096], line[8192];
@@ -261,6 +319,12 @@ static int check_dir(const char *dir)
 				geti(o, "block_count"));
 		CU_ASSERT_EQUAL(json_is_true(json_object_get(o, "has_schema_markup")),
 				json_array_size(json_object_get(o, "data")) > 0);
+		json_t *parsed = run_parsed(&p);
+
+		if (!json_equal(o, parsed))
+			fprintf(stderr, "\n%s: another answer once surely parsed", name);
+		CU_ASSERT(json_equal(o, parsed));
+		json_decref(parsed);
 		char *dump = json_dumps(o, 0);
 
 		CU_ASSERT_PTR_NOT_NULL(dump);
@@ -306,6 +370,7 @@ int main(void)
 	CU_add_test(s, "invalid and non-object blocks", test_invalid);
 	CU_add_test(s, "type attribute", test_type_attribute);
 	CU_add_test(s, "comment and CDATA wrappers", test_wrappers);
+	CU_add_test(s, "pages that cannot hold JSON-LD are not parsed", test_no_parse_shortcut);
 	CU_add_test(s, "real saved pages", test_real_pages);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();

@@ -2,18 +2,24 @@
  * test_rt_sitemap.c: the sitemap parser on hand-written documents (fields,
  * namespaces, gzip, limits, entities, malformed input) and on every file
  * of ../shared/data/sitemaps; the walk as a state machine; and the driver
- * on the fetcher against the sm*.test sites of tests/fakes/site_server.py.
+ * on the fetcher against the sm*.test sites of tests/fakes/site_server.py
+ * and, for the time bound, a listener that never answers.
  */
 #include "rt.h"
 
 #include "seo/errors.h"
+#include "seo/util.h"
 
 #include <CUnit/Basic.h>
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <event2/event.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* test_rt_site.c */
@@ -540,26 +546,33 @@ static void on_done(int rc, json_t *res, void *ud)
 	event_base_loopbreak(r->base);
 }
 
-/* Runs the walk of `origin` on a fresh fetcher; the result in *r. */
-static void walk_site(const char *origin, size_t limit, run *r)
+/* Runs the walk of `origin` within `walk_ms` on a fresh fetcher whose
+ * every host:80 is 127.0.0.1:`to_port`; the result in *r. */
+static void walk_site_on(const char *origin, size_t limit, long walk_ms, int to_port,
+			 run *r)
 {
 	seo_arena *a = seo_arena_new(0);
 	rt_fetcher *f = NULL;
 	char ct[64];
 
-	snprintf(ct, sizeof(ct), ":80:127.0.0.1:%d", port);
+	snprintf(ct, sizeof(ct), ":80:127.0.0.1:%d", to_port);
 	setenv("SEO_FETCH_ALLOW_NETS", "127.0.0.0/8", 1);
 	setenv("SEO_FETCH_CONNECT_TO", ct, 1);
 	memset(r, 0, sizeof(*r));
 	r->base = event_base_new();
 	CU_ASSERT_FATAL(r->base != NULL);
 	CU_ASSERT_EQUAL_FATAL(rt_fetcher_new(r->base, &f), 0);
-	CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, origin, limit, a, on_done, r), 0);
+	CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, origin, limit, walk_ms, a, on_done, r), 0);
 	event_base_dispatch(r->base);
 	CU_ASSERT_EQUAL(r->calls, 1);
 	rt_fetcher_free(f);
 	event_base_free(r->base);
 	seo_arena_free(a);
+}
+
+static void walk_site(const char *origin, size_t limit, run *r)
+{
+	walk_site_on(origin, limit, 0, port, r);
 }
 
 static void test_driver(void)
@@ -609,7 +622,7 @@ static void test_driver(void)
 		memset(&r, 0, sizeof(r));
 		r.base = event_base_new();
 		CU_ASSERT_EQUAL_FATAL(rt_fetcher_new(r.base, &f), 0);
-		CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, "http://127.0.0.1", 10, a, on_done, &r), 0);
+		CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, "http://127.0.0.1", 10, 0, a, on_done, &r), 0);
 		event_base_dispatch(r.base);
 		CU_ASSERT_EQUAL(r.rc, SEO_EDENIED);
 		CU_ASSERT_PTR_NULL(r.res);
@@ -617,6 +630,36 @@ static void test_driver(void)
 		event_base_free(r.base);
 		seo_arena_free(a);
 	}
+}
+
+/* A caller with less time than the walk's 12 s: against a server that
+ * takes connections and never answers, the walk ends when the caller's
+ * time is up, truncated, and not later. */
+static void test_driver_deadline(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	int hole = socket(AF_INET, SOCK_STREAM, 0);
+	int64_t t0;
+	long took;
+	run r;
+
+	CU_ASSERT_FATAL(hole >= 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(bind(hole, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	CU_ASSERT_FATAL(listen(hole, 16) == 0);
+	CU_ASSERT_FATAL(getsockname(hole, (struct sockaddr *)&sin, &len) == 0);
+	t0 = seo_mono_ms();
+	walk_site_on("http://hole.test", 100, 400, ntohs(sin.sin_port), &r);
+	took = (long)(seo_mono_ms() - t0);
+	close(hole);
+	CU_ASSERT_EQUAL_FATAL(r.rc, 0);
+	CU_ASSERT(took >= 390);
+	/* the bound, plus what a busy machine adds to an event loop */
+	CU_ASSERT(took < 1400);
+	CU_ASSERT(json_is_true(json_object_get(r.res, "truncated")));
+	CU_ASSERT_STRING_EQUAL(str(r.res, "source"), "none");
+	json_decref(r.res);
 }
 
 int main(void)
@@ -640,6 +683,7 @@ int main(void)
 	if (rt_test_site_start(&port) == 0) {
 		s = CU_add_suite("rt_sitemap_driver", NULL, rt_test_site_stop);
 		CU_add_test(s, "driver against local sites", test_driver);
+		CU_add_test(s, "driver within the caller's deadline", test_driver_deadline);
 	} else {
 		fprintf(stderr, "site_server.py did not start\n");
 		rt_test_site_stop();

@@ -1,7 +1,8 @@
 /*
  * test_rt_urlcheck.c: URL validation, the private-address policy (a table
- * of SSRF bypass spellings, every one refused), connect-to and allow-list
- * parsing, and charset detection and conversion.
+ * of SSRF bypass spellings, IDN ones included, every one refused), IDN
+ * hosts, connect-to and allow-list parsing, and charset detection and
+ * conversion.
  */
 #include "rt.h"
 
@@ -119,8 +120,17 @@ static const struct {
 	{"http://[v1.fe]/", SEO_EINVAL},
 	{"http://127.0.0.1:0/", SEO_EINVAL},
 	{"http://127.0.0.1:65536/", SEO_EINVAL},
-	{"http://ex\xc3\xa4mple.com/", SEO_EINVAL},
 	{"http://exa..mple.com/", SEO_EINVAL},
+	/* IDN hosts: the policy sees the name they map to */
+	{"http://\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.0.0.1/", SEO_EDENIED},
+	{"http://127\xe3\x80\x82" "0\xe3\x80\x82" "0\xe3\x80\x82" "1/", SEO_EDENIED},
+	{"http://\xe2\x93\x9b\xe2\x93\x9e\xe2\x93\x92\xe2\x93\x90\xe2\x93\x9b"
+	 "\xe2\x93\x97\xe2\x93\x9e\xe2\x93\xa2\xe2\x93\xa3/", SEO_EDENIED},
+	{"http://LOCALHOST\xe3\x80\x82/", SEO_EDENIED},
+	{"http://\xe2\x98\x83.example/", SEO_EINVAL},
+	{"http://ex\xff" "ample.com/", SEO_EINVAL},
+	{"http://b\xc3\xbc" "cher.example:8x/", SEO_EINVAL},
+	{"http://%C3%BC.example/", SEO_EINVAL},
 	{"http:///", SEO_EINVAL},
 };
 
@@ -194,6 +204,19 @@ static void test_canonical(void)
 	CU_ASSERT_EQUAL(rt_url_parse("http://[0:0:0:0:0:ffff:127.0.0.1]:81/", a, &u), 0);
 	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_V6);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://[::ffff:127.0.0.1]:81/");
+	/* IDN hosts in punycode, as browsers look them up; the path is
+	 * percent-encoded as ever */
+	CU_ASSERT_EQUAL(rt_url_parse("https://b\xc3\xbc" "cher.example/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
+	CU_ASSERT_STRING_EQUAL(u.host, "xn--bcher-kva.example");
+	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/");
+	CU_ASSERT_EQUAL(rt_url_parse("http://\xd0\xbf\xd1\x80\xd0\xb8\xd0\xbc\xd0\xb5\xd1\x80."
+				     "\xd1\x80\xd1\x84/\xd0\xbf\xd1\x83\xd1\x82\xd1\x8c", a, &u), 0);
+	CU_ASSERT_STRING_EQUAL(u.href, "http://xn--e1afmkfd.xn--p1ai/%D0%BF%D1%83%D1%82%D1%8C");
+	CU_ASSERT_EQUAL(rt_url_parse("HTTPS://B\xc3\x9c" "CHER.Example.:8443/?q", a, &u), 0);
+	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example:8443/?q");
+	CU_ASSERT_EQUAL(rt_url_parse("http://xn--bcher-kva.example/", a, &u), 0);
+	CU_ASSERT_STRING_EQUAL(u.host, "xn--bcher-kva.example");
 	CU_ASSERT_EQUAL(rt_url_parse("http://my_host-1.example/", a, &u), 0);
 	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
 	/* a name whose last label is not a number is a DNS name */
@@ -233,6 +256,12 @@ static void test_resolve_ref(void)
 	CU_ASSERT_STRING_EQUAL(u.href, "http://a.example/a%20b");
 	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "http://u:p@b.example/", a, &u), SEO_EINVAL);
 	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "file:///etc/passwd", a, &u), SEO_EINVAL);
+	/* a link or redirect to an IDN host */
+	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "https://b\xc3\xbc" "cher.example/b\xc3\xbc",
+				       a, &u), 0);
+	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/b%c3%bc");
+	CU_ASSERT_EQUAL(rt_url_resolve("https://b\xc3\xbc" "cher.example/a/", "../x", a, &u), 0);
+	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/x");
 	seo_arena_free(a);
 }
 

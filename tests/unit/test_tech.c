@@ -1,7 +1,8 @@
 /*
  * test_tech.c: the fingerprint engine (seo/tech.h) on hand-written rules
  * and pages, one kind of input and one confidence rule at a time; the
- * project's rule file; and every saved real page of ../shared/data/pages
+ * project's rule file, with a case for each rule corrected against the npm
+ * reference; and every saved real page of ../shared/data/pages
  * (skipped when absent): no crash, the meta generators the manifests list
  * detected, and the time per page.
  */
@@ -213,6 +214,19 @@ static void test_input_from_page(void)
 	CU_ASSERT_STRING_EQUAL(in.scripts[1], "/bare.js");
 	CU_ASSERT_EQUAL(seo_tech_input_from_page(NULL, 0, "", 0, a, &in), 0);
 	CU_ASSERT_EQUAL(in.n_meta + in.n_scripts + in.n_cookies, 0);
+	/* tags past the HTML the patterns search are still read */
+	{
+		static const char tail[] = "<script src=\"/late.js\"></script>";
+		size_t big = SEO_TECH_HTML_MAX + 100;
+		char *buf = malloc(big + sizeof(tail));
+		CU_ASSERT_FATAL(buf != NULL);
+		memset(buf, ' ', big);
+		memcpy(buf + big, tail, sizeof(tail));
+		CU_ASSERT_EQUAL(seo_tech_input_from_page(NULL, 0, buf, strlen(buf), a, &in), 0);
+		CU_ASSERT_EQUAL_FATAL(in.n_scripts, 1);
+		CU_ASSERT_STRING_EQUAL(in.scripts[0], "/late.js");
+		free(buf);
+	}
 	seo_arena_free(a);
 }
 
@@ -342,6 +356,107 @@ static void test_project_page(void)
 	seo_arena_free(a);
 }
 
+/*
+ * Rules corrected against the npm reference (docs/benchmarks.md, realtime):
+ * a page fragment, a technology and the level it must get (0: absent),
+ * with the version when one is expected.
+ */
+static const struct {
+	const char *html, *tech;
+	int level;
+	const char *version;
+} fixed[] = {
+	/* WordPress: another site's uploads are no evidence; own theme assets
+	 * and Jetpack's image CDN are */
+	{"<div style=\"background:url(https://other.test/wp-content/uploads/a.png)\">",
+	 "WordPress", 0, NULL},
+	{"<img src=\"https://s.test/wp-content/themes/t/logo.png\">", "WordPress",
+	 SEO_TECH_HIGH, NULL},
+	{"<link itemprop=image href=\"https://i0.wp.com/s.test/a.jpg\">", "WordPress",
+	 SEO_TECH_MEDIUM, NULL},
+	/* Drupal: a link to another Drupal site's files is not; theme assets are */
+	{"<a href=\"https://other.gov/sites/default/files/plan.pdf\">plan</a>", "Drupal", 0, NULL},
+	{"<link rel=stylesheet href=\"/sites/all/themes/t/style.css\">", "Drupal",
+	 SEO_TECH_HIGH, NULL},
+	/* jQuery: fingerprinted builds, and plugins, which need it */
+	{"<script src=\"/static/js/jquery.min.f9c7afd05729.js\"></script>", "jQuery",
+	 SEO_TECH_HIGH, NULL},
+	{"<script src=\"/js/jquery-3.5.1.min.dc5e7f18c8.js\"></script>", "jQuery",
+	 SEO_TECH_HIGH, "3.5.1"},
+	{"<script src=\"/js/jquery.magnific-popup.min.js\"></script>", "jQuery",
+	 SEO_TECH_MEDIUM, NULL},
+	{"<script src=\"/js/app.js\"></script>", "jQuery", 0, NULL},
+	{"<script src=\"/js/jquery-ui-1.8.18_cycle.custom.min.js\"></script>", "jQuery UI",
+	 SEO_TECH_HIGH, "1.8.18"},
+	{"<script src=\"/js/vendor/bootstrap.min.c5b5b2fa19bd.js\"></script>", "Bootstrap",
+	 SEO_TECH_HIGH, NULL},
+	/* comScore's other host; Facebook's pixel without script */
+	{"<script src=\"http://b.scorecardresearch.com/beacon.js\"></script>", "comScore",
+	 SEO_TECH_HIGH, NULL},
+	{"<noscript><img src=\"https://www.facebook.com/tr?id=1&ev=PageView\"></noscript>",
+	 "Facebook Pixel", SEO_TECH_HIGH, NULL},
+	/* the payment icons of a Shopify theme */
+	{"<svg aria-labelledby=\"pi-apple_pay\"></svg>", "Apple Pay", SEO_TECH_HIGH, NULL},
+	{"<svg aria-labelledby=\"pi-google_pay\"></svg>", "Google Pay", SEO_TECH_HIGH, NULL},
+	{"<svg aria-labelledby=\"pi-paypal\"></svg>", "PayPal", SEO_TECH_HIGH, NULL},
+	{"<svg aria-labelledby=\"pi-shopify_pay\"></svg>", "Shop Pay", SEO_TECH_HIGH, NULL},
+	{"<svg aria-labelledby=\"pi-shopify_pay\"></svg>", "Shopify", SEO_TECH_HIGH, NULL},
+	{"<link rel=\"preconnect\" href=\"//cdn.jsdelivr.net\">", "jsDelivr", SEO_TECH_HIGH, NULL},
+	{"<style>.chip{--tw-bg-opacity: 1}</style>", "Tailwind CSS", SEO_TECH_HIGH, NULL},
+	/* a library a loader script inserts, also JSON-escaped */
+	{"<script>s.src='https://ajax.googleapis.com/ajax/libs/webfont/1/webfont.js'</script>",
+	 "Google Hosted Libraries", SEO_TECH_HIGH, NULL},
+	{"<script>var c={\"wf\":\"https:\\/\\/ajax.googleapis.com\\/ajax\\/libs\\/x.js\"}</script>",
+	 "Google Hosted Libraries", SEO_TECH_HIGH, NULL},
+	/* a privacy policy on force.com is no Salesforce on the page */
+	{"<a href=\"http://cbsi.force.com/CBSi/privacy\">Privacy</a>", "Salesforce", 0, NULL},
+	/* Adobe's tag manager and its predecessor */
+	{"<script src=\"//assets.adobedtm.com/71dc/satelliteLib-1771.js\"></script>",
+	 "Adobe Dynamic Tag Management", SEO_TECH_HIGH, NULL},
+	{"<script src=\"//assets.adobedtm.com/71dc/satelliteLib-1771.js\"></script>",
+	 "Adobe Experience Platform Launch", 0, NULL},
+	{"<script src=\"//assets.adobedtm.com/launch-EN0368.min.js\"></script>",
+	 "Adobe Experience Platform Launch", SEO_TECH_HIGH, NULL},
+	/* PHP: the site's own .php URLs, not another site's */
+	{"<a href=\"/rss/aktuell.php\">RSS</a>", "PHP", SEO_TECH_MEDIUM, NULL},
+	{"<a href=\"../../teil1/teil1.php\">1</a>", "PHP", SEO_TECH_MEDIUM, NULL},
+	{"<a href=\"https://www.facebook.com/sharer/sharer.php?u=x\">share</a>", "PHP", 0, NULL},
+	{"<a data-nav=\"13-nav:http://puzzles.test/index.php\">P</a>", "PHP", 0, NULL},
+	/* CMSs whose generator the reference knew and we did not */
+	{"<meta name=\"generator\" content=\"Koken 0.22.24\">", "Koken", SEO_TECH_DEFINITE,
+	 "0.22.24"},
+	{"<meta name=\"generator\" content=\"Koken 0.22.24\">", "PHP", SEO_TECH_DEFINITE, NULL},
+	{"<meta name=\"generator\" content=\"eZ Platform powered by Netgen\">", "Ibexa DXP",
+	 SEO_TECH_DEFINITE, NULL},
+	{"<meta name=\"generator\" content=\"eZ Platform powered by Netgen\">", "Symfony",
+	 SEO_TECH_DEFINITE, NULL},
+};
+
+static void test_project_fixed_rules(void)
+{
+	CU_ASSERT_FATAL(project != NULL);
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		seo_arena *a = seo_arena_new(0);
+		seo_tech_input in;
+		const seo_tech_match *m;
+
+		CU_ASSERT_EQUAL_FATAL(seo_tech_input_from_page(NULL, 0, fixed[i].html,
+							       strlen(fixed[i].html), a, &in), 0);
+		detect(project, &in, a);
+		m = match(fixed[i].tech);
+		if (level(fixed[i].tech) != fixed[i].level)
+			fprintf(stderr, "\ncase %zu: %s at level %d, not %d\n", i, fixed[i].tech,
+				level(fixed[i].tech), fixed[i].level);
+		CU_ASSERT_EQUAL(level(fixed[i].tech), fixed[i].level);
+		if (fixed[i].version != NULL) {
+			CU_ASSERT_PTR_NOT_NULL(m != NULL ? m->version : NULL);
+			if (m != NULL && m->version != NULL)
+				CU_ASSERT_STRING_EQUAL(m->version, fixed[i].version);
+		}
+		seo_arena_free(a);
+	}
+}
+
 /* ---- the saved real pages ---------------------------------------------- */
 
 /* Meta generator prefixes of the manifests and what they must give. */
@@ -463,6 +578,7 @@ int main(void)
 	CU_add_test(s, "malformed rule files", test_malformed);
 	CU_add_test(s, "the project's rule file", test_project_rules);
 	CU_add_test(s, "a page through the project's rules", test_project_page);
+	CU_add_test(s, "rules corrected against the npm reference", test_project_fixed_rules);
 	CU_add_test(s, "every saved real page", test_real_pages);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -1,12 +1,14 @@
 /*
  * rt-bench: the driver of bench/realtime.sh (docs/benchmarks.md).
  *
- *   rt-bench analyse [--reps N] [--names FILE] PAGE.html...
+ *   rt-bench analyse [--reps N] [--names FILE] [--only NAME] PAGE.html...
  *       Runs page-seo, schema-markup and tech-stack N times (default 20) on
  *       each saved page and prints, per analysis, "NAME<TAB>p50_us<TAB>
  *       p99_us<TAB>pages": percentiles over the pages of each page's median
  *       thread CPU time. FILE receives "PAGE<TAB>tech..." lines, the
- *       technologies tech-stack found.
+ *       technologies tech-stack found. --only runs one of them, or
+ *       html-parse: gumbo's parse alone, as the library's defaults do it
+ *       (malloc, gumbo_destroy_output()), the floor of the page analyses.
  *   rt-bench fetch URL COUNT CONCURRENCY
  *       Fetches URL COUNT times, CONCURRENCY at once, through one fetcher
  *       and prints "pages_per_s<TAB>ok<TAB>failed<TAB>wall_s" (failed: not
@@ -18,6 +20,7 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <gumbo.h>
 
 #include "rt.h"
 #include "seo/errors.h"
@@ -29,8 +32,11 @@ static const rt_header PAGE_HEADERS[] = {{"content-type", "text/html"}};
 /* Relative links resolve against it; the analyses never fetch it. */
 static const char PAGE_URL[] = "https://bench.example/";
 
-enum { AN_SEO, AN_SCHEMA, AN_TECH, AN_COUNT };
-static const char *const AN_NAMES[AN_COUNT] = {"page-seo", "schema-markup", "tech-stack"};
+enum { AN_SEO, AN_SCHEMA, AN_TECH, AN_PARSE, AN_COUNT };
+static const char *const AN_NAMES[AN_COUNT] = {"page-seo", "schema-markup", "tech-stack",
+					       "html-parse"};
+/* What analyse runs unless --only says otherwise. */
+#define AN_DEFAULT ((1u << AN_SEO) | (1u << AN_SCHEMA) | (1u << AN_TECH))
 
 static int die(const char *what)
 {
@@ -115,6 +121,15 @@ static double run_once(int an, const rt_fetch_result *res, const seo_tech_rules 
 		rc = rt_page_seo(&page, &out);
 	} else if (an == AN_SCHEMA) {
 		rc = rt_schema_markup(&page, &out);
+	} else if (an == AN_PARSE) {
+		GumboOptions opts = kGumboDefaultOptions;
+		GumboOutput *g;
+
+		opts.max_errors = 0;
+		g = gumbo_parse_with_options(&opts, res->body, res->body_len);
+		rc = g == NULL ? SEO_ENOMEM : 0;
+		if (g != NULL)
+			gumbo_destroy_output(&opts, g);
 	} else {
 		a = seo_arena_new(0);
 		rc = a == NULL ? SEO_ENOMEM : rt_tech_stack("bench.example", res, rules, a, &out);
@@ -142,20 +157,29 @@ static int write_names(FILE *f, const char *path, const json_t *stack)
 static int cmd_analyse(int argc, char **argv)
 {
 	const char *names_path = NULL;
+	unsigned run = AN_DEFAULT;
 	long reps = 20;
 	int i = 0;
 
 	for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
-		if (strcmp(argv[i], "--reps") == 0)
+		if (strcmp(argv[i], "--reps") == 0) {
 			reps = strtol(argv[i + 1], NULL, 10);
-		else if (strcmp(argv[i], "--names") == 0)
+		} else if (strcmp(argv[i], "--names") == 0) {
 			names_path = argv[i + 1];
-		else
+		} else if (strcmp(argv[i], "--only") == 0) {
+			run = 0;
+			for (int an = 0; an < AN_COUNT; an++)
+				if (strcmp(argv[i + 1], AN_NAMES[an]) == 0)
+					run = 1u << an;
+			if (run == 0)
+				return die("unknown analysis");
+		} else {
 			return die("unknown option");
+		}
 	}
 	size_t n_pages = (size_t)(argc - i);
 	if (n_pages == 0 || reps < 1)
-		return die("usage: rt-bench analyse [--reps N] [--names FILE] PAGE...");
+		return die("usage: rt-bench analyse [--reps N] [--names FILE] [--only NAME] PAGE...");
 
 	char path[4096], err[256] = "";
 	seo_tech_rules *rules = NULL;
@@ -181,6 +205,8 @@ static int cmd_analyse(int argc, char **argv)
 		for (int an = 0; an < AN_COUNT && rc == 0; an++) {
 			json_t *stack = NULL;
 
+			if (!(run & (1u << an)))
+				continue;
 			/* one untimed run warms the caches and gives the names */
 			rc |= run_once(an, &res, rules, &stack) < 0;
 			if (an == AN_TECH && names != NULL && rc == 0)
@@ -196,7 +222,7 @@ static int cmd_analyse(int argc, char **argv)
 	if (names != NULL && fclose(names) != 0)
 		rc = 1;
 	for (int an = 0; an < AN_COUNT; an++) {
-		if (rc == 0)
+		if (rc == 0 && (run & (1u << an)))
 			printf("%s\t%.1f\t%.1f\t%zu\n", AN_NAMES[an], percentile(med[an], n_pages, 50),
 			       percentile(med[an], n_pages, 99), n_pages);
 		free(med[an]);

@@ -177,8 +177,8 @@ int main(int argc, char **argv)
 	       "\"anchors\": %llu, \"captures\": %llu, \"records\": %llu, "
 	       "\"malformed\": %llu, \"edge_bytes\": %llu, "
 	       "\"bytes_per_edge\": %.3f, \"index_bytes\": %llu, "
-	       "\"runs_spilled\": %llu, \"seconds\": %.3f, "
-	       "\"edges_per_second\": %.0f}\n",
+	       "\"runs_spilled\": %llu, \"platform_domains\": %llu, "
+	       "\"seconds\": %.3f, \"edges_per_second\": %.0f}\n",
 	       opts.out_dir, opts.release, (unsigned long long)st.domains,
 	       (unsigned long long)st.domain_edges,
 	       (unsigned long long)st.links, (unsigned long long)st.urls,
@@ -188,7 +188,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.malformed,
 	       (unsigned long long)st.edge_bytes, st.bytes_per_edge,
 	       (unsigned long long)st.index_bytes,
-	       (unsigned long long)st.runs_spilled, st.seconds,
+	       (unsigned long long)st.runs_spilled,
+	       (unsigned long long)st.platform_domains, st.seconds,
 	       st.seconds > 0 ? (double)st.domain_edges / st.seconds : 0.0);
 	status = 0;
 out:

@@ -1,9 +1,9 @@
 /*
  * seoctl: the operator CLI (../shared/CONTRACT.md). Talks to PostgreSQL
  * directly (SEO_PG_URL, else the local cluster of ./seo) through the acct
- * library. Prints one JSON object on stdout and exits 0; on failure prints
- * {"error": CODE, "message": TEXT} on stderr and exits 1 (2 for a bad
- * command line).
+ * library and seo/pg.h. Prints one JSON object on stdout and exits 0; on
+ * failure prints {"error": CODE, "message": TEXT} on stderr and exits 1
+ * (2 for a bad command line).
  */
 #include <errno.h>
 #include <limits.h>
@@ -16,6 +16,7 @@
 
 #include "acct.h"
 #include "seo/errors.h"
+#include "seo/pg.h"
 
 #define MAX_OPTS 4
 #define EXIT_FAILED 1
@@ -159,6 +160,7 @@ static int website_policy(PGconn *db, const char *const *v, json_t *out,
 	return rc;
 }
 
+/* svc-account's migrations; svc-realtime applies its own when it starts. */
 static int migrate(PGconn *db, const char *const *v, json_t *out,
 		   acct_err *err)
 {
@@ -324,7 +326,7 @@ int main(int argc, char **argv)
 	if (status != 0)
 		return status;
 
-	db = PQconnectdb(acct_pg_url());
+	db = PQconnectdb(seo_pg_url());
 	if (PQstatus(db) != CONNECTION_OK) {
 		char msg[256];
 

@@ -103,10 +103,11 @@ typedef struct seo_tech_input {
 
 /*
  * Fills `in` from a fetched page: `headers` as given, cookies from its
- * Set-Cookie headers, meta tags and script sources found in the first
- * SEO_TECH_HTML_MAX bytes of `html` (a light tag scanner, no parser), and
- * the HTML itself. Arrays live on `a`; strings point into the inputs or
- * `a`. Returns 0 or SEO_ENOMEM.
+ * Set-Cookie headers, meta tags and script sources found anywhere in
+ * `html` (a light tag scanner, no parser), and the HTML itself, of which
+ * seo_tech_detect() searches the first SEO_TECH_HTML_MAX bytes. Arrays
+ * live on `a`; strings point into the inputs or `a`. Returns 0 or
+ * SEO_ENOMEM.
  */
 int seo_tech_input_from_page(const seo_tech_kv *headers, size_t n_headers,
 			     const char *html, size_t html_len, seo_arena *a,
