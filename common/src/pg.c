@@ -34,14 +34,14 @@
 static const struct {
 	seo_cfg var;
 	const char *prefix;
-	const char *exe_relative[2];
+	const char *exe_relative[3];
 } sets[SEO__PG_SET_COUNT] = {
 	[SEO_PG_ACCOUNT] = {SEO_CFG_MIGRATIONS_DIR, "",
 			    {"../../svc-account/migrations",
-			     "../share/seo/migrations"}},
+			     "../share/seo/migrations", NULL}},
 	[SEO_PG_REALTIME] = {SEO_CFG_REALTIME_MIGRATIONS_DIR, "rt_",
 			     {"../../svc-realtime/migrations",
-			      "../share/seo/realtime-migrations"}},
+			      "../share/seo/realtime-migrations", NULL}},
 };
 
 static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
@@ -294,35 +294,10 @@ int seo_pg_migrate(PGconn *db, seo_pg_set set, const char *dir, int *applied,
 	return rc;
 }
 
-static int is_dir(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int seo_pg_migrations_dir(seo_pg_set set, char *out, size_t n)
 {
-	const char *env = seo_config(sets[set].var);
-	char exe[PATH_MAX];
-	ssize_t len;
-	char *slash;
-
-	if (env[0] != '\0')
-		return (size_t)snprintf(out, n, "%s", env) < n ? 0 : SEO_ETOOBIG;
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len < 0)
-		return SEO_ENOTFOUND;
-	exe[len] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	for (size_t i = 0; i < 2; i++)
-		if ((size_t)snprintf(out, n, "%s/%s", exe,
-				     sets[set].exe_relative[i]) < n &&
-		    is_dir(out))
-			return 0;
-	return SEO_ENOTFOUND;
+	return seo_data_path(seo_config(sets[set].var), sets[set].exe_relative,
+			     out, n);
 }
 
 const char *seo_pg_migrations_var(seo_pg_set set)

@@ -27,6 +27,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/util.h"
 
 /* The spec's categories: the only ones a rule may name. */
 static const char *const categories[] = {
@@ -596,28 +597,13 @@ out:
 static const char *const exe_relative[] = {
 	"../../data/tech/rules.json",   /* build/bin, build/tests */
 	"../share/seo/tech/rules.json", /* an installed tree */
+	NULL,
 };
 
 int seo_tech_rules_path(char *out, size_t n)
 {
-	const char *env = seo_config(SEO_CFG_TECH_RULES);
-	char exe[PATH_MAX];
-	ssize_t len;
-	char *slash;
-
-	if (env[0] != '\0')
-		return (size_t)snprintf(out, n, "%s", env) < n ? 0 : SEO_ETOOBIG;
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len < 0)
-		return SEO_ENOTFOUND;
-	exe[len] = '\0';
-	if ((slash = strrchr(exe, '/')) != NULL)
-		*slash = '\0';
-	for (size_t i = 0; i < sizeof(exe_relative) / sizeof(exe_relative[0]); i++)
-		if ((size_t)snprintf(out, n, "%s/%s", exe, exe_relative[i]) < n &&
-		    access(out, R_OK) == 0)
-			return 0;
-	return SEO_ENOTFOUND;
+	return seo_data_path(seo_config(SEO_CFG_TECH_RULES), exe_relative, out,
+			     n);
 }
 
 size_t seo_tech_rules_count(const seo_tech_rules *r)

@@ -1,8 +1,11 @@
 #include "seo/util.h"
 #include "seo/errors.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -89,4 +92,27 @@ int seo_random_string(char *out, size_t n, const char *alphabet)
 	}
 	out[n] = '\0';
 	return 0;
+}
+
+int seo_data_path(const char *configured, const char *const *beside_exe,
+		  char *out, size_t n)
+{
+	char exe[PATH_MAX];
+	ssize_t len;
+	char *slash;
+
+	if (configured != NULL && configured[0] != '\0')
+		return (size_t)snprintf(out, n, "%s", configured) < n
+			       ? 0 : SEO_ETOOBIG;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len < 0)
+		return SEO_ENOTFOUND;
+	exe[len] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	for (; *beside_exe != NULL; beside_exe++)
+		if ((size_t)snprintf(out, n, "%s/%s", exe, *beside_exe) < n &&
+		    access(out, R_OK) == 0)
+			return 0;
+	return SEO_ENOTFOUND;
 }

@@ -34,6 +34,16 @@ int seo_secure_streq(const char *a, const char *b);
  */
 int seo_random_string(char *out, size_t n, const char *alphabet);
 
+/*
+ * Where a data file or directory the process reads is: `configured` (a
+ * configuration value) when not empty, else the first of the
+ * NULL-terminated `beside_exe`, paths relative to the running executable's
+ * directory, that exists. Writes it to `out` (`n` bytes). Returns 0,
+ * SEO_ETOOBIG when it does not fit, SEO_ENOTFOUND when none exists.
+ */
+int seo_data_path(const char *configured, const char *const *beside_exe,
+		  char *out, size_t n);
+
 /* Alphabets for seo_random_string(). */
 #define SEO_ALPHANUM "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 #define SEO_URLSAFE SEO_ALPHANUM "-_"
