@@ -1,11 +1,15 @@
 /*
- * html.c: what the analysers share over gumbo's tree: the parse, the
+ * html.c: what the analysers share over MyHTML's tree: the parse, the
  * walk, text extraction and JSON-LD script blocks.
  *
  * The parse is nearly all of an analysis's time (docs/benchmarks.md,
- * "realtime"): gumbo is given the analysis's arena as its allocator, so
- * that its many small allocations are bump allocations and the tree is
- * freed with the arena, without a walk to destroy it.
+ * "realtime"). A MyHTML instance and tree cost more to make (about 1 ms
+ * and 1 MiB) than a typical page costs to parse, so parsers are pooled:
+ * a parse takes an idle one, and rt__html_free() cleans it and gives it
+ * back. MyHTML keeps the memory of its largest parse across cleans, so a
+ * parser that read a page above KEEP_MAX is destroyed instead, and at
+ * most POOL_MAX wait idle (parses are short and CPU-bound: about as many
+ * run at once as there are cores, whatever the handler threads).
  */
 #include "rt_int.h"
 
@@ -13,6 +17,7 @@
 #include "seo/log.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,36 +47,101 @@ void rt__sb_add(rt__sbuf *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
-static void *tree_alloc(void *ud, size_t n)
-{
-	void *p = seo_arena_alloc(ud, n);
+/* A parser keeps about 6 MB after pages of up to 1 MiB (2 MB up to
+ * 128 KiB; measured on the saved pages), more after larger ones: those
+ * parsers are not kept. */
+#define KEEP_MAX (1024 * 1024)
+#define POOL_MAX 8
 
-	/* gumbo cannot fail an allocation (its own malloc default would
-	 * crash on NULL) */
-	if (p == NULL) {
-		log_error("out of memory parsing a page");
-		abort();
+struct rt__html {
+	myhtml_t *mh;
+	myhtml_tree_t *tree;
+	size_t len;            /* bytes of the page parsed */
+	struct rt__html *next; /* in the idle pool */
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static rt__html *pool; /* idle parsers, clean */
+static unsigned pool_len;
+
+static void parser_free(rt__html *h)
+{
+	if (h == NULL)
+		return;
+	myhtml_tree_destroy(h->tree);
+	myhtml_destroy(h->mh);
+	free(h);
+}
+
+static rt__html *parser_new(void)
+{
+	rt__html *h = calloc(1, sizeof(*h));
+	myhtml_tree_t *tree;
+
+	if (h == NULL)
+		return NULL;
+	if ((h->mh = myhtml_create()) == NULL ||
+	    myhtml_init(h->mh, MyHTML_OPTIONS_PARSE_MODE_SINGLE, 1, 0) != MyHTML_STATUS_OK ||
+	    (tree = myhtml_tree_create()) == NULL) {
+		parser_free(h);
+		return NULL;
 	}
-	return p;
+	/* a tree whose init failed half-way cannot be destroyed (its
+	 * destructor follows the pointers init did not set): it is lost,
+	 * which only happens when memory is exhausted */
+	if (myhtml_tree_init(tree, h->mh) != MyHTML_STATUS_OK) {
+		parser_free(h);
+		return NULL;
+	}
+	h->tree = tree;
+	return h;
 }
 
-static void tree_free(void *ud, void *p)
+int rt__html_parse(const char *html, size_t len, rt__html **out)
 {
-	(void)ud;
-	(void)p;
+	rt__html *h;
+	mystatus_t st;
+
+	pthread_mutex_lock(&pool_lock);
+	if ((h = pool) != NULL) {
+		pool = h->next;
+		pool_len--;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (h == NULL && (h = parser_new()) == NULL)
+		return SEO_ENOMEM;
+	h->len = len;
+	st = myhtml_parse(h->tree, MyENCODING_UTF_8, html, len);
+	if (st != MyHTML_STATUS_OK) {
+		log_error("html parse failed: myhtml status 0x%x", (unsigned)st);
+		parser_free(h);
+		return SEO_ENOMEM;
+	}
+	*out = h;
+	return 0;
 }
 
-int rt__html_parse(const char *html, size_t len, seo_arena *a, GumboOutput **out)
+void rt__html_free(rt__html *h)
 {
-	GumboOptions opts = kGumboDefaultOptions;
+	if (h == NULL)
+		return;
+	if (h->len <= KEEP_MAX) {
+		myhtml_tree_clean(h->tree);
+		pthread_mutex_lock(&pool_lock);
+		if (pool_len < POOL_MAX) {
+			h->next = pool;
+			pool = h;
+			pool_len++;
+			h = NULL;
+		}
+		pthread_mutex_unlock(&pool_lock);
+	}
+	parser_free(h);
+}
 
-	opts.allocator = tree_alloc;
-	opts.deallocator = tree_free;
-	opts.userdata = a;
-	/* parse errors are not reported; recording them costs time */
-	opts.max_errors = 0;
-	*out = gumbo_parse_with_options(&opts, html, len);
-	return *out != NULL ? 0 : SEO_ENOMEM;
+myhtml_tree_t *rt__html_tree(const rt__html *h)
+{
+	return h->tree;
 }
 
 /* 1 when code point `cp` is a letter of "ld+json" in either case. */
@@ -119,39 +189,60 @@ int rt__may_hold_json_ld(const char *html, size_t len)
 	return 0;
 }
 
-const char *rt__attr(const GumboElement *e, const char *name)
+const char *rt__attr(myhtml_tree_node_t *e, const char *name)
 {
-	const GumboAttribute *a = gumbo_get_attribute(&e->attributes, name);
+	size_t n = strlen(name), klen;
 
-	return a ? a->value : NULL;
+	for (myhtml_tree_attr_t *at = myhtml_node_attribute_first(e); at != NULL;
+	     at = myhtml_attribute_next(at)) {
+		const char *k = myhtml_attribute_key(at, &klen);
+
+		if (klen == n && memcmp(k, name, n) == 0) {
+			const char *v = myhtml_attribute_value(at, NULL);
+
+			/* MyHTML keeps no text for an empty value */
+			return v != NULL ? v : "";
+		}
+	}
+	return NULL;
 }
 
-void rt__text_of(const GumboNode *n, rt__sbuf *b, int depth)
+/* 1 for an element: not a text, comment, doctype or document node. */
+static int is_element(myhtml_tree_node_t *n)
 {
-	if (n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE ||
-	    n->type == GUMBO_NODE_CDATA) {
-		rt__sb_add(b, n->v.text.text, strlen(n->v.text.text));
+	myhtml_tag_id_t t = myhtml_node_tag_id(n);
+
+	return t != MyHTML_TAG__TEXT && t != MyHTML_TAG__COMMENT && t != MyHTML_TAG__DOCTYPE &&
+	       t != MyHTML_TAG__UNDEF;
+}
+
+void rt__text_of(myhtml_tree_node_t *n, rt__sbuf *b, int depth)
+{
+	if (myhtml_node_tag_id(n) == MyHTML_TAG__TEXT) {
+		size_t len;
+		const char *s = myhtml_node_text(n, &len);
+
+		if (s != NULL)
+			rt__sb_add(b, s, len);
 		return;
 	}
-	if (n->type != GUMBO_NODE_ELEMENT || depth > TEXT_DEPTH_MAX)
+	if (!is_element(n) || depth > TEXT_DEPTH_MAX)
 		return;
-	for (unsigned i = 0; i < n->v.element.children.length; i++) {
-		const GumboNode *c = n->v.element.children.data[i];
-
+	for (myhtml_tree_node_t *c = myhtml_node_child(n); c != NULL; c = myhtml_node_next(c)) {
 		/* a space between elements keeps their words apart */
-		if (c->type == GUMBO_NODE_ELEMENT)
+		if (is_element(c))
 			rt__sb_add(b, " ", 1);
 		rt__text_of(c, b, depth + 1);
 	}
 }
 
 typedef struct frame {
-	const GumboNode *n;
-	unsigned next;
+	myhtml_tree_node_t *n;    /* the element */
+	myhtml_tree_node_t *next; /* its next child to visit */
 	unsigned flags;
 } frame;
 
-int rt__html_walk(const GumboNode *root, const rt__html_visitor *v)
+int rt__html_walk(myhtml_tree_node_t *root, const rt__html_visitor *v)
 {
 	size_t cap = 64, top = 0;
 	frame *st = malloc(cap * sizeof(*st));
@@ -159,27 +250,28 @@ int rt__html_walk(const GumboNode *root, const rt__html_visitor *v)
 
 	if (st == NULL)
 		return SEO_ENOMEM;
-	st[top++] = (frame){root, 0, 0};
+	st[top++] = (frame){root, myhtml_node_child(root), 0};
 	while (top > 0) {
 		frame *f = &st[top - 1];
-		const GumboVector *kids = &f->n->v.element.children;
-		const GumboNode *c;
+		myhtml_tree_node_t *c = f->next;
 		unsigned flags = f->flags;
 
-		if (f->next == kids->length) {
+		if (c == NULL) {
 			if (top > 1 && v->leave)
 				v->leave(v->ud, f->n);
 			top--;
 			continue;
 		}
-		c = kids->data[f->next++];
-		if (c->type == GUMBO_NODE_TEXT || c->type == GUMBO_NODE_WHITESPACE ||
-		    c->type == GUMBO_NODE_CDATA) {
-			if (v->text)
-				v->text(v->ud, c, f->flags);
+		f->next = myhtml_node_next(c);
+		if (myhtml_node_tag_id(c) == MyHTML_TAG__TEXT) {
+			size_t len;
+			const char *s = myhtml_node_text(c, &len);
+
+			if (v->text && s != NULL)
+				v->text(v->ud, s, len, f->flags);
 			continue;
 		}
-		if (c->type != GUMBO_NODE_ELEMENT && c->type != GUMBO_NODE_TEMPLATE)
+		if (!is_element(c))
 			continue;
 		rc = v->enter(v->ud, c, &flags);
 		if (rc < 0)
@@ -200,19 +292,19 @@ int rt__html_walk(const GumboNode *root, const rt__html_visitor *v)
 			st = ns;
 			cap *= 2;
 		}
-		st[top++] = (frame){c, 0, flags};
+		st[top++] = (frame){c, myhtml_node_child(c), flags};
 	}
 out:
 	free(st);
 	return rc;
 }
 
-int rt__is_json_ld(const GumboElement *e)
+int rt__is_json_ld(myhtml_tree_node_t *e)
 {
 	static const char mime[] = "application/ld+json";
 	const char *t;
 
-	if (e->tag != GUMBO_TAG_SCRIPT || (t = rt__attr(e, "type")) == NULL)
+	if (myhtml_node_tag_id(e) != MyHTML_TAG_SCRIPT || (t = rt__attr(e, "type")) == NULL)
 		return 0;
 	while (isspace((unsigned char)*t))
 		t++;
@@ -266,7 +358,7 @@ static void blank_wrappers(char *s, size_t len)
 	}
 }
 
-int rt__json_ld_load(const GumboNode *script, json_t **out, json_error_t *err)
+int rt__json_ld_load(myhtml_tree_node_t *script, json_t **out, json_error_t *err)
 {
 	rt__sbuf b = {0};
 	int rc = SEO_ENOMEM;

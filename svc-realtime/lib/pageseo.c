@@ -1,6 +1,6 @@
 /*
  * pageseo.c: the page SEO audit object, from one parse and one walk over
- * gumbo's HTML5 tree, both on one arena per analysis.
+ * MyHTML's HTML5 tree.
  *
  * Reading rules where the spec is silent: the first <title> and the first
  * meta of each name win; lengths count Unicode code points of the text
@@ -18,7 +18,6 @@
 #include "seo/errors.h"
 
 #include <ctype.h>
-#include <gumbo.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,10 +30,10 @@
 /* What the walk collects before the JSON is built. */
 typedef struct audit {
 	const rt_page *page;
-	seo_arena *a;      /* the tree and everything else temporary */
+	seo_arena *a;      /* what the audit needs while it runs */
 	const char *base;  /* <base href> or the final URL */
 	const char *host;  /* lowercase host of the base, without "www." */
-	GumboNode *title;
+	myhtml_tree_node_t *title;
 	const char *description, *canonical, *robots, *viewport, *lang;
 	const char *meta_lang, *favicon;
 	const char *og[5], *twitter_card, *twitter_title;
@@ -95,7 +94,7 @@ static size_t utf8_chars(const char *s)
 
 /* The collapsed text of `n` as a new JSON string (NULL when out of
  * memory). */
-static json_t *text_json(const GumboNode *n)
+static json_t *text_json(myhtml_tree_node_t *n)
 {
 	rt__sbuf b = {0};
 	json_t *j;
@@ -180,7 +179,7 @@ static void count_link(audit *au, const char *href)
 		au->external++;
 }
 
-static void on_meta(audit *au, const GumboElement *e)
+static void on_meta(audit *au, myhtml_tree_node_t *e)
 {
 	const char *name = rt__attr(e, "name"), *prop = rt__attr(e, "property");
 	const char *content = rt__attr(e, "content"), *equiv = rt__attr(e, "http-equiv");
@@ -208,7 +207,7 @@ static void on_meta(audit *au, const GumboElement *e)
 				au->og[i] = content;
 }
 
-static int on_link(audit *au, const GumboElement *e)
+static int on_link(audit *au, myhtml_tree_node_t *e)
 {
 	const char *rel = rt__attr(e, "rel"), *href = rt__attr(e, "href");
 	const char *hl = rt__attr(e, "hreflang");
@@ -234,7 +233,7 @@ static int on_link(audit *au, const GumboElement *e)
 }
 
 /* Malformed blocks are left out here; schema-markup reports them. */
-static int on_json_ld(audit *au, const GumboNode *n)
+static int on_json_ld(audit *au, myhtml_tree_node_t *n)
 {
 	json_error_t err;
 	json_t *j = NULL, *v;
@@ -254,27 +253,27 @@ static int on_json_ld(audit *au, const GumboNode *n)
 }
 
 /* Elements whose boundaries do not split a word ("foo<b>bar</b>"). */
-static int inline_tag(GumboTag t)
+static int inline_tag(myhtml_tag_id_t t)
 {
 	switch (t) {
-	case GUMBO_TAG_A: case GUMBO_TAG_ABBR: case GUMBO_TAG_B:
-	case GUMBO_TAG_BDI: case GUMBO_TAG_BDO: case GUMBO_TAG_CITE:
-	case GUMBO_TAG_CODE: case GUMBO_TAG_DFN: case GUMBO_TAG_EM:
-	case GUMBO_TAG_I: case GUMBO_TAG_KBD: case GUMBO_TAG_MARK:
-	case GUMBO_TAG_Q: case GUMBO_TAG_S: case GUMBO_TAG_SAMP:
-	case GUMBO_TAG_SMALL: case GUMBO_TAG_SPAN: case GUMBO_TAG_STRONG:
-	case GUMBO_TAG_SUB: case GUMBO_TAG_SUP: case GUMBO_TAG_TIME:
-	case GUMBO_TAG_U: case GUMBO_TAG_VAR: case GUMBO_TAG_FONT:
+	case MyHTML_TAG_A: case MyHTML_TAG_ABBR: case MyHTML_TAG_B:
+	case MyHTML_TAG_BDI: case MyHTML_TAG_BDO: case MyHTML_TAG_CITE:
+	case MyHTML_TAG_CODE: case MyHTML_TAG_DFN: case MyHTML_TAG_EM:
+	case MyHTML_TAG_I: case MyHTML_TAG_KBD: case MyHTML_TAG_MARK:
+	case MyHTML_TAG_Q: case MyHTML_TAG_S: case MyHTML_TAG_SAMP:
+	case MyHTML_TAG_SMALL: case MyHTML_TAG_SPAN: case MyHTML_TAG_STRONG:
+	case MyHTML_TAG_SUB: case MyHTML_TAG_SUP: case MyHTML_TAG_TIME:
+	case MyHTML_TAG_U: case MyHTML_TAG_VAR: case MyHTML_TAG_FONT:
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-static void count_words(audit *au, const char *s)
+static void count_words(audit *au, const char *s, size_t len)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
 
 		if (isspace(c)) {
 			au->in_word = 0;
@@ -290,77 +289,79 @@ static void count_words(audit *au, const char *s)
 
 #define VISIBLE 1u /* walk flag: inside <body>, outside script and style */
 
-static int on_element(void *ud, const GumboNode *c, unsigned *flags)
+static int on_element(void *ud, myhtml_tree_node_t *e, unsigned *flags)
 {
 	audit *au = ud;
-	const GumboElement *e = &c->v.element;
+	myhtml_tag_id_t tag = myhtml_node_tag_id(e);
+	const char *href;
 	int rc = 0;
 
-	if (e->tag == GUMBO_TAG_BODY)
+	switch (tag) {
+	case MyHTML_TAG_BODY:
 		*flags |= VISIBLE;
-	switch (e->tag) {
-	case GUMBO_TAG_TITLE:
+		break;
+	case MyHTML_TAG_TITLE:
 		/* an <svg><title> is not the document's */
-		if (!au->title && e->tag_namespace == GUMBO_NAMESPACE_HTML)
-			au->title = (GumboNode *)c;
+		if (!au->title && myhtml_node_namespace(e) == MyHTML_NAMESPACE_HTML)
+			au->title = e;
 		*flags &= ~VISIBLE;
 		break;
-	case GUMBO_TAG_META:
+	case MyHTML_TAG_META:
 		on_meta(au, e);
 		break;
-	case GUMBO_TAG_LINK:
+	case MyHTML_TAG_LINK:
 		rc = on_link(au, e);
 		break;
-	case GUMBO_TAG_H1:
-	case GUMBO_TAG_H2: {
-		json_t *t = text_json(c);
+	case MyHTML_TAG_H1:
+	case MyHTML_TAG_H2: {
+		json_t *t = text_json(e);
 
-		if (t == NULL || json_array_append_new(e->tag == GUMBO_TAG_H1 ? au->h1 : au->h2, t) != 0)
+		if (t == NULL || json_array_append_new(tag == MyHTML_TAG_H1 ? au->h1 : au->h2, t) != 0)
 			rc = SEO_ENOMEM;
 		break;
 	}
-	case GUMBO_TAG_H3:
+	case MyHTML_TAG_H3:
 		au->h3++;
 		break;
-	case GUMBO_TAG_IMG:
+	case MyHTML_TAG_IMG:
 		au->images++;
 		if (rt__attr(e, "alt") == NULL)
 			au->missing_alt++;
 		break;
-	case GUMBO_TAG_A:
-		if (rt__attr(e, "href") != NULL)
-			count_link(au, rt__attr(e, "href"));
+	case MyHTML_TAG_A:
+		if ((href = rt__attr(e, "href")) != NULL)
+			count_link(au, href);
 		break;
-	case GUMBO_TAG_SCRIPT:
+	case MyHTML_TAG_SCRIPT:
 		if (rt__is_json_ld(e))
-			rc = on_json_ld(au, c);
+			rc = on_json_ld(au, e);
 		*flags &= ~VISIBLE;
 		break;
-	case GUMBO_TAG_STYLE:
-	case GUMBO_TAG_NOSCRIPT:
-	case GUMBO_TAG_TEMPLATE:
+	case MyHTML_TAG_STYLE:
+	case MyHTML_TAG_NOSCRIPT:
+	case MyHTML_TAG_TEMPLATE:
 		*flags &= ~VISIBLE;
 		break;
 	default:
 		break;
 	}
-	if (!inline_tag(e->tag))
+	if (!inline_tag(tag))
 		au->in_word = 0;
 	return rc;
 }
 
-static void on_leave(void *ud, const GumboNode *n)
+static void on_leave(void *ud, myhtml_tree_node_t *n)
 {
 	audit *au = ud;
 
-	if (!inline_tag(n->v.element.tag))
+	if (!inline_tag(myhtml_node_tag_id(n)))
 		au->in_word = 0;
 }
 
-static void on_text(void *ud, const GumboNode *n, unsigned flags)
+static void on_text(void *ud, const char *s, size_t len, unsigned flags)
 {
 	if (flags & VISIBLE)
-		count_words(ud, n->v.text.text);
+		count_words(ud, s, len);
 }
 
 /* {text, length, optimal} of a title or description. */
@@ -550,7 +551,9 @@ oom:
 
 int rt_page_seo(const rt_page *page, json_t **out)
 {
-	GumboOutput *g;
+	rt__html *h = NULL;
+	myhtml_tree_t *tree;
+	myhtml_tree_node_t *root, *head;
 	audit au;
 	const char *base_href = NULL;
 	char host[256];
@@ -559,30 +562,24 @@ int rt_page_seo(const rt_page *page, json_t **out)
 	memset(&au, 0, sizeof(au));
 	au.page = page;
 	au.base = page->final_url;
-	au.a = seo_arena_new(RT_TREE_ARENA_HINT(page->html_len));
+	au.a = seo_arena_new(0);
 	au.hreflang = json_array();
 	au.h1 = json_array();
 	au.h2 = json_array();
 	au.json_ld = json_array();
 	if (au.a == NULL || !au.hreflang || !au.h1 || !au.h2 || !au.json_ld ||
-	    rt__html_parse(page->html, page->html_len, au.a, &g) != 0)
+	    rt__html_parse(page->html, page->html_len, &h) != 0)
 		goto out;
-	if (g->root->type == GUMBO_NODE_ELEMENT)
-		au.lang = rt__attr(&g->root->v.element, "lang");
+	tree = rt__html_tree(h);
+	if ((root = myhtml_tree_get_node_html(tree)) != NULL)
+		au.lang = rt__attr(root, "lang");
 	/* <base href> changes what relative URLs mean; it must come first */
-	for (unsigned i = 0; i < g->root->v.element.children.length; i++) {
-		const GumboNode *head = g->root->v.element.children.data[i];
-
-		if (head->type != GUMBO_NODE_ELEMENT || head->v.element.tag != GUMBO_TAG_HEAD)
-			continue;
-		for (unsigned k = 0; k < head->v.element.children.length; k++) {
-			const GumboNode *c = head->v.element.children.data[k];
-
-			if (c->type == GUMBO_NODE_ELEMENT && c->v.element.tag == GUMBO_TAG_BASE &&
-			    (base_href = rt__attr(&c->v.element, "href")) != NULL)
-				break;
-		}
-	}
+	head = myhtml_tree_get_node_head(tree);
+	for (myhtml_tree_node_t *c = head ? myhtml_node_child(head) : NULL; c != NULL;
+	     c = myhtml_node_next(c))
+		if (myhtml_node_tag_id(c) == MyHTML_TAG_BASE &&
+		    (base_href = rt__attr(c, "href")) != NULL)
+			break;
 	if (base_href != NULL) {
 		rt_url u;
 
@@ -591,7 +588,8 @@ int rt_page_seo(const rt_page *page, json_t **out)
 	if (href_host(au.base, host, sizeof(host)) != 1)
 		host[0] = '\0';
 	au.host = host;
-	rc = rt__html_walk(g->root, &(rt__html_visitor){on_element, on_leave, on_text, &au});
+	rc = rt__html_walk(myhtml_tree_get_document(tree),
+			   &(rt__html_visitor){on_element, on_leave, on_text, &au});
 	if (rc != 0)
 		goto out;
 	*out = build(&au);
@@ -601,6 +599,7 @@ out:
 	json_decref(au.h1);
 	json_decref(au.h2);
 	json_decref(au.json_ld);
+	rt__html_free(h);
 	seo_arena_free(au.a);
 	return rc;
 }

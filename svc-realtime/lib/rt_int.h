@@ -7,10 +7,8 @@
 
 #include <stddef.h>
 
-#include <gumbo.h>
 #include <jansson.h>
-
-#include "seo/arena.h"
+#include <myhtml/api.h>
 
 /* A growing NUL-terminated string on the heap; the owner free()s s. */
 typedef struct rt__sbuf {
@@ -22,18 +20,28 @@ typedef struct rt__sbuf {
 void rt__sb_add(rt__sbuf *b, const char *s, size_t n);
 
 /*
- * Parses `html` (UTF-8, `len` bytes) with gumbo, every node allocated on
- * `a`: the tree lives as long as the arena and is freed with it
- * (gumbo_destroy_output() must not be called). Parse errors are not
- * recorded. Running out of memory inside gumbo aborts the process, since
- * gumbo cannot fail an allocation. Returns 0 with *out set, or
- * SEO_ENOMEM.
+ * A parsed page: MyHTML's tree of it, on a parser (a MyHTML instance and
+ * its tree) taken from a process-wide pool. The nodes and every string in
+ * them live until rt__html_free(), which cleans the parser and gives it
+ * back (or destroys it: see html.c). Any thread may parse; one rt__html is
+ * used by one thread at a time.
  */
-int rt__html_parse(const char *html, size_t len, seo_arena *a, GumboOutput **out);
+typedef struct rt__html rt__html;
 
-/* First block of the arena of a `len`-byte page's tree: gumbo takes
- * several times the page (5 to 10 on the saved pages). */
-#define RT_TREE_ARENA_HINT(len) (4 * (len) + 4096)
+/*
+ * Parses `html` (UTF-8, `len` bytes; read during the call only) into a new
+ * *out, which the caller frees with rt__html_free(). Parse errors are not
+ * reported. Returns 0, or SEO_ENOMEM when MyHTML reports a failure (its
+ * failure statuses are allocation failures).
+ */
+int rt__html_parse(const char *html, size_t len, rt__html **out);
+
+/* Ends the use of `h` and of everything in its tree; NULL allowed. */
+void rt__html_free(rt__html *h);
+
+/* The tree of `h`, owned by it (myhtml_tree_get_document() and the other
+ * accessors of MyHTML's API read it). */
+myhtml_tree_t *rt__html_tree(const rt__html *h);
 
 /*
  * 0 when `html` cannot hold a JSON-LD block, so that its parse can be
@@ -43,37 +51,40 @@ int rt__html_parse(const char *html, size_t len, seo_arena *a, GumboOutput **out
  */
 int rt__may_hold_json_ld(const char *html, size_t len);
 
-/* Value of attribute `name` of `e`, owned by the gumbo tree, or NULL. */
-const char *rt__attr(const GumboElement *e, const char *name);
+/* Value of the first attribute `name` (lowercase) of element `e`, owned
+ * by the tree: "" when it has no value, NULL when it is absent. */
+const char *rt__attr(myhtml_tree_node_t *e, const char *name);
 
 /* Appends the text under `n` to `b`, a space between elements, with the
  * depth capped. */
-void rt__text_of(const GumboNode *n, rt__sbuf *b, int depth);
+void rt__text_of(myhtml_tree_node_t *n, rt__sbuf *b, int depth);
 
 /*
- * A depth-first walk over a gumbo tree, without recursion. Each frame
+ * A depth-first walk over MyHTML's tree, without recursion. Each frame
  * carries `flags`, which an element inherits from its parent and which
  * enter() may change for the element's subtree.
  */
 typedef struct rt__html_visitor {
-	/* An element or template is entered: 0 to walk its children, 1 to
-	 * skip them, or a negative SEO_E* code to stop the walk. */
-	int (*enter)(void *ud, const GumboNode *n, unsigned *flags);
+	/* An element is entered: 0 to walk its children, 1 to skip them,
+	 * or a negative SEO_E* code to stop the walk. */
+	int (*enter)(void *ud, myhtml_tree_node_t *n, unsigned *flags);
 	/* The element is left (after its children, or right after enter()
 	 * when they were skipped). NULL allowed. */
-	void (*leave)(void *ud, const GumboNode *n);
-	/* A text, whitespace or CDATA node; NULL allowed. */
-	void (*text)(void *ud, const GumboNode *n, unsigned flags);
+	void (*leave)(void *ud, myhtml_tree_node_t *n);
+	/* A text node (CDATA sections are text too): its `len` bytes at `s`,
+	 * owned by the tree and not always NUL-terminated. NULL allowed. */
+	void (*text)(void *ud, const char *s, size_t len, unsigned flags);
 	void *ud;
 } rt__html_visitor;
 
-/* Walks the children of `root` (its own enter() is not called). Returns
- * 0, the first negative code of enter(), or SEO_ENOMEM. */
-int rt__html_walk(const GumboNode *root, const rt__html_visitor *v);
+/* Walks the children of `root` (its own enter() is not called); comments
+ * and doctypes are skipped. Returns 0, the first negative code of enter(),
+ * or SEO_ENOMEM. */
+int rt__html_walk(myhtml_tree_node_t *root, const rt__html_visitor *v);
 
 /* 1 when `e` is a <script> whose type is application/ld+json (any case,
  * parameters allowed). */
-int rt__is_json_ld(const GumboElement *e);
+int rt__is_json_ld(myhtml_tree_node_t *e);
 
 /*
  * Parses the text of a JSON-LD <script> with jansson (any JSON value),
@@ -82,6 +93,6 @@ int rt__is_json_ld(const GumboElement *e);
  * *out (the caller json_decref()s it); SEO_EINVAL with *err filled when
  * the text is not JSON; SEO_ENOMEM.
  */
-int rt__json_ld_load(const GumboNode *script, json_t **out, json_error_t *err);
+int rt__json_ld_load(myhtml_tree_node_t *script, json_t **out, json_error_t *err);
 
 #endif

@@ -14,7 +14,6 @@
 
 #include "seo/errors.h"
 
-#include <gumbo.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +75,7 @@ static int add_top(extract *ex, json_t *o, long block)
 	return rc;
 }
 
-static int on_block(extract *ex, const GumboNode *script)
+static int on_block(extract *ex, myhtml_tree_node_t *script)
 {
 	long block = ex->blocks++;
 	json_error_t err;
@@ -114,10 +113,10 @@ static int on_block(extract *ex, const GumboNode *script)
 	return rc;
 }
 
-static int on_element(void *ud, const GumboNode *n, unsigned *flags)
+static int on_element(void *ud, myhtml_tree_node_t *n, unsigned *flags)
 {
 	(void)flags;
-	if (!rt__is_json_ld(&n->v.element))
+	if (!rt__is_json_ld(n))
 		return 0;
 	return on_block(ud, n) ? SEO_ENOMEM : 1;
 }
@@ -155,8 +154,7 @@ out:
 int rt_schema_markup(const rt_page *page, json_t **out)
 {
 	extract ex = {json_array(), json_object(), json_array(), 0};
-	seo_arena *a = NULL;
-	GumboOutput *g;
+	rt__html *h = NULL;
 	json_t *types = NULL;
 	long invalid;
 	int rc = SEO_ENOMEM;
@@ -165,10 +163,10 @@ int rt_schema_markup(const rt_page *page, json_t **out)
 		goto out;
 	/* most pages have no JSON-LD: those need no parse at all */
 	if (rt__may_hold_json_ld(page->html, page->html_len)) {
-		if ((a = seo_arena_new(RT_TREE_ARENA_HINT(page->html_len))) == NULL ||
-		    rt__html_parse(page->html, page->html_len, a, &g) != 0)
+		if (rt__html_parse(page->html, page->html_len, &h) != 0)
 			goto out;
-		rc = rt__html_walk(g->root, &(rt__html_visitor){on_element, NULL, NULL, &ex});
+		rc = rt__html_walk(myhtml_tree_get_document(rt__html_tree(h)),
+				   &(rt__html_visitor){on_element, NULL, NULL, &ex});
 		if (rc != 0)
 			goto out;
 		rc = SEO_ENOMEM;
@@ -192,6 +190,6 @@ out:
 	json_decref(ex.data);
 	json_decref(ex.types);
 	json_decref(ex.invalid);
-	seo_arena_free(a);
+	rt__html_free(h);
 	return rc;
 }

@@ -1,12 +1,14 @@
 /*
  * test_rt_pageseo.c: the page SEO audit on hand-written pages, one rule
- * and boundary at a time, and on every saved real page of
- * ../shared/data/pages (skipped when absent): no crash, sane output.
+ * and boundary at a time, from several threads at once (the parsers are
+ * pooled), and on every saved real page of ../shared/data/pages (skipped
+ * when absent): no crash, sane output.
  */
 #include "rt.h"
 
 #include <CUnit/Basic.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +280,118 @@ static void test_idn_links(void)
 	json_decref(o);
 }
 
+/* Attributes and NUL bytes as HTML5 reads them: a valueless attribute is
+ * present, a repeated one keeps its first value; a NUL is U+FFFD in a
+ * title and dropped from body text, never the end of either. */
+static void test_parser_details(void)
+{
+	static const char html[] = "<title>a\0b</title><meta name=description content=first "
+				   "content=second><img src=a.png alt><img src=b.png ALT=x alt>"
+				   "<p>one\0 two three</p>";
+	rt_page p = {"https://example.com/", "https://example.com/", 200, 1, html,
+		     sizeof(html) - 1, NULL, 0};
+	json_t *o = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(rt_page_seo(&p, &o), 0);
+	CU_ASSERT_STRING_EQUAL(gets_(o, "title.text"), "a\xef\xbf\xbd" "b");
+	CU_ASSERT_EQUAL(geti(o, "word_count"), 3);
+	CU_ASSERT_STRING_EQUAL(gets_(o, "description.text"), "first");
+	CU_ASSERT_EQUAL(geti(o, "images.total"), 2);
+	CU_ASSERT_EQUAL(geti(o, "images.missing_alt"), 0);
+	json_decref(o);
+}
+
+/* Pages of the threads below: each is checked by its title and word
+ * count, so that a parser shared by two threads, or a tree left with a
+ * previous page in it, shows. */
+static const struct {
+	const char *html, *title;
+	long words;
+} thread_pages[] = {
+	{"<html lang=fr><head><title>first page</title><base href=/x/></head>"
+	 "<body><p>one two three</p></body></html>", "first page", 3},
+	{"<p>no title here at all</p>", NULL, 5},
+	{"<title>third</title><table><tr>fostered words<td>cell</table>", "third", 3},
+};
+
+#define THREADS 4
+#define THREAD_RUNS 60
+
+typedef struct worker {
+	int id;
+	long bad; /* runs that went wrong */
+} worker;
+
+static void *audit_thread(void *arg)
+{
+	worker *w = arg;
+
+	for (int i = 0; i < THREAD_RUNS; i++) {
+		size_t k = (size_t)(i + w->id) % 3;
+		const char *html = thread_pages[k].html;
+		rt_page p = {"https://example.com/", "https://example.com/", 200, 1, html,
+			     strlen(html), NULL, 0};
+		json_t *o = NULL;
+		const char *t;
+
+		if (rt_page_seo(&p, &o) != 0) {
+			w->bad++;
+			continue;
+		}
+		t = gets_(o, "title.text");
+		if (geti(o, "word_count") != thread_pages[k].words ||
+		    (thread_pages[k].title ? t == NULL || strcmp(t, thread_pages[k].title) != 0
+					   : t != NULL))
+			w->bad++;
+		json_decref(o);
+	}
+	return NULL;
+}
+
+/* A page above the size whose parser is kept (1 MiB): destroyed after,
+ * then audited again on a new one. */
+static void *big_thread(void *arg)
+{
+	static const char word[] = "<p>word</p>";
+	size_t n = (1536 * 1024) / (sizeof(word) - 1);
+	char *html = malloc(n * (sizeof(word) - 1) + 1);
+	worker *w = arg;
+
+	if (html == NULL) {
+		w->bad++;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(html + i * (sizeof(word) - 1), word, sizeof(word));
+	for (int r = 0; r < 2; r++) {
+		rt_page p = {"https://example.com/", "https://example.com/", 200, 1, html,
+			     n * (sizeof(word) - 1), NULL, 0};
+		json_t *o = NULL;
+
+		if (rt_page_seo(&p, &o) != 0 || geti(o, "word_count") != (long)n)
+			w->bad++;
+		json_decref(o);
+	}
+	free(html);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t th[THREADS + 1];
+	worker w[THREADS + 1];
+
+	for (int i = 0; i <= THREADS; i++) {
+		w[i] = (worker){i, 0};
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL,
+						     i < THREADS ? audit_thread : big_thread, &w[i]), 0);
+	}
+	for (int i = 0; i <= THREADS; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_EQUAL(w[i].bad, 0);
+	}
+}
+
 /* Every saved real page: the audit succeeds and its JSON is complete. */
 static void test_real_pages(void)
 {
@@ -365,6 +479,8 @@ int main(void)
 	CU_add_test(s, "head fields", test_head_fields);
 	CU_add_test(s, "body fields", test_body_fields);
 	CU_add_test(s, "links of an IDN host", test_idn_links);
+	CU_add_test(s, "attributes and NUL bytes as MyHTML reads them", test_parser_details);
+	CU_add_test(s, "audits from several threads, a page above 1 MiB", test_threads);
 	CU_add_test(s, "real saved pages", test_real_pages);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();

@@ -7,8 +7,8 @@
  *       p99_us<TAB>pages": percentiles over the pages of each page's median
  *       thread CPU time. FILE receives "PAGE<TAB>tech..." lines, the
  *       technologies tech-stack found. --only runs one of them, or
- *       html-parse: gumbo's parse alone, as the library's defaults do it
- *       (malloc, gumbo_destroy_output()), the floor of the page analyses.
+ *       html-parse: MyHTML's parse alone on a reused parser, cleaned
+ *       after each run as the analyses' pool does, their floor.
  *   rt-bench fetch URL COUNT CONCURRENCY
  *       Fetches URL COUNT times, CONCURRENCY at once, through one fetcher
  *       and prints "pages_per_s<TAB>ok<TAB>failed<TAB>wall_s" (failed: not
@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include <event2/event.h>
-#include <gumbo.h>
+#include <myhtml/api.h>
 
 #include "rt.h"
 #include "seo/errors.h"
@@ -104,11 +104,20 @@ static int load_page(const char *path, seo_arena *a, rt_fetch_result *res)
 	return 0;
 }
 
+/* One html-parse run on `tree`, cleaned after; 0 or SEO_ENOMEM. */
+static int parse_once(myhtml_tree_t *tree, const rt_fetch_result *res)
+{
+	mystatus_t st = myhtml_parse(tree, MyENCODING_UTF_8, res->body, res->body_len);
+
+	myhtml_tree_clean(tree);
+	return st == MyHTML_STATUS_OK ? 0 : SEO_ENOMEM;
+}
+
 /* One run of analysis `an` on `res`, its result freed; the CPU time in
  * microseconds, or < 0 on failure. Keeps tech-stack's result in *keep
- * when `keep` is not NULL. */
+ * when `keep` is not NULL. html-parse runs on `tree`. */
 static double run_once(int an, const rt_fetch_result *res, const seo_tech_rules *rules,
-		       json_t **keep)
+		       myhtml_tree_t *tree, json_t **keep)
 {
 	rt_page page = {res->url, res->final_url, res->status, 0, res->body,
 			res->body_len, res->headers, res->n_headers};
@@ -122,14 +131,7 @@ static double run_once(int an, const rt_fetch_result *res, const seo_tech_rules 
 	} else if (an == AN_SCHEMA) {
 		rc = rt_schema_markup(&page, &out);
 	} else if (an == AN_PARSE) {
-		GumboOptions opts = kGumboDefaultOptions;
-		GumboOutput *g;
-
-		opts.max_errors = 0;
-		g = gumbo_parse_with_options(&opts, res->body, res->body_len);
-		rc = g == NULL ? SEO_ENOMEM : 0;
-		if (g != NULL)
-			gumbo_destroy_output(&opts, g);
+		rc = parse_once(tree, res);
 	} else {
 		a = seo_arena_new(0);
 		rc = a == NULL ? SEO_ENOMEM : rt_tech_stack("bench.example", res, rules, a, &out);
@@ -191,6 +193,12 @@ static int cmd_analyse(int argc, char **argv)
 	FILE *names = names_path != NULL ? fopen(names_path, "w") : NULL;
 	double *med[AN_COUNT], *runs = malloc(reps * sizeof(*runs));
 	int rc = (names_path != NULL && names == NULL) || runs == NULL;
+	myhtml_t *mh = myhtml_create();
+	myhtml_tree_t *tree = myhtml_tree_create();
+
+	rc |= mh == NULL || tree == NULL ||
+	      myhtml_init(mh, MyHTML_OPTIONS_PARSE_MODE_SINGLE, 1, 0) != MyHTML_STATUS_OK ||
+	      myhtml_tree_init(tree, mh) != MyHTML_STATUS_OK;
 
 	for (int an = 0; an < AN_COUNT; an++)
 		rc |= (med[an] = malloc(n_pages * sizeof(double))) == NULL;
@@ -208,12 +216,12 @@ static int cmd_analyse(int argc, char **argv)
 			if (!(run & (1u << an)))
 				continue;
 			/* one untimed run warms the caches and gives the names */
-			rc |= run_once(an, &res, rules, &stack) < 0;
+			rc |= run_once(an, &res, rules, tree, &stack) < 0;
 			if (an == AN_TECH && names != NULL && rc == 0)
 				rc |= write_names(names, argv[i + p], stack);
 			json_decref(stack);
 			for (long r = 0; r < reps && rc == 0; r++)
-				rc |= (runs[r] = run_once(an, &res, rules, NULL)) < 0;
+				rc |= (runs[r] = run_once(an, &res, rules, tree, NULL)) < 0;
 			if (rc == 0)
 				med[an][p] = percentile(runs, reps, 50);
 		}
@@ -228,6 +236,8 @@ static int cmd_analyse(int argc, char **argv)
 		free(med[an]);
 	}
 	free(runs);
+	myhtml_tree_destroy(tree);
+	myhtml_destroy(mh);
 	seo_tech_rules_free(rules);
 	return rc != 0 ? die("analysis failed") : 0;
 }
