@@ -363,7 +363,19 @@ def switches_release_without_restart(c):
     wait_served(c, served + 1, "svc-graph switched")
     again = s.get("/v1/similar-domains?domain=" + c.heavy, key=c.key).json()
     eq(again["data"], old["data"], "same demo, same answer")
+    eq(again["cached"], False, "a new release starts with an empty cache")
     shutil.rmtree(data + ".old")
+
+
+@test
+def similar_domains_cached_and_still_billed(c):
+    d = c.heavy.upper()  # the cache key is the normalised domain
+    first = charged(c, "/v1/similar-domains?domain=%s&limit=10&offset=7" % d, 5)
+    second = charged(c, "/v1/similar-domains?domain=%s&limit=10&offset=7" % d, 5)
+    check(second["cached"], "the second answer comes from the cache", second)
+    eq(second["data"], first["data"], "same rows")
+    eq(second["total"], first["total"], "same total")
+    eq(second["crawl_release"], first["crawl_release"])
 
 
 @test
