@@ -5,19 +5,22 @@
 #   bash bench/graph.sh          (after ./seo build release)
 #
 # graph-bench writes a synthetic crawl (domain vertices, edges, ranks and a
-# WAT file of URL-level links); seo-ingest indexes it under /usr/bin/time;
-# the same vertices and edges are loaded into a fresh database
-# seo_graph_bench on the server of `./seo pg` with its best indexes; then
-# graph-bench times each single-domain query on the library and as SQL for
-# a heavy, a 100k-linker, a median and an empty domain; then svc-graph
-# serves the index and the gateway fronts it (svc-account in that database,
-# on free ports, the rate limit off) and graph-bench times the same queries
-# over gRPC and over HTTP/1.1 keep-alive. Prints a Markdown table;
-# docs/benchmarks.md describes the method.
+# WAT file of URL-level links); seo-ingest indexes it under /usr/bin/time,
+# with the default --mem-mb and again with BENCH_MEM_MB (the same index,
+# byte for byte, in bounded memory); the same vertices and edges are loaded
+# into a fresh database seo_graph_bench on the server of `./seo pg` with
+# its best indexes; then graph-bench times each single-domain query on the
+# library and as SQL for a heavy, a 100k-linker, a median and an empty
+# domain; then svc-graph serves the index and the gateway fronts it
+# (svc-account in that database, on free ports, the rate limit off) and
+# graph-bench times the same queries over gRPC and over HTTP/1.1
+# keep-alive. Prints a Markdown table; docs/benchmarks.md describes the
+# method.
 #
 # Environment:
 #   BENCH_DOMAINS      domains of the synthetic crawl (default 1000000)
 #   BENCH_EDGES        domain edges asked for (default 50000000)
+#   BENCH_MEM_MB       --mem-mb of the second ingest (default 256)
 #   BENCH_REPS         timed runs per query and domain (default 200)
 #   BENCH_BUDGET_MS    time after which a query stops early (default 5000)
 #   BENCH_WRITE_DOCS=1 also inserts the table into docs/benchmarks.md
@@ -34,13 +37,14 @@ set -euo pipefail
 
 DOMAINS=${BENCH_DOMAINS:-1000000}
 EDGES=${BENCH_EDGES:-50000000}
+MEM_MB=${BENCH_MEM_MB:-256}
 REPS=${BENCH_REPS:-200}
 BUDGET_MS=${BENCH_BUDGET_MS:-5000}
 # The full release the ingest rate is projected to.
 FULL_DOMAINS=134000000
 FULL_EDGES=5400000000
 
-for v in DOMAINS EDGES REPS BUDGET_MS; do
+for v in DOMAINS EDGES MEM_MB REPS BUDGET_MS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_$v must be a positive integer"
 done
 
@@ -66,7 +70,7 @@ if [ -f "$store/synth.time" ]; then
   bench_say "bench: reusing the synthetic crawl of $store"
 else
   bench_say "bench: writing a synthetic crawl: $DOMAINS domains, about $EDGES edges"
-  rm -rf "$crawl" "$index" "$store/ingest.json" "$store/ingest.time"
+  rm -rf "$crawl" "$index" "$store/ingest.json" "$store/ingest.time" "$store/ingest-mem.time"
   echo "$DOMAINS $EDGES" >"$store/params"
   bench_time "$BENCH_TMP/log/synth.time" "$BENCH_BIN/graph-bench" synth --out "$crawl" \
     --domains "$DOMAINS" --edges "$EDGES" >"$BENCH_TMP/log/synth.log" 2>&1 \
@@ -78,7 +82,7 @@ if [ -f "$store/ingest.time" ] && [ -f "$index/manifest.json" ]; then
   bench_say "bench: reusing the index of $store"
 else
   bench_say "bench: seo-ingest"
-  rm -rf "$index"
+  rm -rf "$index" "$store/ingest-mem.time"
   bench_time "$BENCH_TMP/log/ingest.time" "$BENCH_BIN/seo-ingest" --out "$index" --release synthetic \
     --domain-vertices "$crawl/domain-vertices.txt" --domain-edges "$crawl/domain-edges.txt" \
     --domain-ranks "$crawl/domain-ranks.txt" --wat "$crawl/synth.warc.wat.gz" \
@@ -94,6 +98,37 @@ print(j["domains"], j["domain_edges"], j["links"], j["bytes_per_edge"], j["secon
 ' "$store/ingest.json")
 read -r ingest_wall ingest_cpu ingest_rss_kb < <(bench_time_figures "$store/ingest.time")
 read -r synth_wall _ _ < <(bench_time_figures "$store/synth.time")
+
+# The same crawl within BENCH_MEM_MB: its peak memory, and the index it
+# writes compared with the first one.
+if [ -f "$store/ingest-mem.time" ] && [ "$(cat "$store/ingest-mem.params" 2>/dev/null)" = "$MEM_MB" ]; then
+  bench_say "bench: reusing the --mem-mb $MEM_MB figures of $store"
+else
+  bench_say "bench: seo-ingest --mem-mb $MEM_MB"
+  rm -rf "$BENCH_TMP/index-mem"
+  bench_time "$BENCH_TMP/log/ingest-mem.time" "$BENCH_BIN/seo-ingest" --out "$BENCH_TMP/index-mem" \
+    --release synthetic --domain-vertices "$crawl/domain-vertices.txt" \
+    --domain-edges "$crawl/domain-edges.txt" --domain-ranks "$crawl/domain-ranks.txt" \
+    --wat "$crawl/synth.warc.wat.gz" --mem-mb "$MEM_MB" \
+    >/dev/null 2>"$BENCH_TMP/log/ingest-mem.log" \
+    || { tail -20 "$BENCH_TMP/log/ingest-mem.log" >&2; bench_die "seo-ingest --mem-mb $MEM_MB failed"; }
+  if diff -r -q "$index" "$BENCH_TMP/index-mem" >/dev/null; then
+    echo "the same index, byte for byte" >"$store/ingest-mem.same"
+  else
+    echo "**another index**" >"$store/ingest-mem.same"
+  fi
+  rm -rf "$BENCH_TMP/index-mem"
+  echo "$MEM_MB" >"$store/ingest-mem.params"
+  cp "$BENCH_TMP/log/ingest-mem.time" "$store/ingest-mem.time"
+fi
+read -r mem_wall mem_cpu mem_rss_kb < <(bench_time_figures "$store/ingest-mem.time")
+# Full speed wants resident what is read at random: three u32 columns per
+# domain at once and one name in 32 of the vertices file; the edges are
+# sorted runs on disk. Besides its budget the process holds what the
+# small run measured above it.
+read -r dom_bytes mem_over_mb < <(awk -v s="$(stat -c %s "$index/domrev.str")" -v n="$n_domains" \
+  -v r="$mem_rss_kb" -v m="$MEM_MB" 'BEGIN { o = r / 1024 - m
+  printf "%.1f %.0f\n", 12 + (s / n + 12) / 32, o < 0 ? 0 : o }')
 
 # ---- the domains measured -------------------------------------------------------
 # domain-ranks.txt lists the linked domains by in-degree (harmonicc_val is
@@ -212,10 +247,12 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|"
   echo "| wall time | ${ingest_wall} s (${ingest_cpu} s CPU) |"
   echo "| rate | $rate domain edges/s |"
-  echo "| peak memory (ru_maxrss) | $((ingest_rss_kb / 1024)) MiB |"
+  echo "| peak memory (ru_maxrss) | $((ingest_rss_kb / 1024)) MiB (--mem-mb 2048, the default) |"
+  echo "| with --mem-mb $MEM_MB | $((mem_rss_kb / 1024)) MiB peak, ${mem_wall} s (${mem_cpu} s CPU); $(cat "$store/ingest-mem.same") |"
   echo "| index | $index_bytes bytes; $bpe bytes per domain edge |"
   echo "| PostgreSQL load, indexes, counts | ${pg_load_s} s; edges table with its two indexes $(awk -v b="$pg_edge_bytes" -v e="$n_edges" 'BEGIN { printf "%.1f", b / e }') bytes per edge |"
   echo "| projected full release ($FULL_DOMAINS domains, $FULL_EDGES edges) | $proj_h h at the measured rate |"
+  echo "| projected full-release memory | $(awk -v b="$dom_bytes" -v n="$FULL_DOMAINS" 'BEGIN { printf "%.1f", b * n / 2^30 }') GiB resident for full speed ($dom_bytes bytes a domain: rank columns, name index; none an edge: sorted runs on disk); peak RSS at most --mem-mb + $mem_over_mb MiB |"
   echo
   echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as a prepared SQL statement (libpq); the ratio is library / PostgreSQL:"
   echo

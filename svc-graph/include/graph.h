@@ -7,7 +7,8 @@
  * are allocated from the caller's arena; the strings inside them point
  * either into that arena or into the index mapping, so rows must not
  * outlive the arena nor the index. A graph_index is immutable once open and
- * safe to query from several threads at once.
+ * safe to query from several threads at once (similar-domains keeps a
+ * bounded scratch of its own inside it, freed with the index).
  *
  * Domains are given as the user typed them; every query normalises its
  * domain argument (graph_normalize_domain) and fails with SEO_EINVAL when
@@ -294,7 +295,8 @@ int graph_top_pages(const graph_index *ix, const char *domain,
 		    graph_top_page_row **rows, size_t *n, uint64_t *total);
 
 /* Shared-linker counts, exact: domains that the referrers of `domain` also
- * link to, most shared first. */
+ * link to, most shared first, then by importance; never `domain` itself
+ * (docs/metrics.md). */
 int graph_similar_domains(const graph_index *ix, const char *domain,
 			  const graph_page *pg, seo_arena *a,
 			  graph_similar_row **rows, size_t *n,

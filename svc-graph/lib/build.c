@@ -2,10 +2,10 @@
  * build.c: the ingest driver and the index writer.
  *
  * Reading fills dictionaries, the per-domain records of domains.bin (a
- * file-backed array) and five external sorts (domain edges, links by
- * target, links by source, captures, platform pairs). Writing then streams
- * each sort once, in domain-id order, into the CSR files of
- * docs/index-format.md. Everything goes to a temporary sibling of the
+ * file-backed array) and six external sorts (domain edges, links by
+ * target, links by source, captures, platform pairs, changes to domain
+ * records). Writing then streams each sort once, in domain-id order, into
+ * the CSR files of docs/index-format.md. Everything goes to a temporary sibling of the
  * output directory which is renamed into place only when complete.
  *
  * Memory is bounded by --mem-mb (b->mem): the sorts spill runs, per-domain
@@ -30,8 +30,6 @@
 
 #include "internal.h"
 
-/* What a mapped array keeps resident at least, whatever the budget. */
-#define MIN_SHARE ((size_t)64 << 10)
 /* Resident share of arrays read or written in order. */
 #define SEQ_SHARE ((size_t)4 << 20)
 
@@ -134,13 +132,44 @@ static int off_upto(offw *o, uint64_t id, uint64_t value)
 	return rc;
 }
 
+/* ---- domain names, kept in files ---- */
+
+enum { NAMES_OPEN, NAMES_STREAM, NAMES_SORTED, NAMES_DICT };
+
+/* One name in this many is kept in memory, to find the others by. */
+#define FENCE_EVERY 32
+
+/*
+ * While the vertices file lists its names in byte order (the contract's
+ * lexicographic order of the reversed name), each name goes straight to
+ * domrev.* and domfwd.* with the next id: no hash table holds them. A
+ * name is then found by a binary search of every FENCE_EVERY-th name (in
+ * memory) and a scan of at most that many in the mapped domrev.str.
+ * Domains met only in other inputs get the ids from b->base on, in
+ * b->doms. Without a vertices file, or with one out of order, every name
+ * is in b->doms and the files are written at the end.
+ */
+struct graph__names {
+	int state;                 /* NAMES_* */
+	wfile rev, rev_off, fwd, fwd_off;
+	char last[GRAPH_DOMAIN_MAX + 1];
+	graph__buf fence;          /* every FENCE_EVERY-th name */
+	graph__buf fence_name;     /* u32: where each is in `fence` */
+	graph__buf fence_at;       /* u64: where each is in domrev.str */
+	size_t fence_charged;      /* what the three hold of b->mem */
+	graph__marr off, str;      /* domrev.off, domrev.str, once sealed */
+	int pread;                 /* str too big for the budget: lookups
+				    * read it (the page cache, not RSS) */
+	char blk[FENCE_EVERY * (GRAPH_DOMAIN_MAX + 1)];
+};
+
 /* ---- the budget ---- */
 
 /* The sorts still filling, whose buffers can go to disk to make room. */
 static size_t open_sorts(graph__builder *b, graph__xsort **s)
 {
 	graph__xsort *all[] = { b->edges, b->links, b->outl, b->caps,
-				b->plats };
+				b->plats, b->upd };
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -149,10 +178,16 @@ static size_t open_sorts(graph__builder *b, graph__xsort **s)
 	return n;
 }
 
-/* Writes sort buffers out, largest first, until `need` more bytes fit in
- * the budget or no sort holds a buffer. */
+/*
+ * Makes `need` more bytes fit in the budget if it can: writes sort
+ * buffers out, largest first, then drops the resident pages of the
+ * mapped arrays of the reading phase (they take a share again as they
+ * are used).
+ */
 static int mem_make_room(graph__builder *b, size_t need)
 {
+	graph__marr *arrays[] = { &b->dom, &b->vmap, &b->names->str,
+				  &b->names->off };
 	graph__xsort *s[8];
 	size_t n = open_sorts(b, s);
 
@@ -166,58 +201,62 @@ static int mem_make_room(graph__builder *b, size_t need)
 					     graph__xsort_held(big)))
 				big = s[i];
 		if (!big)
-			return 0;
+			break;
 		rc = graph__xsort_release(big);
 		if (rc)
 			return rc;
 	}
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]) &&
+			   b->mem.used + need > b->mem.cap; i++)
+		graph__marr_shrink(arrays[i]);
 	return 0;
 }
 
 /* A mapped array of `len` bytes (named in the index directory, or an
- * unlinked temporary file when name is NULL) resident up to `want` bytes
- * of the budget, or what it has left, or MIN_SHARE. */
+ * unlinked temporary file when name is NULL) that may keep up to
+ * `max_share` resident, of which `reserve` at once when the budget can
+ * make room for it. */
 static int b_array(graph__builder *b, graph__marr *m, const char *name,
-		   size_t len, size_t want)
+		   size_t len, size_t max_share, size_t reserve)
 {
-	size_t share;
-	int rc;
+	int rc = mem_make_room(b, reserve);
 
-	if (len > 0 && want > len)
-		want = len;
-	rc = mem_make_room(b, want);
-	if (rc)
-		return rc;
-	share = graph__mem_free(&b->mem);
-	share = share > want ? want : share;
-	share = share < MIN_SHARE ? MIN_SHARE : share;
-	rc = graph__marr_create(m, name ? b->dir : b->opts->tmp_dir, name,
-				share);
 	if (!rc)
-		b->mem.used += share;
+		rc = graph__marr_create(m, name ? b->dir : b->opts->tmp_dir,
+					name, &b->mem, max_share);
 	if (!rc && len > 0)
 		rc = graph__marr_resize(m, len);
+	if (!rc)
+		graph__marr_reserve(m, reserve);
 	return rc;
 }
 
-/* Maps an index file read-only, resident up to SEQ_SHARE. */
-static int b_map(graph__builder *b, graph__marr *m, const char *name)
+/* Maps a file of the index read-only. */
+static int b_map(graph__builder *b, graph__marr *m, const char *name,
+		 size_t max_share)
 {
 	char path[8400];
-	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", b->dir, name);
-	rc = graph__marr_open(m, path, SEQ_SHARE);
-	if (!rc)
-		b->mem.used += SEQ_SHARE;
-	return rc;
+	return graph__marr_open(m, path, &b->mem, max_share);
 }
 
-static void b_unmap(graph__builder *b, graph__marr *m)
+/* Counts what a dictionary (or the names' fence) grew by; SEO_ETOOBIG
+ * (logged) when nothing else can make room for it. */
+static int dict_grew(graph__builder *b, size_t bytes)
 {
-	if (m->fd >= 0)
-		b->mem.used -= m->share;
-	graph__marr_close(m);
+	int rc;
+
+	b->dict_charged += bytes;
+	b->mem.used += bytes;
+	rc = mem_make_room(b, 0);
+	if (rc || b->mem.used <= b->mem.cap)
+		return rc;
+	log_error("the dictionaries of domain names, URLs, anchors and small "
+		  "strings need %zu MiB and the budget (--mem-mb %zu) has no "
+		  "more room: raise --mem-mb",
+		  b->dict_charged >> 20, b->mem.cap >> 20);
+	return SEO_ETOOBIG;
 }
 
 int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
@@ -228,16 +267,7 @@ int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
 
 	if (rc || (after = graph__dict_bytes(d)) == before)
 		return rc;
-	b->dict_charged += after - before;
-	b->mem.used += after - before;
-	rc = mem_make_room(b, 0);
-	if (rc || b->mem.used <= b->mem.cap)
-		return rc;
-	log_error("the dictionaries of domain names, URLs, anchors and small "
-		  "strings need %zu MiB and the budget (--mem-mb %zu) has no "
-		  "more room: raise --mem-mb",
-		  b->dict_charged >> 20, b->mem.cap >> 20);
-	return SEO_ETOOBIG;
+	return dict_grew(b, after - before);
 }
 
 /* Frees the dictionaries' hash tables once nothing more is looked up. */
@@ -286,7 +316,7 @@ int graph__b_vertex_map(graph__builder *b, uint64_t vid, uint32_t id)
 		return 0;
 	}
 	if (!b->vmap_mapped) {
-		rc = b_array(b, &b->vmap, NULL, 0, b->mem.cap / 32);
+		rc = b_array(b, &b->vmap, NULL, 0, b->mem.cap / 8, 0);
 		if (rc)
 			return rc;
 		b->vmap_mapped = 1;
@@ -306,24 +336,6 @@ int graph__b_vertex_map(graph__builder *b, uint64_t vid, uint32_t id)
 }
 
 /* ---- domain names ---- */
-
-enum { NAMES_OPEN, NAMES_STREAM, NAMES_SORTED, NAMES_DICT };
-
-/*
- * While the vertices file lists its names in byte order (the contract's
- * lexicographic order of the reversed name), each name goes straight to
- * domrev.* and domfwd.* with the next id, and lookups then search the
- * mapped domrev files: no hash table holds them. Domains met only in
- * other inputs get the ids from b->base on, in b->doms. Without a
- * vertices file, or with one out of order, every name is in b->doms and
- * the files are written at the end.
- */
-struct graph__names {
-	int state;                 /* NAMES_* */
-	wfile rev, rev_off, fwd, fwd_off;
-	char last[GRAPH_DOMAIN_MAX + 1];
-	graph__marr off, str;      /* domrev.off, domrev.str, once sealed */
-};
 
 /* strcmp() of a key of `len` bytes with a NUL-terminated name. */
 static int cmp_key(const char *key, size_t len, const char *name)
@@ -349,22 +361,67 @@ static const char *dom_rev(graph__builder *b, uint32_t id)
 static int names_find(graph__builder *b, const char *key, size_t len,
 		      uint32_t *id)
 {
-	uint32_t lo = 0, hi = b->base;
+	graph__names *nm = b->names;
+	const uint32_t *name = (const uint32_t *)nm->fence_name.p;
+	const uint64_t *at = (const uint64_t *)nm->fence_at.p;
+	size_t n = nm->fence_name.len / sizeof(uint32_t), lo = 0, hi = n;
+	size_t span;
+	const char *s;
+	uint32_t i, end;
 
+	/* the last fence name not after the key */
 	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = cmp_key(key, len, dom_rev(b, mid));
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (c == 0) {
-			*id = mid;
-			return 0;
-		}
-		if (c < 0)
+		if (cmp_key(key, len, nm->fence.p + name[mid]) < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
+	if (lo == 0)
+		return SEO_ENOTFOUND;
+	i = (uint32_t)(lo - 1) * FENCE_EVERY;
+	end = b->base - i > FENCE_EVERY ? i + FENCE_EVERY : b->base;
+	span = (lo < n ? at[lo] : nm->str.len) - at[lo - 1];
+	if (!nm->pread) {
+		s = graph__marr_at(&nm->str, at[lo - 1], span);
+	} else if (pread(nm->str.fd, nm->blk, span, (off_t)at[lo - 1]) ==
+		   (ssize_t)span) {
+		s = nm->blk;
+	} else {
+		log_error("cannot read domrev.str: %s", strerror(errno));
+		return SEO_EIO;
+	}
+	for (; i < end; i++, s += strlen(s) + 1) {
+		int c = cmp_key(key, len, s);
+
+		if (c <= 0) {
+			*id = i;
+			return c ? SEO_ENOTFOUND : 0;
+		}
+	}
 	return SEO_ENOTFOUND;
+}
+
+/* Keeps every FENCE_EVERY-th name in memory, charged as a dictionary. */
+static int fence_add(graph__builder *b, const char *rev, size_t len)
+{
+	graph__names *nm = b->names;
+	size_t before = nm->fence.cap + nm->fence_name.cap + nm->fence_at.cap;
+	uint32_t where = (uint32_t)nm->fence.len;
+	int rc;
+
+	if (nm->fence.len + len + 1 > UINT32_MAX)
+		return SEO_ETOOBIG;
+	if ((rc = graph__buf_put(&nm->fence_name, &where, sizeof(where))) ||
+	    (rc = graph__buf_put(&nm->fence_at, &nm->rev.bytes,
+				 sizeof(nm->rev.bytes))) ||
+	    (rc = graph__buf_put(&nm->fence, rev, len)) ||
+	    (rc = graph__buf_put(&nm->fence, "", 1)))
+		return rc;
+	before = nm->fence.cap + nm->fence_name.cap + nm->fence_at.cap - before;
+	nm->fence_charged += before;
+	return before ? dict_grew(b, before) : 0;
 }
 
 static int names_stream(graph__builder *b, const char *rev, size_t len)
@@ -381,6 +438,8 @@ static int names_stream(graph__builder *b, const char *rev, size_t len)
 			return rc;
 		nm->state = NAMES_STREAM;
 	}
+	if (b->base % FENCE_EVERY == 0 && (rc = fence_add(b, rev, len)))
+		return rc;
 	graph__reverse_labels(rev, len, fwd);
 	if ((rc = w_put(&nm->rev_off, &nm->rev.bytes, sizeof(uint64_t))) ||
 	    (rc = w_put(&nm->rev, rev, len)) ||
@@ -393,32 +452,50 @@ static int names_stream(graph__builder *b, const char *rev, size_t len)
 	return 0;
 }
 
-/* The vertices are read: their names are mapped for lookups. */
+/*
+ * The vertices are read: their names are mapped. Lookups read them at
+ * random, so the mapping serves them only when it can stay resident
+ * whole within an eighth of the budget; else each lookup reads its block
+ * of names (from the page cache) rather than fault pages in and out.
+ */
 static int names_seal(graph__builder *b)
 {
 	graph__names *nm = b->names;
-	size_t share;
-	char path[8400];
+	size_t whole;
 	int rc;
 
 	if (nm->state != NAMES_STREAM)
 		return 0;
 	nm->state = NAMES_SORTED;
 	if ((rc = w_close(&nm->rev)) || (rc = w_close(&nm->rev_off)) ||
-	    (rc = w_close(&nm->fwd)) || (rc = w_close(&nm->fwd_off)))
+	    (rc = w_close(&nm->fwd)) || (rc = w_close(&nm->fwd_off)) ||
+	    (rc = b_map(b, &nm->off, "domrev.off", b->mem.cap / 32)) ||
+	    (rc = b_map(b, &nm->str, "domrev.str", b->mem.cap / 8)))
 		return rc;
-	/* a binary search touches an offset and a name per step */
-	share = b->mem.cap / 64 < MIN_SHARE ? MIN_SHARE : b->mem.cap / 64;
-	snprintf(path, sizeof(path), "%s/domrev.off", b->dir);
-	rc = graph__marr_open(&nm->off, path, share);
-	if (!rc) {
-		b->mem.used += share;
-		snprintf(path, sizeof(path), "%s/domrev.str", b->dir);
-		rc = graph__marr_open(&nm->str, path, share);
-	}
-	if (!rc)
-		b->mem.used += share;
-	return rc;
+	whole = graph__marr_fit(nm->str.len);
+	if (whole <= nm->str.max_share && (rc = mem_make_room(b, whole)))
+		return rc;
+	graph__marr_reserve(&nm->str, whole);
+	nm->pread = nm->str.share < whole;
+	if (nm->pread)
+		graph__marr_shrink(&nm->str);
+	return 0;
+}
+
+/* Gives back what the fence holds. */
+static void fence_free(graph__builder *b)
+{
+	graph__names *nm = b->names;
+
+	b->dict_charged -= nm->fence_charged;
+	b->mem.used -= nm->fence_charged;
+	nm->fence_charged = 0;
+	free(nm->fence.p);
+	free(nm->fence_name.p);
+	free(nm->fence_at.p);
+	memset(&nm->fence, 0, sizeof(nm->fence));
+	memset(&nm->fence_name, 0, sizeof(nm->fence_name));
+	memset(&nm->fence_at, 0, sizeof(nm->fence_at));
 }
 
 /* The vertices file is not in byte order after all: every name so far
@@ -442,8 +519,9 @@ static int names_to_dict(graph__builder *b)
 		return rc;
 	b->base = 0;
 	nm->state = NAMES_DICT;
-	b_unmap(b, &nm->off);
-	b_unmap(b, &nm->str);
+	fence_free(b);
+	graph__marr_close(&nm->off);
+	graph__marr_close(&nm->str);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", b->dir, files[i]);
 		unlink(path);
@@ -465,8 +543,9 @@ static void names_free(graph__builder *b)
 		fclose(nm->fwd.f);
 	if (nm->fwd_off.f)
 		fclose(nm->fwd_off.f);
-	b_unmap(b, &nm->off);
-	b_unmap(b, &nm->str);
+	graph__marr_close(&nm->off);
+	graph__marr_close(&nm->str);
+	fence_free(b);
 	free(nm);
 	b->names = NULL;
 }
@@ -525,6 +604,17 @@ int graph__b_domain(graph__builder *b, const char *domain, uint32_t *id)
 		return SEO_EINVAL;
 	graph__reverse_labels(domain, len, rev);
 	return graph__b_domain_rev(b, rev, len, id);
+}
+
+int graph__b_update(graph__builder *b, uint32_t id, uint32_t kind,
+		    uint32_t x, uint32_t y, uint32_t z)
+{
+	graph__upd u = { id, b->n_upd, kind, x, y, z };
+
+	if (b->n_upd == UINT32_MAX)
+		return SEO_ETOOBIG;
+	b->n_upd++;
+	return graph__xsort_add(b->upd, &u);
 }
 
 void graph__b_progress(graph__builder *b, uint64_t done, uint64_t total)
@@ -593,6 +683,77 @@ static int cmp_cap(const void *pa, const void *pb)
 	return 0;
 }
 
+static int cmp_upd(const void *pa, const void *pb)
+{
+	const graph__upd *a = pa, *b = pb;
+
+	CMP(a->id, b->id);
+	CMP(a->seq, b->seq);
+	return 0;
+}
+
+/* ---- queued changes to domain records ---- */
+
+static void apply_upd(graph__dom *d, const graph__upd *u)
+{
+	switch (u->kind) {
+	case GRAPH__UPD_RANKS:
+		d->hc_pos = u->a;
+		d->pr_pos = u->b;
+		if (d->hosts == 0)
+			d->hosts = u->c;
+		break;
+	case GRAPH__UPD_TRANCO:
+		/* several names can fold into one registrable domain: the
+		 * best rank wins */
+		if (d->tranco == 0 || u->a < d->tranco)
+			d->tranco = u->a;
+		break;
+	case GRAPH__UPD_WHOIS:
+		d->registered_day = (int32_t)u->a;
+		d->registrar = u->b;
+		break;
+	case GRAPH__UPD_LINKING:
+		d->linking_hosts = (uint64_t)u->b << 32 | u->a;
+		break;
+	}
+}
+
+/* A finished sort of changes, read along with the records in id order. */
+typedef struct updq {
+	graph__xsort *xs;
+	const graph__upd *cur;  /* the next change; NULL after the last */
+} updq;
+
+static int updq_next(updq *q)
+{
+	const void *rec;
+	int rc = graph__xsort_next(q->xs, &rec);
+
+	q->cur = rc == 1 ? rec : NULL;
+	return rc < 0 ? rc : 0;
+}
+
+static int updq_start(updq *q, graph__xsort *xs)
+{
+	int rc = graph__xsort_finish(xs);
+
+	q->xs = xs;
+	return rc ? rc : updq_next(q);
+}
+
+/* Applies the changes of domain `id` to its record. */
+static int updq_apply(updq *q, uint32_t id, graph__dom *d)
+{
+	int rc = 0;
+
+	while (!rc && q->cur && q->cur->id == id) {
+		apply_upd(d, q->cur);
+		rc = updq_next(q);
+	}
+	return rc;
+}
+
 
 /* ---- writing phases ---- */
 
@@ -605,6 +766,7 @@ typedef struct wctx {
 	graph__marr rank;   /* by id: importance position */
 	graph__marr hosts;  /* by position: host count, for the in-links */
 	graph__marr byrank; /* byrank.u32, for the in-links */
+	graph__xsort *lupd; /* linking hosts by id (graph__upd) */
 	uint64_t n_edges;
 	uint64_t edge_bytes;
 	uint64_t n_links, n_captures;
@@ -613,12 +775,20 @@ typedef struct wctx {
 } wctx;
 
 /* A u32 per domain, read or written at random: resident whole when the
- * budget allows it. */
+ * budget can make room for it, else (much) slower. */
 static int column(wctx *c, graph__marr *m)
 {
 	size_t len = (size_t)c->n * sizeof(uint32_t);
+	size_t whole = graph__marr_fit(len);
+	int rc = b_array(c->b, m, NULL, len ? len : sizeof(uint32_t), whole,
+			 whole);
 
-	return b_array(c->b, m, NULL, len ? len : sizeof(uint32_t), len);
+	if (!rc && m->share < whole)
+		log_warn("--mem-mb %zu holds %zu MiB of a per-domain column "
+			 "of %zu MiB: its pages will fault in and out, "
+			 "slowly; a larger --mem-mb keeps it whole",
+			 c->b->mem.cap >> 20, m->share >> 20, whole >> 20);
+	return rc;
 }
 
 /* Ends a sort of the reading phase, once written out. */
@@ -736,7 +906,8 @@ static int cmp_ikey(const void *pa, const void *pb)
 }
 
 /*
- * Scores every domain, then sorts them into the importance order (an
+ * Applies the queued ranks, Tranco and whois facts and scores every
+ * domain, in id order; then sorts them into the importance order (an
  * external sort, not a sort of the records in place): byrank.u32 in
  * order, the rank column at random, the host counts by position.
  */
@@ -744,6 +915,7 @@ static int rank_domains(wctx *c)
 {
 	graph__builder *b = c->b;
 	graph__xsort *xs = NULL;
+	updq q = { 0 };
 	wfile w = { 0 };
 	const void *rec;
 	uint32_t r = 0;
@@ -758,12 +930,15 @@ static int rank_domains(wctx *c)
 	}
 	if ((rc = column(c, &c->rank)) || (rc = column(c, &c->hosts)) ||
 	    (rc = graph__xsort_new(sizeof(ikey), cmp_ikey, b->mem.cap,
-				   b->opts->tmp_dir, &b->mem, &xs)))
+				   b->opts->tmp_dir, &b->mem, &xs)) ||
+	    (rc = updq_start(&q, b->upd)))
 		goto out;
 	for (uint32_t i = 0; i < c->n; i++) {
 		graph__dom *d = graph__b_dom(b, i);
 		ikey k;
 
+		if ((rc = updq_apply(&q, i, d)))
+			goto out;
 		d->ref_domains = *graph__marr_u32(&c->refdeg, i);
 		d->score = authority(d, c->max_ref, c->n, b->flags);
 		k = (ikey){ d->score, d->ref_domains,
@@ -771,7 +946,8 @@ static int rank_domains(wctx *c)
 		if ((rc = graph__xsort_add(xs, &k)))
 			goto out;
 	}
-	b_unmap(b, &c->refdeg);
+	graph__marr_close(&c->refdeg);
+	sort_done(b, &b->upd);
 	if ((rc = graph__xsort_finish(xs)) ||
 	    (rc = w_open(&w, c->dir, "byrank.u32")))
 		goto out;
@@ -792,12 +968,15 @@ out:
 	return rc;
 }
 
-/* The in-link pass's sum of the host counts of a domain's referrers. */
-static void set_linking_hosts(wctx *c, uint32_t pos, uint64_t sum)
+/* Queues the in-link pass's sum of the host counts of the referrers of
+ * the domain at position `pos`: domains.bin is written in id order. */
+static int linking_hosts(wctx *c, uint32_t pos, uint64_t sum)
 {
-	uint32_t id = *graph__marr_u32(&c->byrank, pos);
+	graph__upd u = { *graph__marr_u32(&c->byrank, pos), 0,
+			 GRAPH__UPD_LINKING, (uint32_t)sum,
+			 (uint32_t)(sum >> 32), 0 };
 
-	graph__b_dom(c->b, id)->linking_hosts = sum;
+	return graph__xsort_add(c->lupd, &u);
 }
 
 /*
@@ -825,8 +1004,9 @@ static int write_csr(wctx *c, graph__xsort *xs, const char *off_name,
 		const graph__edge *e = rec;
 
 		if (e->a != prev_a) {
-			if (in && prev_a != GRAPH__NONE)
-				set_linking_hosts(c, prev_a, sum);
+			if (in && prev_a != GRAPH__NONE &&
+			    (rc = linking_hosts(c, prev_a, sum)))
+				goto out;
 			sum = 0;
 			rc = off_upto(&off, e->a, dat.bytes);
 			if (!rc)
@@ -843,8 +1023,9 @@ static int write_csr(wctx *c, graph__xsort *xs, const char *off_name,
 	}
 	if (rc < 0)
 		goto out;
-	if (in && prev_a != GRAPH__NONE)
-		set_linking_hosts(c, prev_a, sum);
+	if (in && prev_a != GRAPH__NONE &&
+	    (rc = linking_hosts(c, prev_a, sum)))
+		goto out;
 	rc = off_upto(&off, c->n, dat.bytes);
 	if (!rc)
 		rc = w_close(&dat);
@@ -877,7 +1058,7 @@ static int write_csrs(wctx *c)
 	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
 				   b->mem.cap / 4, b->opts->tmp_dir, &b->mem,
 				   &xi)) ||
-	    (rc = b_map(b, &stage, "stage.dat")))
+	    (rc = b_map(b, &stage, "stage.dat", SEQ_SHARE)))
 		goto out;
 	snprintf(path, sizeof(path), "%s/stage.off", c->dir);
 	fo = fopen(path, "rbe");
@@ -912,20 +1093,22 @@ static int write_csrs(wctx *c)
 		}
 		o0 = o1;
 	}
-	b_unmap(b, &stage);
+	graph__marr_close(&stage);
 	if ((rc = write_csr(c, xo, "out.off", "out.dat", 0)))
 		goto out;
 	graph__xsort_free(xo);
 	xo = NULL;
-	if ((rc = b_map(b, &c->byrank, "byrank.u32")) ||
+	if ((rc = b_map(b, &c->byrank, "byrank.u32", SEQ_SHARE)) ||
+	    (rc = graph__xsort_new(sizeof(graph__upd), cmp_upd, b->mem.cap / 8,
+				   b->opts->tmp_dir, &b->mem, &c->lupd)) ||
 	    (rc = write_csr(c, xi, "in.off", "in.dat", 1)))
 		goto out;
 out:
 	if (fo)
 		fclose(fo);
-	b_unmap(b, &stage);
-	b_unmap(b, &c->byrank);
-	b_unmap(b, &c->hosts);
+	graph__marr_close(&stage);
+	graph__marr_close(&c->byrank);
+	graph__marr_close(&c->hosts);
 	graph__xsort_free(xo);
 	graph__xsort_free(xi);
 	/* the stage is not part of the index */
@@ -1756,13 +1939,24 @@ static int sync_dir(const char *path)
 }
 
 
-/* domains.bin's importance positions, from the column, in id order. */
+/* domains.bin's importance positions and linking hosts, from the rank
+ * column and the in-link pass's sums, in id order. */
 static int write_ranks(wctx *c)
 {
-	for (uint32_t i = 0; i < c->n; i++)
-		graph__b_dom(c->b, i)->rank = *graph__marr_u32(&c->rank, i);
-	b_unmap(c->b, &c->rank);
-	return 0;
+	updq q = { 0 };
+	int rc = updq_start(&q, c->lupd);
+
+	for (uint32_t i = 0; !rc && i < c->n; i++) {
+		graph__dom *d = graph__b_dom(c->b, i);
+
+		d->rank = *graph__marr_u32(&c->rank, i);
+		rc = updq_apply(&q, i, d);
+	}
+	c->b->stats->runs_spilled += graph__xsort_runs(c->lupd);
+	graph__xsort_free(c->lupd);
+	c->lupd = NULL;
+	graph__marr_close(&c->rank);
+	return rc;
 }
 
 static int write_index(graph__builder *b)
@@ -1774,8 +1968,10 @@ static int write_index(graph__builder *b)
 	graph__marr_init(&c.rank);
 	graph__marr_init(&c.hosts);
 	graph__marr_init(&c.byrank);
-	/* reading is over: no string is interned any more */
+	/* reading is over: no string is interned any more, no vertex id
+	 * looked up */
 	freeze_dicts(b);
+	graph__marr_close(&b->vmap);
 	if ((rc = write_stage(&c)) || (rc = rank_domains(&c)) ||
 	    (rc = write_csrs(&c)) || (rc = write_links(&c)) ||
 	    (rc = write_ranks(&c)) || (rc = write_outbound(&c)) ||
@@ -1787,10 +1983,11 @@ static int write_index(graph__builder *b)
 		goto out;
 	rc = write_meta(&c);
 out:
-	b_unmap(b, &c.refdeg);
-	b_unmap(b, &c.rank);
-	b_unmap(b, &c.hosts);
-	b_unmap(b, &c.byrank);
+	graph__marr_close(&c.refdeg);
+	graph__marr_close(&c.rank);
+	graph__marr_close(&c.hosts);
+	graph__marr_close(&c.byrank);
+	graph__xsort_free(c.lupd);
 	return rc;
 }
 
@@ -1979,7 +2176,7 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 		rc = SEO_ENOMEM;
 		goto out;
 	}
-	if ((rc = b_array(&b, &b.dom, "domains.bin", 0, b.mem.cap / 16)) ||
+	if ((rc = b_array(&b, &b.dom, "domains.bin", 0, b.mem.cap / 4, 0)) ||
 	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
 				   b.mem.cap / 4, opts.tmp_dir, &b.mem,
 				   &b.edges)) ||
@@ -1994,7 +2191,10 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 				   &b.caps)) ||
 	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
 				   b.mem.cap / 32, opts.tmp_dir, &b.mem,
-				   &b.plats)))
+				   &b.plats)) ||
+	    (rc = graph__xsort_new(sizeof(graph__upd), cmp_upd,
+				   b.mem.cap / 16, opts.tmp_dir, &b.mem,
+				   &b.upd)))
 		goto out;
 	for (size_t k = 0; k < sizeof(read_order) / sizeof(read_order[0]); k++)
 		for (size_t i = 0; i < opts.n_inputs; i++) {
@@ -2029,6 +2229,7 @@ out:
 	graph__xsort_free(b.outl);
 	graph__xsort_free(b.caps);
 	graph__xsort_free(b.plats);
+	graph__xsort_free(b.upd);
 	seo_tech_rules_free(b.tech);
 	free(b.plat_seen);
 	graph__dict_free(&b.doms);

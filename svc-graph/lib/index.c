@@ -755,7 +755,8 @@ static void top_push(sim_top *t, sim s)
 
 	if (t->len < t->k) {
 		t->v[t->len] = s;
-		for (j = t->len++; j > 0 && sim_before(&t->v[(j - 1) / 2], &t->v[j]);
+		for (j = t->len++;
+		     j > 0 && sim_before(&t->v[(j - 1) / 2], &t->v[j]);
 		     j = (j - 1) / 2)
 			top_swap(t, j, (j - 1) / 2);
 		return;
@@ -811,32 +812,32 @@ struct sim_cache {
 
 static int sim_cache_new(graph_index *ix)
 {
-	sim_cache *d = calloc(1, sizeof(*d));
+	sim_cache *sc = calloc(1, sizeof(*sc));
 
-	if (!d)
+	if (!sc)
 		return SEO_ENOMEM;
-	d->nslots = ix->n < DENSE_SLOTS ? (size_t)ix->n : DENSE_SLOTS;
-	d->slot = calloc(d->nslots ? d->nslots : 1, sizeof(*d->slot));
-	if (!d->slot) {
-		free(d);
+	sc->nslots = ix->n < DENSE_SLOTS ? (size_t)ix->n : DENSE_SLOTS;
+	sc->slot = calloc(sc->nslots ? sc->nslots : 1, sizeof(*sc->slot));
+	if (!sc->slot) {
+		free(sc);
 		return SEO_ENOMEM;
 	}
-	atomic_init(&d->bytes, 0);
-	pthread_mutex_init(&d->counter_mu, NULL);
-	ix->sim = d;
+	atomic_init(&sc->bytes, 0);
+	pthread_mutex_init(&sc->counter_mu, NULL);
+	ix->sim = sc;
 	return 0;
 }
 
-static void sim_cache_free(sim_cache *d)
+static void sim_cache_free(sim_cache *sc)
 {
-	if (!d)
+	if (!sc)
 		return;
-	for (size_t i = 0; i < d->nslots; i++)
-		free(atomic_load(&d->slot[i]));
-	free(d->slot);
-	pthread_mutex_destroy(&d->counter_mu);
-	free(d->counter);
-	free(d);
+	for (size_t i = 0; i < sc->nslots; i++)
+		free(atomic_load(&sc->slot[i]));
+	free(sc->slot);
+	pthread_mutex_destroy(&sc->counter_mu);
+	free(sc->counter);
+	free(sc);
 }
 
 /* A counter of n zeros: the index's own (*lent set) when no other call
@@ -975,40 +976,31 @@ static const uint64_t *dense_build(const graph_index *ix, uint64_t c,
 {
 	const uint64_t *ioff = ARR(ix, F_IN_OFF, uint64_t);
 	const uint8_t *idat = ARR(ix, F_IN_DAT, uint8_t);
-	sim_cache *d = ix->sim;
+	sim_cache *sc = ix->sim;
 	size_t size = mark_words(ix) * sizeof(uint64_t);
 	uint64_t *m, *none = NULL;
 	const uint64_t *have = dense_get(ix, c);
 
 	if (have || !dense_worth(ix, c, deg) ||
-	    atomic_load(&d->bytes) + size > DENSE_MAX_BYTES)
+	    atomic_load(&sc->bytes) + size > DENSE_MAX_BYTES)
 		return have;
-	if (atomic_fetch_add(&d->bytes, size) + size > DENSE_MAX_BYTES ||
+	if (atomic_fetch_add(&sc->bytes, size) + size > DENSE_MAX_BYTES ||
 	    !(m = calloc(mark_words(ix), sizeof(uint64_t)))) {
-		atomic_fetch_sub(&d->bytes, size);
+		atomic_fetch_sub(&sc->bytes, size);
 		return NULL;
 	}
 	mark_list(idat + ioff[c], idat + ioff[c + 1], m);
-	if (atomic_compare_exchange_strong_explicit(&d->slot[c], &none, m,
+	if (atomic_compare_exchange_strong_explicit(&sc->slot[c], &none, m,
 						    memory_order_release,
 						    memory_order_acquire))
 		return m;
 	/* another call published the same bitmap meanwhile */
 	free(m);
-	atomic_fetch_sub(&d->bytes, size);
+	atomic_fetch_sub(&sc->bytes, size);
 	return none;
 }
 
-static uint32_t and_count_portable(const uint64_t *a, const uint64_t *b,
-				   size_t words)
-{
-	uint64_t s = 0;
-
-	for (size_t i = 0; i < words; i++)
-		s += (uint64_t)__builtin_popcountll(a[i] & b[i]);
-	return (uint32_t)s;
-}
-
+/* The bits set in both a and b. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /* Without -mpopcnt the builtin is a table lookup per byte; the popcnt
  * instruction is chosen at load time where the CPU has it. */
@@ -1016,7 +1008,11 @@ __attribute__((target_clones("popcnt", "default")))
 #endif
 static uint32_t and_count(const uint64_t *a, const uint64_t *b, size_t words)
 {
-	return and_count_portable(a, b, words);
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < words; i++)
+		s += (uint64_t)__builtin_popcountll(a[i] & b[i]);
+	return (uint32_t)s;
 }
 
 /* Whether the rest [p, e) of an in-list, read so far up to position r,
@@ -1166,8 +1162,10 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 	if (method == GRAPH__SIM_AUTO)
 		method = reverse_pays(ix, t, top.k) ? GRAPH__SIM_REVERSE :
 						      GRAPH__SIM_FORWARD;
-	rc = method == GRAPH__SIM_REVERSE ? similar_reverse(ix, t, &top, total) :
-					    similar_forward(ix, t, &top, total);
+	if (method == GRAPH__SIM_REVERSE)
+		rc = similar_reverse(ix, t, &top, total);
+	else
+		rc = similar_forward(ix, t, &top, total);
 	if (rc)
 		goto out;
 	qsort(top.v, top.len, sizeof(*top.v), cmp_sim);

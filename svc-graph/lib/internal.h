@@ -203,23 +203,26 @@ static inline size_t graph__mem_free(const graph__mem *m)
 
 /*
  * A file mapped MAP_SHARED whose resident pages are bounded: accesses
- * mark the blocks of the mapping they may fault in, and once `share`
- * bytes of blocks are marked every page of the mapping is dropped
- * (MADV_DONTNEED). The data stays in the file and the page cache, from
- * which the next access faults it back; the kernel writes dirty pages
- * back on its own. So RSS stays within the share whatever the file's
- * size; an array that fits in its share is never dropped, and sequential
- * access costs a page fault per page, as reading the file would.
+ * mark the blocks of the mapping they may fault in. The share of resident
+ * bytes grows a block at a time from the pool, up to `max_share`; when it
+ * can grow no more, every page of the mapping is dropped (MADV_DONTNEED).
+ * The data stays in the file and the page cache, from which the next
+ * access faults it back, and the kernel writes dirty pages back on its
+ * own. So RSS stays within the share whatever the file's size; an array
+ * within its share is never dropped, and sequential access costs a page
+ * fault per page, as reading the file would.
  */
 typedef struct graph__marr {
 	char *p;           /* the mapping; NULL while nothing is mapped */
 	size_t len;        /* bytes in use */
 	size_t mapped;     /* bytes mapped (the file's size) */
-	size_t share;      /* resident bytes allowed */
+	graph__mem *pool;  /* where the share comes from; may be NULL */
+	size_t share;      /* resident bytes allowed, taken from the pool */
+	size_t max_share;
 	size_t touched;    /* bytes of the blocks marked */
+	size_t last_blk;   /* the block marked last */
 	uint64_t *seen;    /* a bit per block, set since the last drop */
 	int fd;
-	int writable;
 } graph__marr;
 
 /* Blocks of 64 KiB: on a read fault the kernel maps up to that much of
@@ -231,23 +234,30 @@ void graph__marr_init(graph__marr *m);
 /* A writable array in a new file: `dir/name`, or an unlinked temporary
  * file in `dir` when name is NULL. Empty until graph__marr_resize(). */
 int graph__marr_create(graph__marr *m, const char *dir, const char *name,
-		       size_t share);
+		       graph__mem *pool, size_t max_share);
 /* Maps an existing file read-only (an empty file maps nothing). */
-int graph__marr_open(graph__marr *m, const char *path, size_t share);
+int graph__marr_open(graph__marr *m, const char *path, graph__mem *pool,
+		     size_t max_share);
 /* Sets the bytes in use, growing the file and the mapping (which may
  * move: pointers from graph__marr_at() are then stale). New bytes read
  * as zeros. */
 int graph__marr_resize(graph__marr *m, size_t len);
-/* Marks block `blk`, dropping every resident page first when the share
- * is used up. */
+/* The share that keeps an array of `len` bytes resident whole. */
+size_t graph__marr_fit(size_t len);
+/* Takes up to `bytes` more share from the pool at once (within
+ * max_share and what the pool has free). */
+void graph__marr_reserve(graph__marr *m, size_t bytes);
+/* Drops every resident page and gives the share back to the pool. */
+void graph__marr_shrink(graph__marr *m);
+/* Marks block `blk`: a bigger share, or every resident page dropped. */
 void graph__marr_mark(graph__marr *m, size_t blk);
-/* Drops every resident page of the mapping. */
-void graph__marr_drop(graph__marr *m);
 /* Cuts the file to the bytes in use and writes it to disk. */
 int graph__marr_sync(graph__marr *m);
+/* Unmaps, closes, frees what the array allocated and gives the share
+ * back (the struct is the caller's). */
 void graph__marr_close(graph__marr *m);
 
-/* `n` (1 to 64 KiB) bytes at `off`, counted against the share. */
+/* `n` (at least 1) bytes at `off`, counted against the share. */
 static inline void *graph__marr_at(graph__marr *m, size_t off, size_t n)
 {
 	size_t blk = off >> GRAPH__BLOCK_SHIFT;
@@ -276,9 +286,12 @@ int graph__cmp_pair(const void *a, const void *b);
 
 /*
  * A sort whose buffer grows up to `mem_bytes` while `pool` (may be NULL)
- * has room for it and its sorting scratch (as much again); a full buffer
- * is written out as a sorted run. The pool is charged for the buffer, the
- * scratch and, while merging, the read buffers of the runs.
+ * has room for it and its sorting scratch (as much again), its first
+ * sixteenth regardless; a full buffer is written out as a sorted run to
+ * an unlinked file in tmp_dir (past 128 runs the 64 smallest are merged
+ * into one). The pool is charged for the buffer, the scratch until the
+ * last sort, and the read buffers of the merge. graph__xsort_free() frees
+ * everything and gives the charge back.
  */
 int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
 		     const char *tmp_dir, graph__mem *pool,
@@ -294,6 +307,7 @@ int graph__xsort_finish(graph__xsort *s);
 /* 1 with *rec (valid until the next call), 0 at the end, or SEO_EIO. */
 int graph__xsort_next(graph__xsort *s, const void **rec);
 uint64_t graph__xsort_count(const graph__xsort *s);
+/* Runs written to disk, merged ones included. */
 uint64_t graph__xsort_runs(const graph__xsort *s);
 void graph__xsort_free(graph__xsort *s);
 
@@ -364,6 +378,23 @@ typedef struct graph__edge {
 	uint32_t a, b;
 } graph__edge;
 
+/* A change to a domain's record, sorted by id and applied while
+ * domains.bin is written in order: the inputs that name domains in
+ * another order (ranks, Tranco, whois) never write it at random. */
+typedef struct graph__upd {
+	uint32_t id;
+	uint32_t seq;     /* order of arrival: a later change wins */
+	uint32_t kind;    /* GRAPH__UPD_* */
+	uint32_t a, b, c;
+} graph__upd;
+
+enum {
+	GRAPH__UPD_RANKS,    /* a hc_pos, b pr_pos, c hosts (when 0) */
+	GRAPH__UPD_TRANCO,   /* a rank (the best wins) */
+	GRAPH__UPD_WHOIS,    /* a registered_day, b registrar */
+	GRAPH__UPD_LINKING,  /* a, b: linking_hosts, low and high */
+};
+
 /* Domain names while reading (build.c). */
 typedef struct graph__names graph__names;
 
@@ -394,6 +425,8 @@ typedef struct graph__builder {
 	graph__xsort *outl;    /* by source domain */
 	graph__xsort *caps;    /* by domain, URL, newest first */
 	graph__xsort *plats;   /* (platform, domain) pairs */
+	graph__xsort *upd;     /* graph__upd by id, then arrival */
+	uint32_t n_upd;
 	seo_tech_rules *tech;  /* the platforms' rules; NULL without WAT */
 	uint64_t *plat_seen;   /* recent (domain, platform bits), so that a
 				* domain's pages do not repeat pairs */
@@ -421,6 +454,9 @@ int graph__b_domain_rev(graph__builder *b, const char *rev, size_t len,
 			uint32_t *id);
 /* Domain id for a forward registrable domain name. */
 int graph__b_domain(graph__builder *b, const char *domain, uint32_t *id);
+/* Queues a change to domain `id` (GRAPH__UPD_*). */
+int graph__b_update(graph__builder *b, uint32_t id, uint32_t kind,
+		    uint32_t x, uint32_t y, uint32_t z);
 /* Interns a string in one of b's dictionaries, charged to the budget;
  * SEO_ETOOBIG (logged) when the dictionaries outgrow it. */
 int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
@@ -439,7 +475,8 @@ static inline int graph__b_vertex_id(graph__builder *b, uint64_t vid,
 }
 
 /* The record of domain `id` in domains.bin; valid until the next domain
- * is created. */
+ * is created. Reading writes only new records: changes to others are
+ * queued (graph__b_update()). */
 static inline graph__dom *graph__b_dom(graph__builder *b, uint32_t id)
 {
 	return graph__marr_at(&b->dom, (size_t)id * sizeof(graph__dom),

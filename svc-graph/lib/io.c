@@ -27,6 +27,8 @@
 #define BUF_DOUBLE_MAX ((size_t)64 << 20)
 /* File-backed arrays grow by half, at least this much. */
 #define MARR_STEP ((size_t)1 << 20)
+/* The share a file-backed array takes whatever the pool says. */
+#define MARR_MIN_SHARE ((size_t)4 << GRAPH__BLOCK_SHIFT)
 
 int graph__buf_reserve(graph__buf *b, size_t total)
 {
@@ -73,6 +75,12 @@ static size_t marr_words(size_t mapped)
 	return ((mapped >> GRAPH__BLOCK_SHIFT) + 2 + 63) / 64;
 }
 
+size_t graph__marr_fit(size_t len)
+{
+	/* a partial last block, and the spare one */
+	return ((len >> GRAPH__BLOCK_SHIFT) + 2) << GRAPH__BLOCK_SHIFT;
+}
+
 static int marr_blocks(graph__marr *m, size_t mapped)
 {
 	size_t had = m->seen ? marr_words(m->mapped) : 0;
@@ -90,18 +98,19 @@ static int marr_blocks(graph__marr *m, size_t mapped)
 }
 
 int graph__marr_create(graph__marr *m, const char *dir, const char *name,
-		       size_t share)
+		       graph__mem *pool, size_t max_share)
 {
 	char path[4200];
 
 	graph__marr_init(m);
-	m->share = share;
-	m->writable = 1;
+	m->pool = pool;
+	m->max_share = max_share;
 	if (marr_blocks(m, 0))
 		return SEO_ENOMEM;
 	if (name) {
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		m->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		m->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+			     0644);
 	} else {
 		snprintf(path, sizeof(path), "%s/seo-ingest-array-XXXXXX", dir);
 		m->fd = mkostemp(path, O_CLOEXEC);
@@ -116,13 +125,15 @@ int graph__marr_create(graph__marr *m, const char *dir, const char *name,
 	return 0;
 }
 
-int graph__marr_open(graph__marr *m, const char *path, size_t share)
+int graph__marr_open(graph__marr *m, const char *path, graph__mem *pool,
+		     size_t max_share)
 {
 	struct stat st;
 	void *p;
 
 	graph__marr_init(m);
-	m->share = share;
+	m->pool = pool;
+	m->max_share = max_share;
 	m->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (m->fd < 0 || fstat(m->fd, &st) != 0) {
 		log_error("cannot open \"%s\": %s", path, strerror(errno));
@@ -165,7 +176,8 @@ int graph__marr_resize(graph__marr *m, size_t len)
 		return SEO_EIO;
 	}
 	p = m->p ? mremap(m->p, m->mapped, want, MREMAP_MAYMOVE) :
-		   mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+		   mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd,
+			0);
 	if (p == MAP_FAILED) {
 		log_error("cannot map a file-backed array of %zu bytes: %s",
 			  want, strerror(errno));
@@ -177,17 +189,20 @@ int graph__marr_resize(graph__marr *m, size_t len)
 	return 0;
 }
 
-void graph__marr_mark(graph__marr *m, size_t blk)
+void graph__marr_reserve(graph__marr *m, size_t bytes)
 {
-	size_t size = (size_t)1 << GRAPH__BLOCK_SHIFT;
+	size_t room = m->max_share > m->share ? m->max_share - m->share : 0;
 
-	if (m->touched + size > m->share)
-		graph__marr_drop(m);
-	m->seen[blk >> 6] |= (uint64_t)1 << (blk & 63);
-	m->touched += size;
+	if (bytes > room)
+		bytes = room;
+	if (m->pool && bytes > graph__mem_free(m->pool))
+		bytes = graph__mem_free(m->pool);
+	m->share += bytes;
+	if (m->pool)
+		m->pool->used += bytes;
 }
 
-void graph__marr_drop(graph__marr *m)
+static void marr_drop(graph__marr *m)
 {
 	/* for a shared file mapping this only unmaps: the data stays in
 	 * the page cache and the file */
@@ -196,6 +211,37 @@ void graph__marr_drop(graph__marr *m)
 	if (m->seen)
 		memset(m->seen, 0, marr_words(m->mapped) * sizeof(*m->seen));
 	m->touched = 0;
+}
+
+void graph__marr_shrink(graph__marr *m)
+{
+	marr_drop(m);
+	if (m->pool)
+		m->pool->used -= m->share;
+	m->share = 0;
+}
+
+void graph__marr_mark(graph__marr *m, size_t blk)
+{
+	size_t size = (size_t)1 << GRAPH__BLOCK_SHIFT;
+
+	if (m->touched + size > m->share) {
+		/* a few blocks whatever the pool says: an access may span
+		 * more than one; a scan in order gains nothing from more */
+		if (m->share < MARR_MIN_SHARE ||
+		    (blk != m->last_blk + 1 &&
+		     m->share + size <= m->max_share &&
+		     (!m->pool || graph__mem_free(m->pool) >= size))) {
+			m->share += size;
+			if (m->pool)
+				m->pool->used += size;
+		} else {
+			marr_drop(m);
+		}
+	}
+	m->seen[blk >> 6] |= (uint64_t)1 << (blk & 63);
+	m->touched += size;
+	m->last_blk = blk;
 }
 
 int graph__marr_sync(graph__marr *m)
@@ -216,6 +262,8 @@ void graph__marr_close(graph__marr *m)
 		munmap(m->p, m->mapped);
 	if (m->fd >= 0)
 		close(m->fd);
+	if (m->pool)
+		m->pool->used -= m->share;
 	free(m->seen);
 	graph__marr_init(m);
 }

@@ -136,7 +136,6 @@ static int ranks_line(rd *x, char *line)
 {
 	char *f[7] = { 0 };
 	uint64_t hc, pr, hosts = 0;
-	graph__dom *d;
 	uint32_t id;
 	int n, rc;
 
@@ -154,12 +153,8 @@ static int ranks_line(rd *x, char *line)
 	rc = graph__b_domain_rev(x->b, f[4], strlen(f[4]), &id);
 	if (rc)
 		return rc;
-	d = graph__b_dom(x->b, id);
-	d->hc_pos = (uint32_t)hc;
-	d->pr_pos = (uint32_t)pr;
-	if (d->hosts == 0)
-		d->hosts = (uint32_t)hosts;
-	return 0;
+	return graph__b_update(x->b, id, GRAPH__UPD_RANKS, (uint32_t)hc,
+			       (uint32_t)pr, (uint32_t)hosts);
 }
 
 /* A CSV field, with surrounding double quotes removed. */
@@ -188,7 +183,6 @@ static int tranco_line(rd *x, char *line)
 {
 	char *f[3] = { 0 };
 	uint64_t rank;
-	graph__dom *d;
 	uint32_t id;
 	int rc;
 
@@ -204,19 +198,14 @@ static int tranco_line(rd *x, char *line)
 	}
 	if (rc)
 		return rc;
-	/* several names can fold into one registrable domain: the best
-	 * rank wins */
-	d = graph__b_dom(x->b, id);
-	if (d->tranco == 0 || rank < d->tranco)
-		d->tranco = (uint32_t)rank;
-	return 0;
+	return graph__b_update(x->b, id, GRAPH__UPD_TRANCO, (uint32_t)rank,
+			       0, 0);
 }
 
 static int whois_line(rd *x, char *line)
 {
 	char *f[3] = { 0 };
 	int64_t t;
-	graph__dom *d;
 	uint32_t id, reg = GRAPH__NONE;
 	const char *registrar;
 	int rc;
@@ -246,10 +235,8 @@ static int whois_line(rd *x, char *line)
 		if (rc)
 			return rc;
 	}
-	d = graph__b_dom(x->b, id);
-	d->registered_day = (int32_t)(t / 86400);
-	d->registrar = reg;
-	return 0;
+	return graph__b_update(x->b, id, GRAPH__UPD_WHOIS,
+			       (uint32_t)(int32_t)(t / 86400), reg, 0);
 }
 
 /* Domain and URL ids of an absolute URL; SEO_EINVAL when unusable. */

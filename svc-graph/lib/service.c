@@ -614,9 +614,10 @@ static int similar_cached(gcall *c, const char *key, listing *l)
 		return 0;
 	p += 12;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *nul = e - p > 4 ? memchr(p + 4, '\0', (size_t)(e - p - 4))
-					    : NULL;
+		const char *nul = NULL;
 
+		if (e - p > 4)
+			nul = memchr(p + 4, '\0', (size_t)(e - p - 4));
 		if (nul == NULL)
 			return 0;
 		memcpy(&rows[i].shared_linkers, p, 4);

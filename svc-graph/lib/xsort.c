@@ -9,6 +9,7 @@
  * buffer plus one read buffer per run.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,13 +19,19 @@
 
 #include "internal.h"
 
-#define RUN_BUF (256u * 1024)
+#define RUN_BUF ((size_t)256 << 10)
+#define MIN_RUN_BUF ((size_t)16 << 10)
+/* Runs on disk at most: past this many, the smallest COMPACT_RUNS are
+ * merged into one (a run is an open file and a read buffer). */
+#define MAX_RUNS 128
+#define COMPACT_RUNS 64
 /* The first buffer, taken whatever the budget says: a sort must hold some
  * records to write a run at all. */
 #define FIRST_RECS 4096u
 
 typedef struct run {
 	int fd;
+	uint64_t bytes;  /* written */
 	char *buf;
 	size_t len, pos;
 	const char *cur; /* current record or NULL when drained */
@@ -40,9 +47,11 @@ struct graph__xsort {
 	char tmp_dir[4096];
 	run *runs;
 	size_t n_runs;
+	size_t run_buf;   /* read buffer of each run while merging */
 	size_t *heap;     /* indices into runs; runs[n_runs] is the buffer */
 	size_t heap_len;
 	uint64_t total;
+	uint64_t written; /* runs written, merged ones included */
 	char *out;       /* the record handed out by next() */
 	int finished;
 };
@@ -148,41 +157,59 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-static int spill(graph__xsort *s)
+/* A new run file, unlinked at once: it vanishes with the process,
+ * whatever happens. */
+static int new_run(graph__xsort *s, int *fd)
 {
 	char path[4200];
-	run *runs;
-	int fd, rc;
 
-	rc = sort_buffer(s);
-	if (rc)
-		return rc;
 	snprintf(path, sizeof(path), "%s/seo-ingest-run-XXXXXX", s->tmp_dir);
-	fd = mkstemp(path);
-	if (fd < 0) {
+	*fd = mkostemp(path, O_CLOEXEC);
+	if (*fd < 0) {
 		log_error("cannot create sort run in \"%s\": %s", s->tmp_dir,
 			  strerror(errno));
 		return SEO_EIO;
 	}
-	/* unlinked at once: the run vanishes with the process, whatever
-	 * happens */
 	unlink(path);
+	return 0;
+}
+
+static int add_run(graph__xsort *s, int fd, uint64_t bytes)
+{
+	run *runs = realloc(s->runs, (s->n_runs + 2) * sizeof(*runs));
+
+	if (!runs)
+		return SEO_ENOMEM;
+	s->runs = runs;
+	memset(&s->runs[s->n_runs], 0, sizeof(run));
+	s->runs[s->n_runs].fd = fd;
+	s->runs[s->n_runs++].bytes = bytes;
+	s->written++;
+	return 0;
+}
+
+static int compact(graph__xsort *s);
+
+static int spill(graph__xsort *s)
+{
+	int fd, rc;
+
+	rc = sort_buffer(s);
+	if (!rc)
+		rc = new_run(s, &fd);
+	if (rc)
+		return rc;
 	rc = write_all(fd, s->mem, s->n_recs * s->recsize);
-	if (rc) {
+	if (rc)
 		log_error("cannot write sort run: %s", strerror(errno));
+	if (!rc)
+		rc = add_run(s, fd, (uint64_t)s->n_recs * s->recsize);
+	if (rc) {
 		close(fd);
 		return rc;
 	}
-	runs = realloc(s->runs, (s->n_runs + 2) * sizeof(*runs));
-	if (!runs) {
-		close(fd);
-		return SEO_ENOMEM;
-	}
-	s->runs = runs;
-	memset(&s->runs[s->n_runs], 0, sizeof(run));
-	s->runs[s->n_runs++].fd = fd;
 	s->n_recs = 0;
-	return 0;
+	return s->n_runs < MAX_RUNS ? 0 : compact(s);
 }
 
 static void charge(graph__xsort *s, size_t bytes)
@@ -201,7 +228,8 @@ static void uncharge(graph__xsort *s, size_t bytes)
 
 /* Makes room for one more record: a bigger buffer when the sort's limit
  * and the pool allow it (twice its size: the sorts need as much scratch),
- * else the buffer written out as a run. */
+ * else the buffer written out as a run. Up to a sixteenth of its limit
+ * the buffer grows whatever the pool says, so that runs are never tiny. */
 static int make_room(graph__xsort *s)
 {
 	size_t cap = s->mem_pos ? s->mem_pos * 2 : FIRST_RECS;
@@ -212,7 +240,8 @@ static int make_room(graph__xsort *s)
 		cap = s->cap_recs;
 	more = 2 * (cap - s->mem_pos) * s->recsize;
 	if (cap == s->mem_pos ||
-	    (s->mem_pos > 0 && s->pool && graph__mem_free(s->pool) < more))
+	    (s->mem_pos >= s->cap_recs / 16 && s->pool &&
+	     graph__mem_free(s->pool) < more))
 		return spill(s);
 	p = realloc(s->mem, cap * s->recsize);
 	if (!p)
@@ -276,7 +305,7 @@ static int advance(graph__xsort *s, size_t i)
 		r->len = keep;
 		r->pos = 0;
 		do {
-			got = read(r->fd, r->buf + r->len, RUN_BUF - r->len);
+			got = read(r->fd, r->buf + r->len, s->run_buf - r->len);
 		} while (got < 0 && errno == EINTR);
 		if (got < 0)
 			return SEO_EIO;
@@ -317,55 +346,62 @@ static void sift_down(graph__xsort *s, size_t i)
 	}
 }
 
-int graph__xsort_finish(graph__xsort *s)
+/* Sets the merge up over the first `n` runs on disk, and the buffer when
+ * `with_buffer`, each run with a read buffer of what the pool has left
+ * for them. */
+static int merge_start(graph__xsort *s, size_t n, int with_buffer)
 {
 	int rc;
 
-	if (s->n_recs > 0 && (rc = sort_buffer(s)))
-		return rc;
-	if (!s->runs) {
-		s->runs = calloc(1, sizeof(run));
-		if (!s->runs)
-			return SEO_ENOMEM;
-	}
-	memset(&s->runs[s->n_runs], 0, sizeof(run));
-	s->runs[s->n_runs].fd = -1;
+	s->run_buf = RUN_BUF;
+	if (s->pool && n > 0 && graph__mem_free(s->pool) / n < RUN_BUF)
+		s->run_buf = graph__mem_free(s->pool) / n;
+	if (s->run_buf < MIN_RUN_BUF)
+		s->run_buf = MIN_RUN_BUF;
+	s->run_buf -= s->run_buf % s->recsize;
+	s->heap_len = 0;
+	free(s->heap);
 	s->heap = calloc(s->n_runs + 1, sizeof(size_t));
-	s->out = malloc(s->recsize);
-	if (!s->heap || !s->out)
+	if (!s->heap)
 		return SEO_ENOMEM;
-	for (size_t i = 0; i <= s->n_runs; i++) {
-		if (i < s->n_runs) {
-			if (lseek(s->runs[i].fd, 0, SEEK_SET) < 0)
-				return SEO_EIO;
-			s->runs[i].buf = malloc(RUN_BUF);
-			if (!s->runs[i].buf)
-				return SEO_ENOMEM;
-			charge(s, RUN_BUF);
-		}
-		rc = advance(s, i);
-		if (rc)
+	for (size_t i = 0; i < n; i++) {
+		run *r = &s->runs[i];
+
+		r->len = r->pos = 0;
+		if (lseek(r->fd, 0, SEEK_SET) < 0)
+			return SEO_EIO;
+		r->buf = malloc(s->run_buf);
+		if (!r->buf)
+			return SEO_ENOMEM;
+		charge(s, s->run_buf);
+		if ((rc = advance(s, i)))
 			return rc;
-		if (s->runs[i].cur)
+		if (r->cur)
 			s->heap[s->heap_len++] = i;
+	}
+	if (with_buffer) {
+		memset(&s->runs[s->n_runs], 0, sizeof(run));
+		s->runs[s->n_runs].fd = -1;
+		advance(s, s->n_runs);
+		if (s->runs[s->n_runs].cur)
+			s->heap[s->heap_len++] = s->n_runs;
 	}
 	for (size_t i = s->heap_len; i-- > 0;)
 		sift_down(s, i);
-	s->finished = 1;
 	return 0;
 }
 
-int graph__xsort_next(graph__xsort *s, const void **rec)
+/* The next record of the merge into s->out: 1, 0 at the end, or SEO_EIO. */
+static int merge_next(graph__xsort *s)
 {
 	size_t top;
 	int rc;
 
-	if (!s->finished || s->heap_len == 0)
+	if (s->heap_len == 0)
 		return 0;
 	top = s->heap[0];
 	/* copied out: advancing may refill the run's buffer under it */
 	memcpy(s->out, s->runs[top].cur, s->recsize);
-	*rec = s->out;
 	rc = advance(s, top);
 	if (rc)
 		return rc;
@@ -376,6 +412,98 @@ int graph__xsort_next(graph__xsort *s, const void **rec)
 	return 1;
 }
 
+static int cmp_run_bytes(const void *pa, const void *pb)
+{
+	const run *a = pa, *b = pb;
+
+	return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+}
+
+/*
+ * Merges the COMPACT_RUNS smallest runs on disk into one: runs stay few
+ * (open files, read buffers) however small the buffer and large the
+ * input, and merging the smallest keeps the rewriting to a few passes.
+ */
+static int compact(graph__xsort *s)
+{
+	size_t n = COMPACT_RUNS, out_len = 0;
+	uint64_t bytes = 0;
+	char *out_buf = malloc(RUN_BUF);
+	int fd = -1, rc;
+
+	if (!out_buf || (!s->out && !(s->out = malloc(s->recsize)))) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	qsort(s->runs, s->n_runs, sizeof(run), cmp_run_bytes);
+	if ((rc = new_run(s, &fd)) || (rc = merge_start(s, n, 0)))
+		goto out;
+	while ((rc = merge_next(s)) == 1) {
+		if (out_len + s->recsize > RUN_BUF) {
+			if ((rc = write_all(fd, out_buf, out_len)))
+				goto out;
+			out_len = 0;
+		}
+		memcpy(out_buf + out_len, s->out, s->recsize);
+		out_len += s->recsize;
+		bytes += s->recsize;
+	}
+	if (rc < 0 || (rc = write_all(fd, out_buf, out_len)))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		close(s->runs[i].fd);
+		free(s->runs[i].buf);
+		uncharge(s, s->run_buf);
+	}
+	memmove(s->runs, s->runs + n, (s->n_runs - n) * sizeof(run));
+	s->n_runs -= n;
+	rc = add_run(s, fd, bytes);
+	if (!rc)
+		fd = -1;
+out:
+	if (rc)
+		log_error("cannot merge sort runs: %s", seo_strerror(rc));
+	if (fd >= 0)
+		close(fd);
+	free(out_buf);
+	return rc;
+}
+
+int graph__xsort_finish(graph__xsort *s)
+{
+	int rc;
+
+	if (s->n_recs > 0 && (rc = sort_buffer(s)))
+		return rc;
+	/* sorted for the last time: the scratch is given back */
+	uncharge(s, s->mem_pos * s->recsize);
+	if (!s->runs) {
+		s->runs = calloc(1, sizeof(run));
+		if (!s->runs)
+			return SEO_ENOMEM;
+	}
+	s->out = s->out ? s->out : malloc(s->recsize);
+	if (!s->out)
+		return SEO_ENOMEM;
+	rc = merge_start(s, s->n_runs, 1);
+	if (rc)
+		return rc;
+	s->finished = 1;
+	return 0;
+}
+
+int graph__xsort_next(graph__xsort *s, const void **rec)
+{
+	int rc;
+
+	if (!s->finished)
+		return 0;
+	rc = merge_next(s);
+	if (rc == 1)
+		*rec = s->out;
+	return rc;
+}
+
 uint64_t graph__xsort_count(const graph__xsort *s)
 {
 	return s->total;
@@ -383,7 +511,7 @@ uint64_t graph__xsort_count(const graph__xsort *s)
 
 uint64_t graph__xsort_runs(const graph__xsort *s)
 {
-	return s->n_runs;
+	return s->written;
 }
 
 void graph__xsort_free(graph__xsort *s)

@@ -1,14 +1,17 @@
 /*
  * test_graph.c: the crawl ingest and the index queries, on a small
  * hand-built crawl with known answers, on the demo crawl (also with
- * sorted runs spilled to disk), and on the real samples in
+ * sorted runs spilled to disk), on a synthetic crawl ingested by
+ * seo-ingest within a small --mem-mb, and on the real samples in
  * ../shared/data/crawl-samples when that folder exists.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -769,6 +772,159 @@ static void test_all_or_nothing(void)
 	}
 }
 
+/* ---- domain names: streamed from the vertices or hashed ---- */
+
+/* Ingests the vertices in `vertices` with the same other inputs, which
+ * name domains the vertices do not list (zulu.com, aardvark.net,
+ * extra.org), into `name` under tmp. */
+static int ingest_names(const char *name, const char *vertices, char *out,
+			size_t outlen)
+{
+	char vname[256];
+	graph_input in[6];
+	FILE *f;
+
+	snprintf(vname, sizeof(vname), "%s-v.txt", name);
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, put(vname, vertices) };
+	in[1] = (graph_input){ GRAPH_IN_EDGES, put("n-e.txt",
+		"0\t1\n0\t3\n1\t3\n4\t0\n4\t3\n") };
+	in[2] = (graph_input){ GRAPH_IN_RANKS, put("n-r.txt",
+		"#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t#host_rev\t#n_hosts\n"
+		"1\t9.0E6\t1\t0.1\tcom.gamma\t2\n"
+		"2\t8.0E6\t3\t0.05\tcom.zulu\t4\n"
+		"3\t7.0E6\t2\t0.01\tcom.alpha\t3\n") };
+	in[3] = (graph_input){ GRAPH_IN_TRANCO, put("n-t.csv",
+		"1,gamma.com\n2,aardvark.net\n3,www.gamma.com\n") };
+	in[4] = (graph_input){ GRAPH_IN_WHOIS, put("n-w.csv",
+		"domain,registered_at,registrar\n"
+		"zulu.com,2001-02-03,Registrar Z\n"
+		"zulu.com,2002-02-03,Registrar Y\n") };
+	f = fopen(path_of("n.wat"), "w");
+	response(f, "https://alpha.com/", "2024-05-10T10:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://extra.org/x\",\"text\":\"x\"},"
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/\",\"text\":\"g\"}");
+	fclose(f);
+	in[5] = (graph_input){ GRAPH_IN_WAT, path_of("n.wat") };
+	snprintf(out, outlen, "%s/%s", tmp, name);
+	return ingest(out, in, 6, 0, NULL);
+}
+
+/* Same files (but the manifest, which names the inputs) in both. */
+static int same_index(const char *a, const char *b)
+{
+	DIR *d = opendir(a);
+	struct dirent *e;
+	int same = d != NULL, files = 0;
+
+	while (same && (e = readdir(d))) {
+		char pa[8400], pb[8400], ca[4096], cb[4096];
+		FILE *fa, *fb;
+		size_t na, nb;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "manifest.json") == 0)
+			continue;
+		files++;
+		snprintf(pa, sizeof(pa), "%s/%s", a, e->d_name);
+		snprintf(pb, sizeof(pb), "%s/%s", b, e->d_name);
+		fa = fopen(pa, "rb");
+		fb = fopen(pb, "rb");
+		same = fa && fb;
+		while (same) {
+			na = fread(ca, 1, sizeof(ca), fa);
+			nb = fread(cb, 1, sizeof(cb), fb);
+			same = na == nb && memcmp(ca, cb, na) == 0;
+			if (na == 0)
+				break;
+		}
+		if (fa)
+			fclose(fa);
+		if (fb)
+			fclose(fb);
+	}
+	if (d)
+		closedir(d);
+	return same && files > 20;
+}
+
+static void test_domain_names(void)
+{
+	static const char *const names[] = {
+		"alpha.com", "beta.com", "gamma.com", "delta.org", "zulu.com",
+		"aardvark.net", "extra.org",
+	};
+	char sorted[4400], dup[4400], shuffled[4400];
+	graph_index *xs = NULL, *xh = NULL;
+
+	/* in byte order, with a gap in the ids (vertex 2 is absent) */
+	CU_ASSERT_EQUAL_FATAL(ingest_names("n-sorted",
+		"0\tcom.alpha\t3\n1\tcom.beta\t1\n3\tcom.gamma\t2\n"
+		"4\torg.delta\t1\n", sorted, sizeof(sorted)), 0);
+	/* the same and a repeated name: every name goes to the hash table
+	 * after the fact, with the same ids */
+	CU_ASSERT_EQUAL_FATAL(ingest_names("n-dup",
+		"0\tcom.alpha\t3\n1\tcom.beta\t1\n3\tcom.gamma\t2\n"
+		"4\torg.delta\t1\n5\torg.delta\t1\n", dup, sizeof(dup)), 0);
+	CU_ASSERT(same_index(sorted, dup));
+	/* out of order from the start: other ids, the same answers */
+	CU_ASSERT_EQUAL_FATAL(ingest_names("n-shuffled",
+		"4\torg.delta\t1\n3\tcom.gamma\t2\n1\tcom.beta\t1\n"
+		"0\tcom.alpha\t3\n", shuffled, sizeof(shuffled)), 0);
+	CU_ASSERT_FALSE(same_index(sorted, shuffled));
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(sorted, &xs), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(shuffled, &xh), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		graph_authority as, ah;
+		graph_domain_rank rs, rh;
+
+		CU_ASSERT_EQUAL(graph_authority_get(xs, names[i], arena, &as), 0);
+		CU_ASSERT_EQUAL(graph_authority_get(xh, names[i], arena, &ah), 0);
+		CU_ASSERT_EQUAL(as.referring_domains, ah.referring_domains);
+		CU_ASSERT_EQUAL(as.score, ah.score);
+		CU_ASSERT_EQUAL(as.total_host_count, ah.total_host_count);
+		CU_ASSERT_EQUAL(as.popularity_rank, ah.popularity_rank);
+		CU_ASSERT_EQUAL(graph_domain_rank_get(xs, names[i], &rs), 0);
+		CU_ASSERT_EQUAL(graph_domain_rank_get(xh, names[i], &rh), 0);
+		CU_ASSERT_EQUAL(rs.unique_domains, rh.unique_domains);
+		CU_ASSERT_EQUAL(rs.avg_linking_host_count,
+				rh.avg_linking_host_count);
+	}
+	{
+		graph_authority a;
+		graph_refdomain_row *r;
+		size_t n;
+		uint64_t total;
+
+		/* gamma.com: from alpha (domain graph and WAT), beta, delta */
+		CU_ASSERT_EQUAL(graph_authority_get(xs, "gamma.com", arena, &a), 0);
+		CU_ASSERT_EQUAL(a.referring_domains, 3);
+		CU_ASSERT_EQUAL(graph_referring_domains(xs, "extra.org", &P100,
+							arena, &r, &n, &total), 0);
+		CU_ASSERT_EQUAL(total, 1);
+		CU_ASSERT_EQUAL_FATAL(n, 1);
+		CU_ASSERT_STRING_EQUAL(r[0].from_domain, "alpha.com");
+		CU_ASSERT_EQUAL(a.popularity_rank, 1);
+		/* alpha.com (3 hosts) and beta.com (1) link to it */
+		{
+			graph_domain_rank dr;
+
+			CU_ASSERT_EQUAL(graph_domain_rank_get(xs, "gamma.com",
+							      &dr), 0);
+			CU_ASSERT_DOUBLE_EQUAL(dr.avg_linking_host_count,
+					       (3 + 1 + 1) / 3.0, 1e-9);
+		}
+		/* domains of the Tranco and ranks files only; the later
+		 * whois line wins */
+		CU_ASSERT_EQUAL(graph_authority_get(xs, "aardvark.net", arena,
+						    &a), 0);
+		CU_ASSERT_EQUAL(a.popularity_rank, 2);
+		CU_ASSERT_EQUAL(graph_authority_get(xs, "zulu.com", arena, &a), 0);
+		CU_ASSERT_STRING_EQUAL(a.registered_at, "2002-02-03");
+		CU_ASSERT_STRING_EQUAL(a.registrar, "Registrar Y");
+	}
+	graph_index_close(xs);
+	graph_index_close(xh);
+}
+
 /* ---- the demo crawl, in memory and spilled ---- */
 
 static void test_demo(void)
@@ -849,6 +1005,205 @@ static void test_demo(void)
 	}
 	graph_index_close(x1);
 	graph_index_close(x2);
+}
+
+/* ---- memory bounded by --mem-mb ---- */
+
+/* The budget of the small run, and what seo-ingest holds besides it: the
+ * process with its libraries and rule file, stdio and input buffers. */
+#define SMALL_BUDGET "16"
+#define BOUND_MB (16 + 24)
+
+/* Whether the run's RSS means anything (not under AddressSanitizer). */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_MEASURED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_MEASURED 0
+#endif
+#endif
+#ifndef RSS_MEASURED
+#define RSS_MEASURED 1
+#endif
+
+/* A child inherits its parent's pages and ru_maxrss keeps them across
+ * exec: this suite runs first, from a small process, and writes its crawl
+ * in a child of its own. */
+static char mem_tmp[4096];
+
+static int mem_init(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(mem_tmp, sizeof(mem_tmp), "%s/test_graph_mem-XXXXXX",
+		 t && *t ? t : "/tmp");
+	return mkdtemp(mem_tmp) == NULL;
+}
+
+static int mem_clean(void)
+{
+	rm_tree(mem_tmp);
+	return 0;
+}
+
+static int write_synth(const char *dir)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		seo_arena *a = seo_arena_new(0);
+		graph_input in[8];
+		size_t n = 0;
+
+		_exit(a && graph_synth_write(dir, 400000, 4000000, 7, a, in,
+					     &n) == 0 ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Runs `bin` on the crawl in `crawl` with `mem_mb` (NULL: the default);
+ * its exit status, and its peak RSS in KiB in *rss. */
+static int run_ingest(const char *bin, const char *crawl, const char *out,
+		      const char *mem_mb, long *rss)
+{
+	static const char *const files[] = {
+		"--domain-vertices", "domain-vertices.txt",
+		"--domain-edges", "domain-edges.txt",
+		"--domain-ranks", "domain-ranks.txt",
+		"--wat", "synth.warc.wat.gz",
+	};
+	char paths[4][4400];
+	const char *argv[16];
+	struct rusage ru;
+	int n = 0, status;
+	pid_t pid;
+
+	argv[n++] = "seo-ingest";
+	argv[n++] = "--out";
+	argv[n++] = out;
+	argv[n++] = "--release";
+	argv[n++] = "mem-test";
+	for (int i = 0; i < 4; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/%s", crawl,
+			 files[2 * i + 1]);
+		argv[n++] = files[2 * i];
+		argv[n++] = paths[i];
+	}
+	if (mem_mb) {
+		argv[n++] = "--mem-mb";
+		argv[n++] = mem_mb;
+	}
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* the summary line is not ours to print */
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
+		return -1;
+	*rss = ru.ru_maxrss;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Number of files of `a` that differ from or are missing in `b`, or -1
+ * when `a` cannot be read; *files counts those compared. */
+static int dir_diff(const char *a, const char *b, int *files)
+{
+	DIR *d = opendir(a);
+	struct dirent *e;
+	int diff = 0;
+
+	*files = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char pa[8400], pb[8400];
+		FILE *fa, *fb;
+		int ca, cb;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(pa, sizeof(pa), "%s/%s", a, e->d_name);
+		snprintf(pb, sizeof(pb), "%s/%s", b, e->d_name);
+		fa = fopen(pa, "rb");
+		fb = fopen(pb, "rb");
+		(*files)++;
+		do {
+			ca = fa ? getc(fa) : -2;
+			cb = fb ? getc(fb) : -3;
+		} while (ca == cb && ca != EOF);
+		diff += ca != cb;
+		if (fa)
+			fclose(fa);
+		if (fb)
+			fclose(fb);
+	}
+	closedir(d);
+	return diff;
+}
+
+static uint64_t dir_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t sum = 0;
+
+	while (d && (e = readdir(d))) {
+		char p[8400];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.' && stat(p, &st) == 0)
+			sum += (uint64_t)st.st_size;
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/*
+ * seo-ingest with --mem-mb 16 on a crawl whose per-domain data alone
+ * (400,000 domains: 32 MB of domains.bin, their names, the rank columns)
+ * is more than that: its peak RSS stays within the budget and a fixed
+ * overhead, and the index is the one the default budget writes, byte for
+ * byte.
+ */
+static void test_memory_budget(void)
+{
+	const char *build = getenv("SEO_BUILD_DIR");
+	char bin[4400], crawl[4400], small[4400], big[4400];
+	long rss_small = 0, rss_big = 0;
+	int files = 0;
+
+	snprintf(bin, sizeof(bin), "%s/bin/seo-ingest", build ? build : ".");
+	if (!build || access(bin, X_OK) != 0) {
+		printf("\n  seo-ingest not built, skipped ");
+		return;
+	}
+	snprintf(crawl, sizeof(crawl), "%s/synth", mem_tmp);
+	snprintf(small, sizeof(small), "%s/synth-small", mem_tmp);
+	snprintf(big, sizeof(big), "%s/synth-big", mem_tmp);
+	CU_ASSERT_EQUAL_FATAL(write_synth(crawl), 0);
+	CU_ASSERT_EQUAL_FATAL(run_ingest(bin, crawl, small, SMALL_BUDGET,
+					 &rss_small), 0);
+	CU_ASSERT_EQUAL_FATAL(run_ingest(bin, crawl, big, NULL, &rss_big), 0);
+	printf("\n  peak RSS %ld MiB with --mem-mb " SMALL_BUDGET ", %ld MiB "
+	       "with the default; index %.0f MiB ", rss_small >> 10,
+	       rss_big >> 10, (double)dir_size(big) / 1048576.0);
+	/* the index could not have been held in the budget */
+	CU_ASSERT(dir_size(big) > (uint64_t)BOUND_MB << 20);
+	if (RSS_MEASURED)
+		CU_ASSERT(rss_small <= (long)BOUND_MB << 10);
+	CU_ASSERT_EQUAL(dir_diff(big, small, &files), 0);
+	CU_ASSERT(files >= 30);
+	CU_ASSERT_EQUAL(dir_diff(small, big, &files), 0);
 }
 
 /* ---- the real samples ---- */
@@ -936,6 +1291,8 @@ int main(void)
 	seo_log_min_level = SEO_LOG_ERROR + 1;
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
+	s = CU_add_suite("ingest memory", mem_init, mem_clean);
+	CU_add_test(s, "memory bounded by --mem-mb", test_memory_budget);
 	s = CU_add_suite("graph", hand_init, hand_clean);
 	CU_add_test(s, "counts and malformed lines", test_counts);
 	CU_add_test(s, "domain normalisation", test_normalize);
@@ -950,6 +1307,7 @@ int main(void)
 	CU_add_test(s, "status codes and url index", test_captures);
 	CU_add_test(s, "link quality and anchor type", test_enrichment);
 	CU_add_test(s, "all-or-nothing ingest", test_all_or_nothing);
+	CU_add_test(s, "domain names streamed or hashed", test_domain_names);
 	CU_add_test(s, "demo crawl, in memory and spilled", test_demo);
 	CU_add_test(s, "real crawl samples", test_real_samples);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
