@@ -68,7 +68,7 @@ typedef struct graph_ingest_opts {
 	const char *release;   /* release label, e.g. "CC-MAIN-2024-30" */
 	const graph_input *inputs;
 	size_t n_inputs;
-	size_t mem_mb;         /* sort buffers in MiB; 0 means 2048 */
+	size_t mem_mb;         /* the whole ingest's budget in MiB; 0 means 2048 */
 	const char *tmp_dir;   /* sorted runs; NULL: next to out_dir */
 	graph_progress_fn progress; /* may be NULL */
 	void *progress_ctx;

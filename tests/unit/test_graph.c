@@ -22,6 +22,7 @@
 #include <seo/log.h>
 
 #include "graph.h"
+#include "internal.h"
 /* graph__similar_domains(), to count both ways */
 #include "../../svc-graph/lib/internal.h"
 
@@ -1206,6 +1207,81 @@ static void test_memory_budget(void)
 	CU_ASSERT_EQUAL(dir_diff(small, big, &files), 0);
 }
 
+/* ---- the ingest's external sort and file-backed arrays ---- */
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* A 64 KiB sort limit and 2,000,000 records: far more runs than are kept
+ * open, so the smallest are merged along the way; all come back, in
+ * order, and the pool is charged, then given everything back. */
+static void test_xsort_many_runs(void)
+{
+	graph__mem pool = { .cap = 1 << 20 };
+	graph__xsort *s = NULL;
+	const void *rec;
+	uint64_t x = 1, sum = 0, out_sum = 0, prev = 0, n = 0;
+	int rc = 0, ordered = 1;
+
+	CU_ASSERT_EQUAL_FATAL(graph__xsort_new(sizeof(uint64_t), cmp_u64,
+					       64 << 10, tmp, &pool, &s), 0);
+	for (int i = 0; !rc && i < 2000000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		sum += x;
+		rc = graph__xsort_add(s, &x);
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(graph__xsort_runs(s) > 200);
+	CU_ASSERT(pool.used > 0 && pool.used <= pool.cap);
+	CU_ASSERT_EQUAL_FATAL(graph__xsort_finish(s), 0);
+	while ((rc = graph__xsort_next(s, &rec)) == 1) {
+		uint64_t v = *(const uint64_t *)rec;
+
+		ordered &= n == 0 || v >= prev;
+		prev = v;
+		out_sum += v;
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(ordered);
+	CU_ASSERT_EQUAL(n, 2000000);
+	CU_ASSERT_EQUAL(out_sum, sum);
+	graph__xsort_free(s);
+	CU_ASSERT_EQUAL(pool.used, 0);
+}
+
+/* An array of 1 MiB with a 256 KiB share: written in order and at random,
+ * dropped again and again, it reads back what was written. */
+static void test_marr_share(void)
+{
+	graph__mem pool = { .cap = 256 << 10 };
+	graph__marr m;
+	uint32_t n = 1 << 18, bad = 0;
+
+	CU_ASSERT_EQUAL_FATAL(graph__marr_create(&m, tmp, NULL, &pool,
+						 pool.cap), 0);
+	CU_ASSERT_EQUAL_FATAL(graph__marr_resize(&m, (size_t)n * 4), 0);
+	for (uint32_t i = 0; i < n; i++)
+		*graph__marr_u32(&m, i) = i;
+	/* the same random walk twice: every flip undone */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0, k = 7; i < 20000;
+		     i++, k = k * 1103515245u + 12345u)
+			*graph__marr_u32(&m, (k >> 8) % n) ^= 0x5a5a5a5a;
+	CU_ASSERT(m.share <= pool.cap);
+	CU_ASSERT(m.touched <= m.share);
+	for (uint32_t i = 0; i < n; i++)
+		bad += *graph__marr_u32(&m, i) != i;
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(pool.used, m.share);
+	graph__marr_close(&m);
+	CU_ASSERT_EQUAL(pool.used, 0);
+}
+
 /* ---- the real samples ---- */
 
 static void test_real_samples(void)
@@ -1308,6 +1384,8 @@ int main(void)
 	CU_add_test(s, "link quality and anchor type", test_enrichment);
 	CU_add_test(s, "all-or-nothing ingest", test_all_or_nothing);
 	CU_add_test(s, "domain names streamed or hashed", test_domain_names);
+	CU_add_test(s, "external sort of many runs", test_xsort_many_runs);
+	CU_add_test(s, "file-backed array within its share", test_marr_share);
 	CU_add_test(s, "demo crawl, in memory and spilled", test_demo);
 	CU_add_test(s, "real crawl samples", test_real_samples);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
