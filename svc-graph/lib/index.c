@@ -322,8 +322,8 @@ static int lookup(const graph_index *ix, const char *domain, uint32_t *id)
 	graph__reverse_labels(norm, strlen(norm), rev);
 	if (find_rev(ix, rev, id) == 0)
 		return 0;
-	if (graph__host_domain(norm, strlen(norm), reg) != 0 ||
-	    strcmp(reg, norm) == 0)
+	graph__registrable(norm, reg);
+	if (strcmp(reg, norm) == 0)
 		return SEO_ENOTFOUND;
 	graph__reverse_labels(reg, strlen(reg), rev);
 	return find_rev(ix, rev, id);

@@ -343,12 +343,15 @@ void graph__dict_free(graph__dict *d);
 void graph__reverse_labels(const char *name, size_t len, char *out);
 
 /* Registrable domain of the host of an absolute http(s) or
- * scheme-relative URL, lowercased, into `out` (GRAPH_DOMAIN_MAX + 1
- * bytes). 0, or SEO_EINVAL when the URL has no usable host. */
+ * scheme-relative URL, the host read by seo_domain_normalize(), into `out`
+ * (GRAPH_DOMAIN_MAX + 1 bytes). 0, or SEO_EINVAL when the URL has no
+ * usable host. */
 int graph__url_domain(const char *url, char *out);
 
-/* Registrable domain of a host name (already lowercase). */
-int graph__host_domain(const char *host, size_t len, char *out);
+/* Registrable domain of a normalised name (seo_domain_normalize()) into
+ * `out` (GRAPH_DOMAIN_MAX + 1 bytes); a name that is itself a public
+ * suffix, or unknown to the list, is copied as it is. */
+void graph__registrable(const char *name, char *out);
 
 /* Decodes the HTML character references the WAT extractor leaves in
  * attribute values (&amp; &lt; &gt; &quot; &#39; &#NN;) in place. */

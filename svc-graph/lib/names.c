@@ -32,75 +32,26 @@ void graph__reverse_labels(const char *name, size_t len, char *out)
 	out[o] = '\0';
 }
 
-/* Letters, digits, hyphens and dots, no empty label, not all-numeric (an
- * IPv4 address is not a domain). */
-static int valid_host(const char *h, size_t len)
+void graph__registrable(const char *name, char *out)
 {
-	size_t label = 0;
-	int alpha = 0;
+	const char *reg = psl_registrable_domain(psl_builtin(), name);
 
-	if (len == 0 || len > GRAPH_DOMAIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)h[i];
-
-		if (c == '.') {
-			if (label == 0)
-				return 0;
-			label = 0;
-			continue;
-		}
-		if (!(isalnum(c) || c == '-' || c == '_'))
-			return 0;
-		if (isalpha(c))
-			alpha = 1;
-		if (++label > 63)
-			return 0;
-	}
-	return label > 0 && alpha;
-}
-
-int graph__host_domain(const char *host, size_t len, char *out)
-{
-	char buf[GRAPH_DOMAIN_MAX + 1];
-	const char *reg;
-
-	while (len > 0 && host[len - 1] == '.')
-		len--;
-	if (!valid_host(host, len))
-		return SEO_EINVAL;
-	for (size_t i = 0; i < len; i++)
-		buf[i] = (char)tolower((unsigned char)host[i]);
-	buf[len] = '\0';
-	/* a host that is itself a public suffix (or unknown to the list)
-	 * stays as it is */
-	reg = psl_registrable_domain(psl_builtin(), buf);
-	strcpy(out, reg ? reg : buf);
-	return 0;
+	strcpy(out, reg ? reg : name);
 }
 
 int graph__url_domain(const char *url, char *out)
 {
-	const char *h, *e;
+	char host[GRAPH_DOMAIN_MAX + 1];
 
-	if (strncasecmp(url, "http://", 7) == 0)
-		h = url + 7;
-	else if (strncasecmp(url, "https://", 8) == 0)
-		h = url + 8;
-	else if (url[0] == '/' && url[1] == '/')
-		h = url + 2;
-	else
+	if (url[0] == '/' && url[1] == '/')
+		url += 2;
+	else if (strncasecmp(url, "http://", 7) != 0 &&
+		 strncasecmp(url, "https://", 8) != 0)
 		return SEO_EINVAL;
-	e = h + strcspn(h, "/?#");
-	for (const char *at = h; at < e; at++)
-		if (*at == '@')
-			h = at + 1;
-	for (const char *c = h; c < e; c++)
-		if (*c == ':') {
-			e = c;
-			break;
-		}
-	return graph__host_domain(h, (size_t)(e - h), out);
+	if (seo_domain_normalize(url, 0, host, sizeof(host)) != 0)
+		return SEO_EINVAL;
+	graph__registrable(host, out);
+	return 0;
 }
 
 int graph_normalize_domain(const char *input, char *out, size_t outlen)

@@ -173,9 +173,9 @@ static int csv_domain(rd *x, const char *field, uint32_t *id)
 {
 	char norm[GRAPH_DOMAIN_MAX + 1], reg[GRAPH_DOMAIN_MAX + 1];
 
-	if (graph_normalize_domain(field, norm, sizeof(norm)) ||
-	    graph__host_domain(norm, strlen(norm), reg))
+	if (graph_normalize_domain(field, norm, sizeof(norm)))
 		return SEO_EINVAL;
+	graph__registrable(norm, reg);
 	return graph__b_domain(x->b, reg, id);
 }
 
