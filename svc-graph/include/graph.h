@@ -128,8 +128,8 @@ int graph_synth_write(const char *dir, uint32_t n_domains, uint64_t n_edges,
 		      uint64_t seed, seo_arena *a, graph_input *inputs,
 		      size_t *n_inputs);
 
-/* Removes `dir` and the files directly in it (a demo crawl, an unfinished
- * index); what cannot be removed is left. */
+/* Removes `dir` and everything below it (a demo crawl, an unfinished
+ * index, a test's scratch); what cannot be removed is left. */
 void graph_remove_dir(const char *dir);
 
 /* ---- the index ---- */

@@ -462,11 +462,15 @@ void graph_remove_dir(const char *dir)
 		return;
 	while ((e = readdir(d))) {
 		char p[8400];
+		struct stat st;
 
-		if (e->d_name[0] == '.')
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			graph_remove_dir(p);
+		else
+			unlink(p);
 	}
 	closedir(d);
 	rmdir(dir);

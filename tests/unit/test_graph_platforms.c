@@ -33,29 +33,6 @@ static graph_service *svc;
 static graph_ingest_stats stats;
 static seo_arena *arena;
 
-static void rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[1024];
-		struct stat st;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_tree(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static const char *file(const char *name, const char *text)
 {
 	static char paths[8][320];
@@ -180,7 +157,7 @@ static int suite_clean(void)
 	graph_service_free(svc);
 	graph_index_close(ix);
 	seo_arena_free(arena);
-	rm_tree(tmp);
+	graph_remove_dir(tmp);
 	return 0;
 }
 
