@@ -44,13 +44,12 @@ Control routes (no key):
 """
 
 import argparse
-import http.server
 import json
-import socketserver
-import sys
 import threading
 import time
 import urllib.parse
+
+import fakehttp
 
 API_PATH = "/pagespeedonline/v5/runPagespeed"
 MODES = ("ok", "500", "429", "garbage", "nolighthouse", "runtime_error")
@@ -178,26 +177,9 @@ def run_result(state, url, strategy, categories):
 
 
 def make_handler(state):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt, *args):
-            sys.stderr.write("fake_pagespeed: " + fmt % args + "\n")
-
-        def reply(self, status, body, ctype="application/json; charset=UTF-8"):
-            if not isinstance(body, (bytes, str)):
-                body = json.dumps(body)
-            if isinstance(body, str):
-                body = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def body(self):
-            n = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(n) if n > 0 else b""
+    class Handler(fakehttp.JsonHandler):
+        name = "fake_pagespeed"
+        content_type = "application/json; charset=UTF-8"
 
         def do_GET(self):
             url = urllib.parse.urlsplit(self.path)
@@ -279,24 +261,13 @@ def make_handler(state):
     return Handler
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--key", default=None)
     args = ap.parse_args()
-    state = State(args.key)
-    srv = Server((args.host, args.port), make_handler(state))
-    print(srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    fakehttp.serve(args.host, args.port, make_handler(State(args.key)))
 
 
 if __name__ == "__main__":

@@ -50,15 +50,15 @@ Control routes (no key):
 import argparse
 import hashlib
 import hmac
-import http.server
 import json
 import secrets
-import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+import fakehttp
 
 REQUIRED = {
     "mode": "payment",
@@ -109,26 +109,8 @@ def form_problem(form):
 
 
 def make_handler(state):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt, *args):
-            sys.stderr.write("fake_payments: " + fmt % args + "\n")
-
-        def reply(self, status, body, ctype="application/json"):
-            if not isinstance(body, (bytes, str)):
-                body = json.dumps(body)
-            if isinstance(body, str):
-                body = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def body(self):
-            n = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(n) if n > 0 else b""
+    class Handler(fakehttp.JsonHandler):
+        name = "fake_payments"
 
         def do_GET(self):
             path = urllib.parse.urlsplit(self.path).path
@@ -274,15 +256,7 @@ def main():
     ap.add_argument("--fail", default="none", choices=MODES)
     args = ap.parse_args()
 
-    state = State(args.key, args.fail)
-    server = http.server.ThreadingHTTPServer((args.host, args.port),
-                                             make_handler(state))
-    server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    fakehttp.serve(args.host, args.port, make_handler(State(args.key, args.fail)))
 
 
 if __name__ == "__main__":
