@@ -22,6 +22,7 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "test_pgdb.h"
 #include "seo/util.h"
 
 #define COST 3
@@ -29,9 +30,7 @@
 #define COVERED 37
 #define REMAINDER 2
 
-static char admin_url[1024]; /* SEO_TEST_PG_URL */
-static char db_name[64];
-static char db_url[1024];    /* conninfo of our database */
+static test_pgdb pgdb;       /* our database on SEO_TEST_PG_URL */
 static char migrations[PATH_MAX];
 static PGconn *db;           /* the test's own connection */
 static acct_service *svc;    /* rate limit off */
@@ -156,7 +155,7 @@ typedef struct migrator {
 static void *migrate_thread(void *arg)
 {
 	migrator *m = arg;
-	PGconn *c = PQconnectdb(db_url);
+	PGconn *c = PQconnectdb(pgdb.url);
 	acct_err err;
 
 	m->rc = PQstatus(c) == CONNECTION_OK ? acct_migrate(c, migrations,
@@ -455,7 +454,7 @@ static acct_service *limited(long long per_min)
 	acct_err err;
 
 	acct_options_init(&opt);
-	opt.pg_url = db_url;
+	opt.pg_url = pgdb.url;
 	opt.pool_size = 2;
 	opt.rate_per_min = per_min;
 	opt.clock = fake_clock;
@@ -1055,81 +1054,13 @@ static void test_seoctl(void)
 /* ---- set-up ----------------------------------------------------------- */
 
 /* A conninfo for our database from the server's connection settings. */
-static int build_db_url(PGconn *admin)
-{
-	static const char *const keep[] = {"host", "hostaddr", "port", "user",
-					   "password", "sslmode"};
-	PQconninfoOption *opts = PQconninfo(admin);
-	size_t len = 0;
-
-	if (opts == NULL)
-		return -1;
-	for (PQconninfoOption *o = opts; o->keyword != NULL; o++) {
-		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-			if (strcmp(o->keyword, keep[i]) != 0 || o->val == NULL ||
-			    o->val[0] == '\0')
-				continue;
-			len += (size_t)snprintf(db_url + len, sizeof(db_url) - len,
-						"%s='", o->keyword);
-			for (const char *p = o->val; *p && len < sizeof(db_url) - 4; p++) {
-				if (*p == '\'' || *p == '\\')
-					db_url[len++] = '\\';
-				db_url[len++] = *p;
-			}
-			len += (size_t)snprintf(db_url + len, sizeof(db_url) - len, "' ");
-		}
-	}
-	snprintf(db_url + len, sizeof(db_url) - len, "dbname='%s'", db_name);
-	PQconninfoFree(opts);
-	return 0;
-}
-
-static void quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
-
-static int admin_sql(const char *fmt)
-{
-	PGconn *admin = PQconnectdb(admin_url);
-	char sql[256];
-	PGresult *r;
-	int ok;
-
-	/* "does not exist, skipping" is expected. */
-	PQsetNoticeProcessor(admin, quiet, NULL);
-	snprintf(sql, sizeof(sql), fmt, db_name);
-	r = PQexec(admin, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "%s: %s", sql, PQerrorMessage(admin));
-	PQclear(r);
-	PQfinish(admin);
-	return ok ? 0 : -1;
-}
-
-static int create_database(void)
-{
-	PGconn *admin;
-	int rc;
-
-	if (admin_sql("DROP DATABASE IF EXISTS %s") != 0 ||
-	    admin_sql("CREATE DATABASE %s") != 0)
-		return -1;
-	admin = PQconnectdb(admin_url);
-	rc = PQstatus(admin) == CONNECTION_OK ? build_db_url(admin) : -1;
-	PQfinish(admin);
-	return rc;
-}
-
 static int suite_init(void)
 {
 	acct_options opt;
 	acct_err err;
 
 	acct_options_init(&opt);
-	opt.pg_url = db_url;
+	opt.pg_url = pgdb.url;
 	opt.rate_per_min = 0;
 	if (acct_new(&opt, &svc, &err) != 0) {
 		fprintf(stderr, "acct_new: %s\n", err.message);
@@ -1157,8 +1088,6 @@ int main(void)
 		printf("test_acct: SEO_TEST_PG_URL is not set, skipped\n");
 		return 0;
 	}
-	snprintf(admin_url, sizeof(admin_url), "%s", url);
-	snprintf(db_name, sizeof(db_name), "acct_test_%d", (int)getpid());
 	if (src != NULL)
 		snprintf(migrations, sizeof(migrations), "%s/svc-account/migrations", src);
 	else if (acct_migrations_dir(migrations, sizeof(migrations)) != 0)
@@ -1166,14 +1095,14 @@ int main(void)
 	snprintf(seoctl_path, sizeof(seoctl_path), "%s/bin/seoctl",
 		 build != NULL ? build : ".");
 	snprintf(stderr_path, sizeof(stderr_path), "/tmp/test_acct_%d.err", (int)getpid());
-	if (create_database() != 0)
+	if (test_pgdb_create(&pgdb, url, "acct_test") != 0)
 		return 1;
-	db = PQconnectdb(db_url);
+	db = PQconnectdb(pgdb.url);
 	if (PQstatus(db) != CONNECTION_OK) {
 		fprintf(stderr, "%s", PQerrorMessage(db));
 		return 1;
 	}
-	setenv("SEO_PG_URL", db_url, 1);
+	setenv("SEO_PG_URL", pgdb.url, 1);
 	setenv("SEO_MIGRATIONS_DIR", migrations, 1);
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
@@ -1202,6 +1131,6 @@ int main(void)
 
 	PQfinish(db);
 	unlink(stderr_path);
-	admin_sql("DROP DATABASE IF EXISTS %s WITH (FORCE)");
+	test_pgdb_drop(&pgdb);
 	return failures == 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@
  */
 #include "db.h"
 #include "rt.h"
+#include "test_pgdb.h"
 
 #include <CUnit/Basic.h>
 #include <pthread.h>
@@ -220,54 +221,21 @@ static void test_upstream_unreachable(void)
 
 /* ---- the state in PostgreSQL ------------------------------------------------ */
 
-static char admin_url[1024], db_url[1200], db_name[64], migrations[4096];
+static char admin_url[1024], migrations[4096];
+static test_pgdb pgdb; /* our database on SEO_TEST_PG_URL */
 static rt_db *db;
-
-static int admin_sql(const char *fmt)
-{
-	PGconn *admin = PQconnectdb(admin_url);
-	char sql[256];
-	PGresult *r;
-	int ok;
-
-	snprintf(sql, sizeof(sql), fmt, db_name);
-	r = PQexec(admin, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		fprintf(stderr, "%s: %s", sql, PQerrorMessage(admin));
-	PQclear(r);
-	PQfinish(admin);
-	return ok ? 0 : -1;
-}
-
-/* A conninfo naming our database on the server of SEO_TEST_PG_URL. */
-static int build_db_url(void)
-{
-	PGconn *admin = PQconnectdb(admin_url);
-	int rc = -1;
-
-	if (PQstatus(admin) == CONNECTION_OK) {
-		snprintf(db_url, sizeof(db_url), "host=%s port=%s user=%s dbname=%s",
-			 PQhost(admin), PQport(admin), PQuser(admin), db_name);
-		rc = 0;
-	}
-	PQfinish(admin);
-	return rc;
-}
 
 static int db_suite_init(void)
 {
-	snprintf(db_name, sizeof(db_name), "rt_psi_test_%d", (int)getpid());
-	if (admin_sql("DROP DATABASE IF EXISTS %s WITH (FORCE)") != 0 ||
-	    admin_sql("CREATE DATABASE %s") != 0 || build_db_url() != 0)
+	if (test_pgdb_create(&pgdb, admin_url, "rt_psi_test") != 0)
 		return -1;
-	return rt_db_new(db_url, migrations, 4, &db) == 0 ? 0 : -1;
+	return rt_db_new(pgdb.url, migrations, 4, &db) == 0 ? 0 : -1;
 }
 
 static int db_suite_clean(void)
 {
 	rt_db_free(db);
-	return admin_sql("DROP DATABASE IF EXISTS %s WITH (FORCE)");
+	return test_pgdb_drop(&pgdb);
 }
 
 static long long query_int(PGconn *pg, const char *sql)
@@ -317,7 +285,7 @@ static void test_unreachable_database(void)
 	CU_ASSERT_PTR_NULL(pg);
 	CU_ASSERT_EQUAL(rt_db_acquire(down, &pg), SEO_EDB);
 	rt_db_free(down);
-	CU_ASSERT_EQUAL_FATAL(rt_db_new(db_url, NULL, 1, &down), 0);
+	CU_ASSERT_EQUAL_FATAL(rt_db_new(pgdb.url, NULL, 1, &down), 0);
 	CU_ASSERT_EQUAL(rt_db_acquire(down, &pg), SEO_ENOTFOUND);
 	rt_db_free(down);
 }
