@@ -51,6 +51,7 @@ struct seo_h2io {
 	struct event *close_ev; /* delivers on_close; also the linger timer */
 	enum h2io_state state;
 	int busy; /* inside nghttp2_session_mem_recv() or _mem_send() */
+	int cleartext; /* SEO_H2IO_CLEARTEXT: frames written straight out */
 };
 
 static void h2io_fail(seo_h2io *io)
@@ -99,18 +100,15 @@ static void h2io_finish_if_done(seo_h2io *io)
 	evtimer_add(io->close_ev, &tv);
 }
 
-static int h2io_send(seo_h2io *io)
+/* Moves nghttp2's frames into `out` until it has none or `out` holds the
+ * high-water mark; *more says the mark stopped it. */
+static int h2io_fill(seo_h2io *io, struct evbuffer *out, int *more)
 {
-	struct evbuffer *out;
 	int rc = 0;
 
-	if (io->state == H2IO_CLOSED)
-		return SEO_EIO;
-	if (io->state == H2IO_LINGER || io->busy)
-		return 0;
-	out = bufferevent_get_output(io->bev);
+	*more = 0;
 	io->busy = 1;
-	while (evbuffer_get_length(out) < H2IO_HIGH_WATER) {
+	while (!(*more = evbuffer_get_length(out) >= H2IO_HIGH_WATER)) {
 		const uint8_t *data;
 		ssize_t n = nghttp2_session_mem_send(io->session, &data);
 
@@ -128,6 +126,27 @@ static int h2io_send(seo_h2io *io)
 		}
 	}
 	io->busy = 0;
+	return rc;
+}
+
+static int h2io_send(seo_h2io *io)
+{
+	struct evbuffer *out;
+	int rc, more;
+
+	if (io->state == H2IO_CLOSED)
+		return SEO_EIO;
+	if (io->state == H2IO_LINGER || io->busy)
+		return 0;
+	out = bufferevent_get_output(io->bev);
+	/* Written straight out, a full buffer may empty at once; no write
+	 * event will then ask for the rest. */
+	do {
+		rc = h2io_fill(io, out, &more);
+		if (rc != 0 || !io->cleartext)
+			break;
+		seo_bev_write_now(io->bev);
+	} while (more && evbuffer_get_length(out) == 0);
 	if (rc != 0)
 		h2io_fail(io);
 	else
@@ -169,8 +188,12 @@ static void h2io_read_cb(struct bufferevent *bev, void *arg)
 
 static void h2io_write_cb(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
-	h2io_send(arg);
+	seo_h2io *io = arg;
+
+	/* Back to writing straight out (see seo_bev_write_now()). */
+	if (io->cleartext)
+		bufferevent_disable(bev, EV_WRITE);
+	h2io_send(io);
 }
 
 static void h2io_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -189,7 +212,8 @@ static void h2io_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
-		 seo_h2io_close_fn on_close, void *ud, seo_h2io **out)
+		 unsigned flags, seo_h2io_close_fn on_close, void *ud,
+		 seo_h2io **out)
 {
 	seo_h2io *io = calloc(1, sizeof(*io));
 	evutil_socket_t fd;
@@ -207,6 +231,7 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 	io->on_close = on_close;
 	io->ud = ud;
 	io->state = H2IO_OPEN;
+	io->cleartext = (flags & SEO_H2IO_CLEARTEXT) != 0;
 
 	/* Small frames must leave at once; fails harmlessly on non-TCP
 	 * sockets. */
@@ -225,6 +250,23 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 				    BEV_TRIG_DEFER_CALLBACKS);
 	*out = io;
 	return 0;
+}
+
+void seo_bev_write_now(struct bufferevent *bev)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+
+	if (evbuffer_get_length(out) == 0 ||
+	    (bufferevent_get_enabled(bev) & EV_WRITE))
+		return;
+	/* The bufferevent keeps its output's front frozen against outside
+	 * draining, as it does itself around its own writes. */
+	evbuffer_unfreeze(out, 1);
+	evbuffer_write(out, bufferevent_getfd(bev));
+	evbuffer_freeze(out, 1);
+	/* Errors too: the bufferevent meets them again and reports them. */
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(bev, EV_WRITE);
 }
 
 int seo_h2io_flush(seo_h2io *io)

@@ -80,6 +80,7 @@ struct rpc_ctx {
 	struct event *timer;
 
 	rpc_reader rd; /* the request message, on the arena */
+	ProtobufCMessage *req; /* unpacked early to choose the thread */
 
 	unsigned req_ended : 1;  /* the client sent END_STREAM */
 	unsigned replied : 1;    /* our final frame is submitted */
@@ -112,7 +113,10 @@ struct rpc_server {
 	struct event_base *base;
 	const rpc_method *methods;
 	size_t n_methods;
-	unsigned char *inline_of; /* per method: run on the loop thread */
+	struct inline_rule {
+		unsigned char on;
+		rpc_inline_fn when;
+	} *inline_of; /* per method: run on the loop thread, and when */
 	void *service;
 	int serving;
 	unsigned port;
@@ -329,8 +333,10 @@ static void call_run(struct rpc_ctx *call)
 	size_t size;
 	int rv;
 
-	req = protobuf_c_message_unpack(m->input, &call->alloc,
-					call->rd.msg_len, call->rd.msg);
+	req = call->req != NULL ?
+		      call->req :
+		      protobuf_c_message_unpack(m->input, &call->alloc,
+						call->rd.msg_len, call->rd.msg);
 	if (req == NULL) {
 		outcome_fail(call, SEO_GRPC_INTERNAL, NULL,
 			     seo_arena_printf(call->arena,
@@ -521,9 +527,22 @@ static void on_request_headers(struct rpc_ctx *call)
 	}
 }
 
-static int runs_inline(const rpc_server *srv, const rpc_method *m)
+static int runs_inline(const rpc_server *srv, struct rpc_ctx *call)
 {
-	return m == &health_method || srv->inline_of[m - srv->methods];
+	const rpc_method *m = call->method;
+	const struct inline_rule *rule;
+
+	if (m == &health_method)
+		return 1;
+	rule = &srv->inline_of[m - srv->methods];
+	if (!rule->on)
+		return 0;
+	if (rule->when == NULL)
+		return 1;
+	call->req = protobuf_c_message_unpack(m->input, &call->alloc,
+					      call->rd.msg_len, call->rd.msg);
+	/* an unreadable request is answered here, as call_run() words it */
+	return call->req == NULL || rule->when(call->req);
 }
 
 static void on_request_end(struct rpc_ctx *call)
@@ -548,7 +567,7 @@ static void on_request_end(struct rpc_ctx *call)
 			     "deadline exceeded", NULL, 0);
 		return;
 	}
-	if (srv->n_workers == 0 || runs_inline(srv, call->method)) {
+	if (srv->n_workers == 0 || runs_inline(srv, call)) {
 		call_run(call);
 		reply_outcome(call);
 		return;
@@ -841,7 +860,8 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 	srv->serving = 1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
-	srv->inline_of = calloc(n_methods ? n_methods : 1, 1);
+	srv->inline_of = calloc(n_methods ? n_methods : 1,
+				sizeof(*srv->inline_of));
 	if (srv->inline_of == NULL || nghttp2_session_callbacks_new(&cb) != 0)
 		goto out;
 	srv->callbacks = cb;
@@ -877,11 +897,13 @@ out:
 	return rc;
 }
 
-int rpc_server_run_inline(rpc_server *srv, const char *path)
+int rpc_server_run_inline(rpc_server *srv, const char *path,
+			  rpc_inline_fn when)
 {
 	for (size_t i = 0; i < srv->n_methods; i++)
 		if (strcmp(srv->methods[i].path, path) == 0) {
-			srv->inline_of[i] = 1;
+			srv->inline_of[i].on = 1;
+			srv->inline_of[i].when = when;
 			return 0;
 		}
 	return SEO_EINVAL;

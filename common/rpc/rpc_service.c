@@ -65,7 +65,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 int rpc_service_main(const char *name, const char *addr,
 		     const rpc_method *methods, size_t n_methods,
 		     void *service, int workers,
-		     const char *const *inline_paths)
+		     const rpc_inline *inline_methods)
 {
 	struct service s = {0};
 	struct event *sigint = NULL, *sigterm = NULL;
@@ -91,9 +91,12 @@ int rpc_service_main(const char *name, const char *addr,
 		log_error("cannot create the server");
 		goto out;
 	}
-	for (; inline_paths != NULL && *inline_paths != NULL; inline_paths++)
-		if (rpc_server_run_inline(s.srv, *inline_paths) != 0) {
-			log_error("no method %s to run inline", *inline_paths);
+	for (; inline_methods != NULL && inline_methods->path != NULL;
+	     inline_methods++)
+		if (rpc_server_run_inline(s.srv, inline_methods->path,
+					  inline_methods->when) != 0) {
+			log_error("no method %s to run inline",
+				  inline_methods->path);
 			goto out;
 		}
 	if (rpc_server_listen(s.srv, addr) != 0)

@@ -183,5 +183,6 @@ int rpc_session_start(nghttp2_session *session, int32_t setting_id,
 	    nghttp2_session_set_local_window_size(session, NGHTTP2_FLAG_NONE, 0,
 						  RPC_CONN_WINDOW) != 0)
 		return SEO_ENOMEM;
-	return seo_h2io_new(bev, session, on_close, ud, io);
+	return seo_h2io_new(bev, session, SEO_H2IO_CLEARTEXT, on_close, ud,
+			    io);
 }

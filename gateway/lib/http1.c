@@ -262,27 +262,12 @@ static void h1_reject(struct gw__conn *c, int status)
 	gw__respond_error(req, status, gw__error_code(status), msg);
 }
 
-/*
- * Writes what is queued straight away. On cleartext connections the
- * bufferevent's write event stays disabled while the socket takes
- * everything: arming it per response would cost two epoll_ctl calls and a
- * loop turn. Only a short write hands the rest to the bufferevent.
- */
+/* Writes what is queued straight away on cleartext connections, whose
+ * bufferevent keeps its write event disabled between responses. */
 static void h1_flush(struct gw__conn *c)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-
-	if (c->tls || evbuffer_get_length(out) == 0 ||
-	    (bufferevent_get_enabled(c->bev) & EV_WRITE))
-		return;
-	/* The bufferevent keeps its output's front frozen against outside
-	 * draining, as it does itself around its own writes. */
-	evbuffer_unfreeze(out, 1);
-	evbuffer_write(out, bufferevent_getfd(c->bev));
-	evbuffer_freeze(out, 1);
-	/* Errors too: the bufferevent meets them again and reports them. */
-	if (evbuffer_get_length(out) > 0)
-		bufferevent_enable(c->bev, EV_WRITE);
+	if (!c->tls)
+		seo_bev_write_now(c->bev);
 }
 
 static void h1_process(struct gw__conn *c)

@@ -259,7 +259,8 @@ void gw__h2_start(struct gw__conn *c)
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	c->bev = NULL;
 	evtimer_add(h2->idle, &c->srv->idle);
-	if (seo_h2io_new(bev, h2->session, h2_on_close, c, &h2->io) < 0) {
+	if (seo_h2io_new(bev, h2->session, c->tls ? 0 : SEO_H2IO_CLEARTEXT,
+			 h2_on_close, c, &h2->io) < 0) {
 		c->bev = bev;
 		goto fail;
 	}

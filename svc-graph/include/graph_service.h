@@ -53,8 +53,8 @@ int graph_service_reload(graph_service *s);
 /* The gRPC methods; rpc_ctx_service() must be the graph_service. */
 extern const rpc_method graph_rpc_methods[];
 extern const size_t graph_rpc_n_methods;
-/* Paths of the methods that run on the loop thread (NULL-terminated). */
-extern const char *const graph_rpc_inline[];
+/* The methods that run on the loop thread (ended by a NULL path). */
+extern const rpc_inline graph_rpc_inline[];
 
 /* Why a call failed: a public code of seo/errors.h and a message. */
 typedef struct graph_fail {

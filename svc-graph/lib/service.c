@@ -1379,18 +1379,35 @@ int graph_service_call(graph_service *s, const char *method,
 	return SEO_ENOTFOUND;
 }
 
+/* Backlinks walk the target's links up to the page: unfiltered and near
+ * the top they are a page of a precomputed order; a filter counts every
+ * link of the target for its total. */
+#define INLINE_BACKLINKS_OFFSET 10000
+
+static int backlinks_bounded(const ProtobufCMessage *msg)
+{
+	const T(BacklinksRequest) *req = (const void *)msg;
+
+	return (req->from_domain == NULL || req->from_domain[0] == '\0') &&
+	       (req->link_type == NULL || req->link_type[0] == '\0') &&
+	       (!req->has_offset || req->offset <= INLINE_BACKLINKS_OFFSET);
+}
+
 /* Answered on the loop thread: a constant or one page of a precomputed
  * order, microseconds on the mapped index, less than the hand-off to a
  * worker and back. The methods that walk whole lists (similar-domains,
  * intersect, overlap, gap, site-explorer, link-audit, batch) keep to the
  * workers. */
-const char *const graph_rpc_inline[] = {
-	"/seo.graph.v1.Graph/ReferringDomains",
-	"/seo.graph.v1.Graph/AnchorText",
-	"/seo.graph.v1.Graph/TopPages",
-	"/seo.graph.v1.Graph/DomainAuthority",
-	"/seo.graph.v1.Graph/DomainRank",
-	"/seo.graph.v1.Graph/CrawlHistory",
-	"/seo.graph.v1.Graph/StatusCodes",
-	NULL,
+const rpc_inline graph_rpc_inline[] = {
+	{"/seo.graph.v1.Graph/ReferringDomains", NULL},
+	{"/seo.graph.v1.Graph/Backlinks", backlinks_bounded},
+	{"/seo.graph.v1.Graph/OutboundLinks", NULL},
+	{"/seo.graph.v1.Graph/AnchorText", NULL},
+	{"/seo.graph.v1.Graph/TopPages", NULL},
+	{"/seo.graph.v1.Graph/DomainAuthority", NULL},
+	{"/seo.graph.v1.Graph/DomainRank", NULL},
+	{"/seo.graph.v1.Graph/CrawlHistory", NULL},
+	{"/seo.graph.v1.Graph/UrlIndex", NULL},
+	{"/seo.graph.v1.Graph/StatusCodes", NULL},
+	{NULL, NULL},
 };

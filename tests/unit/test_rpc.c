@@ -54,7 +54,7 @@ static void sleep_ms(long ms)
 }
 
 /* Echo: answers `service`; "who" -> server name; "meta:NAME" -> metadata;
- * "big:N" -> N bytes of 'x'; "thread" -> "loop" or "worker". */
+ * "big:N" -> N bytes of 'x'; "thread..." -> "loop" or "worker". */
 static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 		  ProtobufCMessage **resp)
 {
@@ -67,7 +67,7 @@ static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 	grpc__health__v1__health_check_request__init(out);
 	if (strcmp(s, "who") == 0) {
 		s = ((struct tsvc *)rpc_ctx_service(ctx))->name;
-	} else if (strcmp(s, "thread") == 0) {
+	} else if (strncmp(s, "thread", 6) == 0) {
 		struct tsvc *svc = rpc_ctx_service(ctx);
 
 		s = pthread_equal(pthread_self(), svc->loop) ? "loop" : "worker";
@@ -557,7 +557,7 @@ static void raw_call(unsigned port, const struct raw_hdr *h, size_t nh,
 	prd.read_callback = raw_read;
 	CU_ASSERT(nghttp2_submit_request(session, NULL, nva, nh,
 					 body != NULL ? &prd : NULL, r) == 1);
-	CU_ASSERT_FATAL(seo_h2io_new(bev, session, raw_close, r, &io) == 0);
+	CU_ASSERT_FATAL(seo_h2io_new(bev, session, 0, raw_close, r, &io) == 0);
 	timer = evtimer_new(r->base, raw_timeout, r->base);
 	evtimer_add(timer, &tv);
 	event_base_dispatch(r->base);
@@ -693,8 +693,17 @@ static void test_workers_inline(void)
 	seo_arena_free(a);
 }
 
+/* Run-inline rule of Echo2: every request but "thread:heavy". */
+static int light_only(const ProtobufCMessage *req)
+{
+	const EchoMsg *in = (const EchoMsg *)req;
+
+	return in->service == NULL || strcmp(in->service, "thread:heavy") != 0;
+}
+
 /* A method marked inline runs on the loop thread of a server with
- * workers; the others still go to the workers. */
+ * workers, a method with a rule only for the requests it accepts; the
+ * others still go to the workers. */
 static void test_run_inline(void)
 {
 	struct tsrv t;
@@ -706,9 +715,12 @@ static void test_run_inline(void)
 	CU_ASSERT_FATAL(t.base != NULL);
 	CU_ASSERT_FATAL(rpc_server_new(t.base, methods, N_METHODS, &t.svc, 2,
 				       &t.srv) == 0);
-	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Nope") ==
+	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Nope", NULL) ==
 		  SEO_EINVAL);
-	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Echo") == 0);
+	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Echo", NULL) ==
+		  0);
+	CU_ASSERT(rpc_server_run_inline(t.srv, "/seo.test.Echo/Echo2",
+					light_only) == 0);
 	CU_ASSERT_FATAL(rpc_server_listen(t.srv, "127.0.0.1:0") == 0);
 	snprintf(t.addr, sizeof(t.addr), "127.0.0.1:%u",
 		 rpc_server_port(t.srv));
@@ -719,6 +731,9 @@ static void test_run_inline(void)
 	CU_ASSERT_STRING_EQUAL(resp_service(&res), "loop");
 	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Echo2", "thread", 2000,
 			    NULL, 0, a, &res) == 0);
+	CU_ASSERT_STRING_EQUAL(resp_service(&res), "loop");
+	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Echo2", "thread:heavy",
+			    2000, NULL, 0, a, &res) == 0);
 	CU_ASSERT_STRING_EQUAL(resp_service(&res), "worker");
 	tsrv_stop(&t);
 	seo_arena_free(a);
@@ -1166,7 +1181,8 @@ static void big_preface(struct bufferevent *bev, void *ud)
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_submit_settings(b->session, NGHTTP2_FLAG_NONE, NULL, 0);
 	/* The preface is still in the input: the pump consumes it. */
-	CU_ASSERT(seo_h2io_new(bev, b->session, big_close, b, &b->io) == 0);
+	CU_ASSERT(seo_h2io_new(bev, b->session, SEO_H2IO_CLEARTEXT, big_close, b,
+			       &b->io) == 0);
 }
 
 static void big_accept(struct evconnlistener *l, evutil_socket_t fd,

@@ -27,6 +27,14 @@ typedef struct seo_h2io seo_h2io;
 typedef void (*seo_h2io_close_fn)(seo_h2io *io, void *ud);
 
 /*
+ * Flags of seo_h2io_new(). SEO_H2IO_CLEARTEXT: `bev` is a plain socket
+ * bufferevent (no TLS filter), so frames are written to the socket as soon
+ * as nghttp2 produces them (seo_bev_write_now()) instead of on the loop's
+ * next writable event.
+ */
+#define SEO_H2IO_CLEARTEXT 1u
+
+/*
  * Creates a pump. It takes ownership of `bev` (freed, with its socket, by
  * seo_h2io_free()) but not of `session`, which the caller created with its
  * own callbacks and frees after seo_h2io_free(). Bytes already waiting in
@@ -36,7 +44,18 @@ typedef void (*seo_h2io_close_fn)(seo_h2io *io, void *ud);
  * Returns 0 and sets *out, or SEO_ENOMEM.
  */
 int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
-		 seo_h2io_close_fn on_close, void *ud, seo_h2io **out);
+		 unsigned flags, seo_h2io_close_fn on_close, void *ud,
+		 seo_h2io **out);
+
+/*
+ * Writes what waits in the output of a cleartext socket bufferevent
+ * straight to its socket, if its write event is disabled: arming that
+ * event per answer would cost two epoll_ctl calls and a loop turn. What the
+ * socket does not take enables the write event; the owner's write callback
+ * disables it again once called. Socket errors are left for the
+ * bufferevent to meet and report. Never use it on a TLS bufferevent.
+ */
+void seo_bev_write_now(struct bufferevent *bev);
 
 /*
  * Sends whatever nghttp2 has queued (call after any nghttp2_submit_*() or

@@ -73,12 +73,25 @@ int rpc_server_listen(rpc_server *srv, const char *addr);
  * SERVING). */
 void rpc_server_set_serving(rpc_server *srv, int serving);
 
+/* Says whether a request is cheap enough to run on the loop thread; called
+ * there with the unpacked request, it must itself be cheap. */
+typedef int (*rpc_inline_fn)(const ProtobufCMessage *req);
+
+/* A method run on the loop thread: every call when `when` is NULL, else
+ * the calls for which `when` returns non-zero. */
+typedef struct rpc_inline {
+	const char *path;
+	rpc_inline_fn when;
+} rpc_inline;
+
 /* Runs the handler of method `path` on the loop thread although the server
- * has workers: for handlers that never block and answer in microseconds,
- * where the hand-off to a worker and back costs more than the call itself.
- * Call before rpc_server_listen(). Returns 0, SEO_EINVAL when `path` is
- * not one of the server's methods. */
-int rpc_server_run_inline(rpc_server *srv, const char *path);
+ * has workers, for the requests `when` accepts (all when NULL): for
+ * handlers that never block and answer in microseconds, where the hand-off
+ * to a worker and back costs more than the call itself. Call before
+ * rpc_server_listen(). Returns 0, SEO_EINVAL when `path` is not one of the
+ * server's methods. */
+int rpc_server_run_inline(rpc_server *srv, const char *path,
+			  rpc_inline_fn when);
 
 /* Sends GOAWAY on every connection, stops accepting, and lets calls in
  * flight finish. */
@@ -176,14 +189,14 @@ int rpc_call_sync(const char *addr, const char *path,
 
 /*
  * Runs a service process: logs as `name`, listens on `addr`, serves
- * `methods` with `workers` threads, the paths of the NULL-terminated
- * `inline_paths` (may be NULL) on the loop thread (rpc_server_run_inline),
+ * `methods` with `workers` threads, the methods of `inline_methods` (ended
+ * by a NULL path; may be NULL) on the loop thread (rpc_server_run_inline),
  * stops cleanly on SIGINT/SIGTERM (GOAWAY, calls in flight finish).
  * Returns the process exit code.
  */
 int rpc_service_main(const char *name, const char *addr,
 		     const rpc_method *methods, size_t n_methods,
 		     void *service, int workers,
-		     const char *const *inline_paths);
+		     const rpc_inline *inline_methods);
 
 #endif
