@@ -22,6 +22,7 @@
 
 #include "graph.h"
 #include "graph_service.h"
+#include "test_crawl.h"
 #include "seo/graph/v1/graph.pb-c.h"
 
 #define T(name) Seo__Graph__V1__##name
@@ -35,41 +36,20 @@ static seo_arena *arena;
 
 static const char *file(const char *name, const char *text)
 {
-	static char paths[8][320];
-	static int next;
-	char *p = paths[next++ % 8];
-	FILE *f;
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmp, name);
-	f = fopen(p, "w");
-	fputs(text, f);
-	fclose(f);
-	return p;
+	return tcrawl_put(tmp, name, text);
 }
 
-static void warc(FILE *f, const char *json)
-{
-	fprintf(f, "WARC/1.0\r\nWARC-Type: metadata\r\nContent-Length: %zu"
-		   "\r\n\r\n%s\r\n\r\n", strlen(json), json);
-}
-
-/* A WAT response record of `uri` with extra Headers members, Head
- * members and Links items (each "" or starting with a comma, as JSON). */
+/* A WAT response record of `uri` linking to its own root, with extra
+ * Headers members, Head members and Links items (each "" or starting with
+ * a comma, as JSON). */
 static void page(FILE *f, const char *uri, const char *headers,
 		 const char *head, const char *links)
 {
-	char json[4096];
+	char items[2048];
 
-	snprintf(json, sizeof(json),
-		 "{\"Envelope\":{\"WARC-Header-Metadata\":{\"WARC-Type\":"
-		 "\"response\",\"WARC-Target-URI\":\"%s\",\"WARC-Date\":"
-		 "\"2024-05-10T10:00:00Z\"},\"Payload-Metadata\":{"
-		 "\"HTTP-Response-Metadata\":{\"Response-Message\":{\"Status\":"
-		 "\"200\"},\"Headers\":{\"Content-Type\":\"text/html\"%s},"
-		 "\"HTML-Metadata\":{\"Head\":{\"Title\":\"t\"%s},"
-		 "\"Links\":[{\"path\":\"A@/href\",\"url\":\"/\"}%s]}}}}}",
-		 uri, headers, head, links);
-	warc(f, json);
+	snprintf(items, sizeof(items),
+		 "{\"path\":\"A@/href\",\"url\":\"/\"}%s", links);
+	tcrawl_response(f, uri, "2024-05-10T10:00:00Z", headers, head, items);
 }
 
 #define GENERATOR(g) ",\"Metas\":[{\"name\":\"generator\",\"content\":\"" g "\"}]"
@@ -505,7 +485,7 @@ static int real_with_generator(const char *src, const char *dst)
 				"[{s:s, s:s}]", "name", "generator", "content",
 				"WordPress 3.9.2"));
 			text = json_dumps(j, JSON_COMPACT);
-			warc(out, text);
+			tcrawl_warc(out, "metadata", text);
 			free(text);
 			found++;
 		}

@@ -16,6 +16,7 @@
 
 #include "graph.h"
 #include "graph_service.h"
+#include "test_crawl.h"
 /* the result cache on its own */
 #include "../../svc-graph/lib/cache.h"
 #include "seo/graph/v1/graph.pb-c.h"
@@ -29,33 +30,14 @@ static graph_fail err;
 
 static const char *file(const char *name, const char *text)
 {
-	static char paths[8][320];
-	static int next;
-	char *p = paths[next++ % 8];
-	FILE *f;
-
-	snprintf(p, sizeof(paths[0]), "%s/%s", tmp, name);
-	f = fopen(p, "w");
-	fputs(text, f);
-	fclose(f);
-	return p;
+	return tcrawl_put(tmp, name, text);
 }
 
 /* One WAT response record of `uri` holding `links` (JSON array items). */
 static void wat_page(FILE *f, const char *uri, const char *date,
 		     const char *links)
 {
-	char json[2048];
-
-	snprintf(json, sizeof(json),
-		 "{\"Envelope\":{\"WARC-Header-Metadata\":{\"WARC-Type\":"
-		 "\"response\",\"WARC-Target-URI\":\"%s\",\"WARC-Date\":\"%s\"},"
-		 "\"Payload-Metadata\":{\"HTTP-Response-Metadata\":{"
-		 "\"Response-Message\":{\"Status\":\"200\"},"
-		 "\"HTML-Metadata\":{\"Links\":[%s]}}}}}",
-		 uri, date, links);
-	fprintf(f, "WARC/1.0\r\nWARC-Type: metadata\r\nContent-Length: %zu"
-		   "\r\n\r\n%s\r\n\r\n", strlen(json), json);
+	tcrawl_response(f, uri, date, "", NULL, links);
 }
 
 /*
