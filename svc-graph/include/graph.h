@@ -23,7 +23,7 @@
 
 #include <seo/arena.h>
 
-#define GRAPH_FORMAT_VERSION 2
+#define GRAPH_FORMAT_VERSION 3
 #define GRAPH_DOMAIN_MAX 253
 /* Upper bound on a page, whatever the caller asks (the spec's maximum). */
 #define GRAPH_LIMIT_MAX 1000
@@ -84,12 +84,18 @@ typedef struct graph_ingest_stats {
 	uint64_t captures;       /* CDX lines and WAT responses */
 	uint64_t records;        /* input records read, all inputs */
 	uint64_t malformed;      /* input lines or records skipped */
-	uint64_t edge_bytes;     /* in- and out-link CSR, offsets included */
+	uint64_t edge_bytes;     /* in- and out-link CSR, offsets and skip
+				  * entries included */
 	double bytes_per_edge;   /* edge_bytes / domain_edges */
 	uint64_t index_bytes;    /* whole directory */
 	uint64_t runs_spilled;   /* sorted runs written to disk */
 	double seconds;
 	uint64_t platform_domains; /* (domain, platform) pairs stored */
+	uint64_t similar_domains;  /* heavy domains whose similar domains
+				    * are stored */
+	uint32_t similar_passes;   /* passes over the in-lists counting them
+				    * (more when --mem-mb is short) */
+	double similar_seconds;    /* what counting them took */
 } graph_ingest_stats;
 
 /*
@@ -138,7 +144,8 @@ typedef struct graph_index graph_index;
 
 /* Maps the index at `dir`. Returns 0 and sets *out (closed with
  * graph_index_close), SEO_ENOTFOUND when there is no index, SEO_EINVAL
- * when it is not a complete index of this format version. */
+ * when it is not a complete index of this format version or of format 2
+ * (served without the skip entries and stored similar domains of 3). */
 int graph_index_open(const char *dir, graph_index **out);
 
 /* Unmaps the index; NULL is allowed. No row may be used afterwards. */
@@ -301,6 +308,13 @@ int graph_similar_domains(const graph_index *ix, const char *domain,
 			  const graph_page *pg, seo_arena *a,
 			  graph_similar_row **rows, size_t *n,
 			  uint64_t *total);
+
+/* How many first rows of `domain`'s similar domains the index stores
+ * (written at ingest for the heaviest domains; pages within them are read,
+ * not counted): sets *rows, 0 when none. Returns 0, or SEO_EINVAL for a
+ * malformed domain. */
+int graph_similar_stored(const graph_index *ix, const char *domain,
+			 uint64_t *rows);
 
 /* Domains linking to `domain_a` but not to `domain_b`, strongest first. */
 int graph_link_intersect(const graph_index *ix, const char *domain_a,

@@ -37,6 +37,8 @@ enum {
 	F_URLS_STR, F_URLS_OFF, F_ANCHORS_STR, F_ANCHORS_OFF,
 	F_STRS_STR, F_STRS_OFF,
 	F_PLAT_OFF, F_PLAT, F_PLAT_BYNAME, F_PLATTLD_STR, F_PLATTLD_OFF,
+	F_INSKIP_DIR, F_INSKIP, F_LINKSKIP_DIR, F_LINKSKIP,
+	F_SIMTOP_DIR, F_SIMTOP,
 	F__COUNT
 };
 
@@ -50,7 +52,15 @@ static const char *const file_names[F__COUNT] = {
 	"urls.str", "urls.off", "anchors.str", "anchors.off",
 	"strs.str", "strs.off",
 	"plat.off", "plat.bin", "platname.u32", "plattld.str", "plattld.off",
+	"inskip.dir", "inskip.bin", "linkskip.dir", "linkskip.bin",
+	"simtop.dir", "simtop.bin",
 };
+
+/* Files from here on are new in format 3 (skip entries, stored similar
+ * domains): an index of format 2 is served without them, its deep pages
+ * decoded from the start and its similar domains counted. */
+#define F_SINCE_3 F_INSKIP_DIR
+#define FORMAT_OLDEST 2
 
 typedef struct sim_cache sim_cache;
 
@@ -168,6 +178,15 @@ static int check(const graph_index *ix)
 		return 0;
 	if (!check_platforms(ix))
 		return 0;
+	/* skip and similar-domains entries are checked against these
+	 * sizes where they are used */
+	if (ix->f[F_INSKIP_DIR].len % sizeof(graph__skipdir) ||
+	    ix->f[F_INSKIP].len % sizeof(graph__inskip) ||
+	    ix->f[F_LINKSKIP_DIR].len % sizeof(graph__skipdir) ||
+	    ix->f[F_LINKSKIP].len % sizeof(uint32_t) ||
+	    ix->f[F_SIMTOP_DIR].len % sizeof(graph__simdir) ||
+	    ix->f[F_SIMTOP].len % sizeof(graph__sim))
+		return 0;
 	/* string blobs end with a NUL so that every entry is a C string */
 	for (int s = F_DOMREV_STR; s <= F_STRS_STR; s++) {
 		if (s != F_DOMREV_STR && s != F_DOMFWD_STR && s != F_URLS_STR &&
@@ -183,7 +202,7 @@ static int check(const graph_index *ix)
 int graph_index_open(const char *dir, graph_index **out)
 {
 	graph_index *ix = calloc(1, sizeof(*ix));
-	int rc = 0;
+	int rc = 0, missing_v3 = 0;
 
 	if (!ix)
 		return SEO_ENOMEM;
@@ -199,6 +218,11 @@ int graph_index_open(const char *dir, graph_index **out)
 	}
 	for (int i = 0; i < F__COUNT; i++) {
 		rc = map_file(dir, file_names[i], &ix->f[i]);
+		if (rc == SEO_ENOTFOUND && i >= F_SINCE_3) {
+			ix->f[i] = (map){ "", 0 };
+			missing_v3 = 1;
+			continue;
+		}
 		if (rc) {
 			log_error("cannot map index file \"%s/%s\": %s", dir,
 				  file_names[i], seo_strerror(rc));
@@ -209,10 +233,12 @@ int graph_index_open(const char *dir, graph_index **out)
 	ix->meta = ARR(ix, F_META, graph__meta);
 	if (ix->f[F_META].len != sizeof(graph__meta) ||
 	    ix->meta->magic != GRAPH__MAGIC ||
-	    ix->meta->version != GRAPH_FORMAT_VERSION ||
+	    ix->meta->version < FORMAT_OLDEST ||
+	    ix->meta->version > GRAPH_FORMAT_VERSION ||
+	    (ix->meta->version >= 3 && missing_v3) ||
 	    ix->meta->release[sizeof(ix->meta->release) - 1] != '\0') {
-		log_error("\"%s\" is not an index of format version %d", dir,
-			  GRAPH_FORMAT_VERSION);
+		log_error("\"%s\" is not a whole index of format version %d "
+			  "to %d", dir, FORMAT_OLDEST, GRAPH_FORMAT_VERSION);
 		rc = SEO_EINVAL;
 		goto out;
 	}
@@ -434,6 +460,73 @@ static int in_next(in_iter *it, uint32_t *rank)
 	return 1;
 }
 
+/* The first of the `n` entries of a directory (`stride` bytes each,
+ * ascending by their leading u32 key) whose key is not below `key`; `n`
+ * when none is. */
+static uint64_t dir_lower_bound(const void *dir, uint64_t n, size_t stride,
+				uint32_t key)
+{
+	const unsigned char *p = dir;
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint32_t k;
+
+		memcpy(&k, p + mid * stride, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The skip entries (entries of `size` bytes in file `binf`) of the list
+ * `key` of directory `dirf`: their number and the first, or 0 when the
+ * list has none or its directory entry disagrees with the file. */
+static uint32_t skip_find(const graph_index *ix, int dirf, int binf,
+			  size_t size, uint32_t key, uint64_t *first)
+{
+	const graph__skipdir *d = ARR(ix, dirf, graph__skipdir);
+	uint64_t nd = ix->f[dirf].len / sizeof(*d);
+	uint64_t have = ix->f[binf].len / size;
+	uint64_t lo = dir_lower_bound(d, nd, sizeof(*d), key);
+
+	if (lo == nd || d[lo].key != key || d[lo].first > have ||
+	    d[lo].n > have - d[lo].first)
+		return 0;
+	*first = d[lo].first;
+	return d[lo].n;
+}
+
+/* Starts the in-list of position `to` past its first `skip` entries: from
+ * the last skip entry before them, then a varint at a time (fewer than
+ * GRAPH__SKIP). */
+static void in_seek(const graph_index *ix, uint32_t to, uint64_t skip,
+		    in_iter *it)
+{
+	const graph__inskip *e = ARR(ix, F_INSKIP, graph__inskip);
+	uint64_t first = 0, j = skip / GRAPH__SKIP;
+	uint32_t n, r;
+
+	in_begin(ix, to, it);
+	if (j > 0 && (n = skip_find(ix, F_INSKIP_DIR, F_INSKIP, sizeof(*e),
+				    to, &first)) > 0) {
+		if (j > n)
+			j = n;
+		e += first + j - 1;
+		if (e->at < (uint64_t)(it->end - it->p)) {
+			it->p += e->at;
+			it->r = e->prev;
+			it->first = 0;
+			skip -= j * GRAPH__SKIP;
+		}
+	}
+	for (; skip > 0 && in_next(it, &r); skip--)
+		;
+}
+
 int graph_referring_domains(const graph_index *ix, const char *domain,
 			    const graph_page *pg, seo_arena *a,
 			    graph_refdomain_row **rows, size_t *n,
@@ -443,7 +536,6 @@ int graph_referring_domains(const graph_index *ix, const char *domain,
 	uint32_t id, r, limit = page_limit(pg);
 	graph_refdomain_row *out;
 	in_iter it;
-	uint64_t i = 0;
 	int rc = start(ix, domain, &id, n, total);
 
 	*rows = NULL;
@@ -453,13 +545,14 @@ int graph_referring_domains(const graph_index *ix, const char *domain,
 	out = rows_alloc(a, limit, sizeof(*out));
 	if (!out)
 		return SEO_ENOMEM;
-	in_begin(ix, ix->dom[id].rank, &it);
+	*rows = out;
+	if (pg->offset >= *total)
+		return 0;
+	in_seek(ix, ix->dom[id].rank, pg->offset, &it);
 	while (*n < limit && in_next(&it, &r)) {
 		uint32_t from;
 		uint32_t links;
 
-		if (i++ < pg->offset)
-			continue;
 		from = by_rank[r];
 		links = links_from(ix, id, r);
 		out[*n].from_domain = dom_name(ix, from);
@@ -468,11 +561,59 @@ int graph_referring_domains(const graph_index *ix, const char *domain,
 		out[*n].from_domain_score = ix->dom[from].score;
 		(*n)++;
 	}
-	*rows = out;
 	return 0;
 }
 
 /* ---- backlinks ---- */
+
+/* The end of the run of links from one referrer that starts at k, in a
+ * group ending at hi (its links are contiguous): galloping, so that a
+ * referrer of one link costs a comparison or two. */
+static uint64_t run_end(const graph__link *l, uint64_t k, uint64_t hi)
+{
+	uint32_t from = l[k].from_dom;
+	uint64_t in = k, step = 1, out;
+
+	while (step < hi - in && l[in + step].from_dom == from) {
+		in += step;
+		step *= 2;
+	}
+	out = step < hi - in ? in + step : hi;
+	while (out - in > 1) {
+		uint64_t mid = in + (out - in) / 2;
+
+		if (l[mid].from_dom == from)
+			in = mid;
+		else
+			out = mid;
+	}
+	return out;
+}
+
+/* The first link of referrer number `skip` of the group [lo, hi) of
+ * domain id, in importance order (a run of links per referrer): from the
+ * last skip entry before it, then a run at a time. */
+static uint64_t referrer_seek(const graph_index *ix, uint32_t id,
+			      uint64_t lo, uint64_t hi, uint64_t skip)
+{
+	const uint32_t *e = ARR(ix, F_LINKSKIP, uint32_t);
+	const graph__link *l = ARR(ix, F_LINKS, graph__link);
+	uint64_t first = 0, j = skip / GRAPH__SKIP, k = lo;
+	uint32_t n;
+
+	if (j > 0 && (n = skip_find(ix, F_LINKSKIP_DIR, F_LINKSKIP,
+				    sizeof(*e), id, &first)) > 0) {
+		if (j > n)
+			j = n;
+		if (e[first + j - 1] < hi - lo) {
+			k = lo + e[first + j - 1];
+			skip -= j * GRAPH__SKIP;
+		}
+	}
+	for (; skip > 0 && k < hi; skip--)
+		k = run_end(l, k, hi);
+	return k;
+}
 
 static void fill_backlink(const graph_index *ix, const graph__link *l,
 			  graph_backlink_row *row)
@@ -541,12 +682,39 @@ int graph_backlinks(const graph_index *ix, const char *domain,
 		lo = a0;
 		hi = lo + links_from(ix, id, r);
 	}
+	*rows = out;
+	/* Without a type filter the rows are known without reading the
+	 * links before the page: one per referrer in importance order (the
+	 * newest of its run, which is newest first, as recent wants), one
+	 * per link in recent order. */
+	if (type < 0 && sort == GRAPH_SORT_IMPORTANCE && from == GRAPH__NONE) {
+		*total = ix->dom[id].url_referrers;
+		if (pg->offset >= *total)
+			return 0;
+		for (uint64_t k = referrer_seek(ix, id, lo, hi, pg->offset);
+		     k < hi && *n < limit; k = run_end(links, k, hi))
+			fill_backlink(ix, &links[k], &out[(*n)++]);
+		return 0;
+	}
+	if (type < 0) {
+		if (sort == GRAPH_SORT_IMPORTANCE)
+			hi = lo + (hi > lo);
+		*total = hi - lo;
+		if (pg->offset >= *total)
+			return 0;
+		for (uint64_t k = lo + pg->offset; k < hi && *n < limit; k++)
+			fill_backlink(ix, &links[from == GRAPH__NONE ?
+							 off[id] + recent[k] :
+							 k],
+				      &out[(*n)++]);
+		return 0;
+	}
 	for (uint64_t k = lo; k < hi; k++) {
 		uint64_t at = sort == GRAPH_SORT_RECENT && from == GRAPH__NONE ?
 				      off[id] + recent[k] : k;
 		const graph__link *l = &links[at];
 
-		if (type >= 0 && l->type != (uint32_t)type)
+		if (l->type != (uint32_t)type)
 			continue;
 		/* one row per referrer: its newest matching link (a single
 		 * referrer's run is already newest first, as recent wants) */
@@ -558,15 +726,7 @@ int graph_backlinks(const graph_index *ix, const char *domain,
 		if (*total >= pg->offset && *n < limit)
 			fill_backlink(ix, l, &out[(*n)++]);
 		(*total)++;
-		/* unfiltered totals are stored: stop once the page is full */
-		if (type < 0 && from == GRAPH__NONE && *n == limit) {
-			*total = sort == GRAPH_SORT_IMPORTANCE ?
-					 ix->dom[id].url_referrers :
-					 off[id + 1] - off[id];
-			break;
-		}
 	}
-	*rows = out;
 	return 0;
 }
 
@@ -716,75 +876,54 @@ int graph_top_pages(const graph_index *ix, const char *domain,
  *   in-list). It costs about one in-list entry per linked domain plus the
  *   in-lists of the domains that can still make the page.
  *
- * Both give the same rows, counts, order and total.
+ * Both give the same rows, counts, order and total. The heavy domains'
+ * first GRAPH__SIM_ROWS rows and total are stored at ingest (simtop.*):
+ * a page within them is read, not counted.
  */
 
-typedef struct sim {
-	uint32_t id, count; /* id: importance position */
-} sim;
-
-/* Result order: more shared linkers first, then the stronger domain. */
-static int sim_before(const sim *a, const sim *b)
+/* The stored rows of position t, or NULL when the index has none for it
+ * (or its entry disagrees with simtop.bin). */
+static const graph__simdir *sim_stored(const graph_index *ix, uint32_t t)
 {
-	return a->count > b->count || (a->count == b->count && a->id < b->id);
+	const graph__simdir *d = ARR(ix, F_SIMTOP_DIR, graph__simdir);
+	uint64_t nd = ix->f[F_SIMTOP_DIR].len / sizeof(*d);
+	uint64_t have = ix->f[F_SIMTOP].len / sizeof(graph__sim);
+	uint64_t lo = dir_lower_bound(d, nd, sizeof(*d), t);
+
+	if (lo == nd || d[lo].pos != t || d[lo].first > have ||
+	    d[lo].rows > have - d[lo].first || d[lo].rows > d[lo].total)
+		return NULL;
+	return &d[lo];
 }
 
-static int cmp_sim(const void *pa, const void *pb)
+/* Whether the stored rows answer the page: it ends within them, or they
+ * are the whole result. */
+static int sim_stored_holds(const graph__simdir *sd, const graph_page *pg,
+			    uint32_t limit)
 {
-	return sim_before(pa, pb) ? -1 : sim_before(pb, pa);
+	return sd->rows == sd->total ||
+	       (pg->offset <= sd->rows && limit <= sd->rows - pg->offset);
 }
 
-/* The first k rows of the result, kept in a heap whose root is the last
- * of them, so that a candidate is rejected by one comparison. */
-typedef struct sim_top {
-	sim *v;
-	size_t len, k;
-} sim_top;
-
-static void top_swap(sim_top *t, size_t i, size_t j)
+static int similar_from_store(const graph_index *ix,
+			      const graph__simdir *sd, const graph_page *pg,
+			      uint32_t limit, seo_arena *a,
+			      graph_similar_row **rows, size_t *n,
+			      uint64_t *total)
 {
-	sim s = t->v[i];
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+	const graph__sim *v = ARR(ix, F_SIMTOP, graph__sim) + sd->first;
 
-	t->v[i] = t->v[j];
-	t->v[j] = s;
-}
-
-static void top_push(sim_top *t, sim s)
-{
-	size_t j;
-
-	if (t->len < t->k) {
-		t->v[t->len] = s;
-		for (j = t->len++;
-		     j > 0 && sim_before(&t->v[(j - 1) / 2], &t->v[j]);
-		     j = (j - 1) / 2)
-			top_swap(t, j, (j - 1) / 2);
-		return;
+	*total = sd->total;
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (uint64_t i = pg->offset; i < sd->rows && *n < limit; i++) {
+		(*rows)[*n].similar_domain = dom_name(ix, by_rank[v[i].id]);
+		(*rows)[*n].shared_linkers = v[i].count;
+		(*n)++;
 	}
-	if (t->k == 0 || !sim_before(&s, &t->v[0]))
-		return;
-	t->v[0] = s;
-	for (j = 0;;) {
-		size_t l = 2 * j + 1, r = l + 1, m = j;
-
-		if (l < t->len && sim_before(&t->v[m], &t->v[l]))
-			m = l;
-		if (r < t->len && sim_before(&t->v[m], &t->v[r]))
-			m = r;
-		if (m == j)
-			break;
-		top_swap(t, j, m);
-		j = m;
-	}
-}
-
-/* The shared count a domain must exceed to enter the page when domains
- * arrive in position order: a later domain loses every tie. */
-static uint32_t top_floor(const sim_top *t)
-{
-	if (t->len < t->k)
-		return 0;
-	return t->k ? t->v[0].count : UINT32_MAX;
+	return 0;
 }
 
 /*
@@ -866,8 +1005,8 @@ static void counter_give(const graph_index *ix, uint32_t *count, int lent)
 		free(count);
 }
 
-static int similar_forward(const graph_index *ix, uint32_t t, sim_top *top,
-			   uint64_t *total)
+static int similar_forward(const graph_index *ix, uint32_t t,
+			   graph__simtop *top, uint64_t *total)
 {
 	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
 	const uint8_t *odat = ARR(ix, F_OUT_DAT, uint8_t);
@@ -919,7 +1058,7 @@ static int similar_forward(const graph_index *ix, uint32_t t, sim_top *top,
 		if (count[c] == 0)
 			continue;
 		(*total)++;
-		top_push(top, (sim){ c, count[c] });
+		graph__top_push(top, (graph__sim){ c, count[c] });
 	}
 out:
 	for (size_t i = 0; i < nt; i++)
@@ -1060,8 +1199,8 @@ static uint32_t count_marked(const uint8_t *p, const uint8_t *e,
 /* Lists ahead of the one read whose first bytes are fetched meanwhile. */
 #define SCAN_AHEAD 16
 
-static int similar_reverse(const graph_index *ix, uint32_t t, sim_top *top,
-			   uint64_t *total)
+static int similar_reverse(const graph_index *ix, uint32_t t,
+			   graph__simtop *top, uint64_t *total)
 {
 	const uint64_t *ioff = ARR(ix, F_IN_OFF, uint64_t);
 	const uint8_t *idat = ARR(ix, F_IN_DAT, uint8_t);
@@ -1080,7 +1219,7 @@ static int similar_reverse(const graph_index *ix, uint32_t t, sim_top *top,
 	}
 	for (uint64_t c = 0; c < ix->n; c++) {
 		const uint8_t *p = idat + ioff[c], *e = idat + ioff[c + 1];
-		uint32_t floor = top_floor(top), deg, n;
+		uint32_t floor = graph__top_floor(top), deg, n;
 		const uint64_t *other;
 		int cut = 0;
 
@@ -1104,7 +1243,7 @@ static int similar_reverse(const graph_index *ix, uint32_t t, sim_top *top,
 			continue;
 		shared++;
 		if (!cut)
-			top_push(top, (sim){ (uint32_t)c, n });
+			graph__top_push(top, (graph__sim){ (uint32_t)c, n });
 	}
 	*total = shared;
 	free(own);
@@ -1112,22 +1251,21 @@ static int similar_reverse(const graph_index *ix, uint32_t t, sim_top *top,
 }
 
 /* Whether the reverse count is the cheaper one for position t and a page
- * ending at row k: t is linked from at least 1/REVERSE_SHARE of all
- * domains and its linkers' out-lists hold at least 1/REVERSE_SHARE of all
- * out-list bytes (linkers that link nowhere else are cheap forward). Deep
- * pages, whose last row shares few linkers, count forward. */
-#define REVERSE_SHARE 16
-
+ * ending at row k: t is heavy (graph__sim_heavy(), the ingest's test for
+ * storing its rows too) and its linkers' out-lists hold at least
+ * 1/GRAPH__SIM_SHARE of all out-list bytes (linkers that link nowhere else
+ * are cheap forward). Deep pages, whose last row shares few linkers,
+ * count forward. */
 static int reverse_pays(const graph_index *ix, uint32_t t, uint64_t k)
 {
 	const uint64_t *ooff = ARR(ix, F_OUT_OFF, uint64_t);
 	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
-	uint64_t need = ix->f[F_OUT_DAT].len / REVERSE_SHARE, bytes = 0;
+	uint64_t need = ix->f[F_OUT_DAT].len / GRAPH__SIM_SHARE, bytes = 0;
 	in_iter it;
 	uint32_t r;
 
 	if (k > GRAPH_LIMIT_MAX ||
-	    (uint64_t)ix->dom[by_rank[t]].ref_domains * REVERSE_SHARE < ix->n)
+	    !graph__sim_heavy(ix->dom[by_rank[t]].ref_domains, ix->n))
 		return 0;
 	in_begin(ix, t, &it);
 	while (bytes < need && in_next(&it, &r))
@@ -1142,7 +1280,8 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 {
 	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
 	uint32_t id, t, limit = page_limit(pg);
-	sim_top top = { 0 };
+	graph__simtop top = { 0 };
+	const graph__simdir *sd;
 	int rc = start(ix, domain, &id, n, total);
 
 	*rows = NULL;
@@ -1152,6 +1291,14 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 	if (ix->dom[id].ref_domains == 0)
 		return 0;
 	t = ix->dom[id].rank;
+	if (method == GRAPH__SIM_AUTO || method == GRAPH__SIM_STORED) {
+		sd = sim_stored(ix, t);
+		if (sd && sim_stored_holds(sd, pg, limit))
+			return similar_from_store(ix, sd, pg, limit, a, rows, n,
+						  total);
+		if (method == GRAPH__SIM_STORED)
+			return SEO_ENOTFOUND;
+	}
 	/* rows past the last domain never exist: only the total is counted */
 	top.k = pg->offset >= ix->n ? 0 :
 		pg->offset + limit < ix->n ? (size_t)(pg->offset + limit) :
@@ -1168,7 +1315,7 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 		rc = similar_forward(ix, t, &top, total);
 	if (rc)
 		goto out;
-	qsort(top.v, top.len, sizeof(*top.v), cmp_sim);
+	qsort(top.v, top.len, sizeof(*top.v), graph__sim_cmp);
 	*rows = rows_alloc(a, limit, sizeof(**rows));
 	if (!*rows) {
 		rc = SEO_ENOMEM;
@@ -1191,6 +1338,22 @@ int graph_similar_domains(const graph_index *ix, const char *domain,
 {
 	return graph__similar_domains(ix, domain, pg, GRAPH__SIM_AUTO, a, rows,
 				      n, total);
+}
+
+int graph_similar_stored(const graph_index *ix, const char *domain,
+			 uint64_t *rows)
+{
+	const graph__simdir *sd;
+	uint32_t id;
+	int rc = start(ix, domain, &id, NULL, NULL);
+
+	*rows = 0;
+	if (rc <= 0)
+		return rc;
+	sd = sim_stored(ix, ix->dom[id].rank);
+	if (sd)
+		*rows = sd->rows;
+	return 0;
 }
 
 /* ---- link intersect ---- */

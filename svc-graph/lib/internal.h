@@ -120,6 +120,128 @@ typedef struct graph__pdom {
 	uint32_t tld;     /* plattld id */
 } graph__pdom;
 
+/*
+ * Skip entries of long lists, so that a deep page starts where it starts
+ * instead of after every entry before it. inskip.dir and linkskip.dir list
+ * the lists of more than GRAPH__SKIP entries, ascending by key (importance
+ * position for in-lists, domain id for link groups); entry j (from 1) of
+ * a list is its place GRAPH__SKIP * j entries in.
+ */
+#define GRAPH__SKIP 128
+
+typedef struct graph__skipdir {
+	uint32_t key;
+	uint32_t n;       /* entries of the list in the .bin file */
+	uint64_t first;   /* its first entry there */
+} graph__skipdir;
+_Static_assert(sizeof(graph__skipdir) == 16, "graph__skipdir layout");
+
+/* inskip.bin: where an in-list's entry GRAPH__SKIP * j starts, and the
+ * position before it (the varints are gaps). linkskip.bin is u32: the
+ * index in its group of the first link of referrer GRAPH__SKIP * j. */
+typedef struct graph__inskip {
+	uint32_t at;      /* bytes from the start of the list */
+	uint32_t prev;    /* the position of entry GRAPH__SKIP * j - 1 */
+} graph__inskip;
+_Static_assert(sizeof(graph__inskip) == 8, "graph__inskip layout");
+
+/* ---- similar domains: what the ingest stores and the query reads ---- */
+
+/*
+ * A domain linked from at least 1/GRAPH__SIM_SHARE of all domains is
+ * heavy: the query may count it in reverse (every in-list against its
+ * linkers), and the ingest stores its first GRAPH__SIM_ROWS rows and its
+ * total (simtop.*), so that the pages callers read cost a lookup.
+ */
+#define GRAPH__SIM_SHARE 16
+#define GRAPH__SIM_ROWS 1000
+
+static inline int graph__sim_heavy(uint64_t ref_domains, uint64_t n)
+{
+	return ref_domains > 0 && ref_domains * GRAPH__SIM_SHARE >= n;
+}
+
+/* A row: a domain (importance position) and the linkers it shares; also
+ * simtop.bin's record. */
+typedef struct graph__sim {
+	uint32_t id, count;
+} graph__sim;
+_Static_assert(sizeof(graph__sim) == 8, "graph__sim layout");
+
+/* simtop.dir: the heavy domains by position. */
+typedef struct graph__simdir {
+	uint32_t pos;
+	uint32_t rows;    /* rows stored: the total, at most GRAPH__SIM_ROWS */
+	uint64_t total;
+	uint64_t first;   /* its first row in simtop.bin */
+} graph__simdir;
+_Static_assert(sizeof(graph__simdir) == 24, "graph__simdir layout");
+
+/* Result order: more shared linkers first, then the stronger domain. */
+static inline int graph__sim_before(const graph__sim *a, const graph__sim *b)
+{
+	return a->count > b->count || (a->count == b->count && a->id < b->id);
+}
+
+static inline int graph__sim_cmp(const void *pa, const void *pb)
+{
+	return graph__sim_before(pa, pb) ? -1 : graph__sim_before(pb, pa);
+}
+
+/* The first k rows of a result, in a heap whose root is the last of them,
+ * so that a candidate is rejected by one comparison. v (k entries) is the
+ * caller's. */
+typedef struct graph__simtop {
+	graph__sim *v;
+	size_t len, k;
+} graph__simtop;
+
+static inline void graph__top_swap(graph__simtop *t, size_t i, size_t j)
+{
+	graph__sim s = t->v[i];
+
+	t->v[i] = t->v[j];
+	t->v[j] = s;
+}
+
+static inline void graph__top_push(graph__simtop *t, graph__sim s)
+{
+	size_t j;
+
+	if (t->len < t->k) {
+		t->v[t->len] = s;
+		for (j = t->len++;
+		     j > 0 && graph__sim_before(&t->v[(j - 1) / 2], &t->v[j]);
+		     j = (j - 1) / 2)
+			graph__top_swap(t, j, (j - 1) / 2);
+		return;
+	}
+	if (t->k == 0 || !graph__sim_before(&s, &t->v[0]))
+		return;
+	t->v[0] = s;
+	for (j = 0;;) {
+		size_t l = 2 * j + 1, r = l + 1, m = j;
+
+		if (l < t->len && graph__sim_before(&t->v[m], &t->v[l]))
+			m = l;
+		if (r < t->len && graph__sim_before(&t->v[m], &t->v[r]))
+			m = r;
+		if (m == j)
+			break;
+		graph__top_swap(t, j, m);
+		j = m;
+	}
+}
+
+/* The shared count a domain must exceed to enter the rows when domains
+ * arrive in position order: a later domain loses every tie. */
+static inline uint32_t graph__top_floor(const graph__simtop *t)
+{
+	if (t->len < t->k)
+		return 0;
+	return t->k ? t->v[0].count : UINT32_MAX;
+}
+
 /* ---- growable arrays ---- */
 
 typedef struct graph__buf {
@@ -514,12 +636,15 @@ const char *graph__index_domain_name(const graph_index *ix, uint32_t id);
 
 /* ---- similar domains (index.c) ---- */
 
-/* How graph__similar_domains() counts: the cheaper way for the domain, or
- * the one given (the tests compare both). */
+/* How graph__similar_domains() answers: the stored rows when they hold
+ * the page, else the cheaper count for the domain; or the way given (the
+ * tests compare them). STORED answers SEO_ENOTFOUND when the index does
+ * not store the page. */
 typedef enum graph__sim_method {
 	GRAPH__SIM_AUTO,
 	GRAPH__SIM_FORWARD,
 	GRAPH__SIM_REVERSE,
+	GRAPH__SIM_STORED,
 } graph__sim_method;
 
 /* graph_similar_domains(), counted by `method`. */

@@ -393,6 +393,18 @@ static void test_anchor_and_pages(void)
 	}
 }
 
+/* Whether two answers of similar domains are the same rows and total. */
+static int same_similar(const graph_similar_row *a, size_t na, uint64_t ta,
+			const graph_similar_row *b, size_t nb, uint64_t tb)
+{
+	int ok = na == nb && ta == tb;
+
+	for (size_t i = 0; ok && i < na; i++)
+		ok = strcmp(a[i].similar_domain, b[i].similar_domain) == 0 &&
+		     a[i].shared_linkers == b[i].shared_linkers;
+	return ok;
+}
+
 static void test_similar_intersect(void)
 {
 	graph_similar_row *s;
@@ -407,6 +419,28 @@ static void test_similar_intersect(void)
 	CU_ASSERT_EQUAL(s[0].shared_linkers, 2);
 	CU_ASSERT_STRING_EQUAL(s[1].similar_domain, "beta.com");
 	CU_ASSERT_EQUAL(s[1].shared_linkers, 1);
+	/* five domains: every linked one is heavy, its rows stored */
+	{
+		static const char *const names[] = { "alpha.com", "beta.com",
+						     "gamma.com", "delta.org",
+						     "epsilon.org" };
+		const graph_page pages[] = { { 100, 0 }, { 1, 1 }, { 1, 5 } };
+
+		for (size_t i = 0; i < 5; i++)
+			for (size_t p = 0; p < 3; p++) {
+				graph_similar_row *f;
+				size_t nf;
+				uint64_t tf;
+
+				CU_ASSERT_EQUAL(graph__similar_domains(ix, names[i], &pages[p],
+								       GRAPH__SIM_STORED, arena,
+								       &s, &n, &total), 0);
+				CU_ASSERT_EQUAL(graph__similar_domains(ix, names[i], &pages[p],
+								       GRAPH__SIM_FORWARD, arena,
+								       &f, &nf, &tf), 0);
+				CU_ASSERT(same_similar(s, n, total, f, nf, tf));
+			}
+	}
 
 	CU_ASSERT_EQUAL(graph_link_intersect(ix, "gamma.com", "alpha.com", &P100, arena, &r, &n, &total), 0);
 	CU_ASSERT_EQUAL(total, 1);
@@ -602,6 +636,377 @@ static void test_similar_exact(void)
 	graph_index_close(x);
 	free(g.to);
 	free(g.adj);
+}
+
+/* ---- stored similar domains and deep pages ---- */
+
+/* PRE_N domains "pNNNNN.com"; most link to a few of the first PRE_HUBS
+ * (the heavy domains: more than 64, so that one pass cannot count them
+ * all) and to two others; PRE_WAT pages of other domains link to
+ * p00000.com, one to three links each. */
+#define PRE_N 80000
+#define PRE_HUBS 100
+#define PRE_WAT 300
+
+static int same_index(const char *a, const char *b);
+
+static int pre_crawl(graph_input *in)
+{
+	char path[4400];
+	unsigned seed = 11;
+	FILE *fv, *fe, *fw;
+
+	snprintf(path, sizeof(path), "%s/pre-v.txt", tmp);
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, seo_arena_strdup(arena, path) };
+	fv = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/pre-e.txt", tmp);
+	in[1] = (graph_input){ GRAPH_IN_EDGES, seo_arena_strdup(arena, path) };
+	fe = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/pre.wat", tmp);
+	in[2] = (graph_input){ GRAPH_IN_WAT, seo_arena_strdup(arena, path) };
+	fw = fopen(path, "w");
+	if (!fv || !fe || !fw || !in[0].path || !in[1].path || !in[2].path)
+		return -1;
+	for (unsigned a = 0; a < PRE_N; a++) {
+		unsigned hubs = sim_rand(&seed) % 4 == 0 ? 0 : 12;
+
+		fprintf(fv, "%u\tcom.p%05u\t1\n", a, a);
+		for (unsigned k = 0; k < hubs; k++)
+			fprintf(fe, "%u\t%u\n", a, sim_rand(&seed) % PRE_HUBS);
+		for (unsigned k = 0; hubs && k < 2; k++)
+			fprintf(fe, "%u\t%u\n", a, sim_rand(&seed) % PRE_N);
+	}
+	for (unsigned i = 0; i < PRE_WAT; i++) {
+		char uri[64], date[32], links[512];
+		size_t len = 0;
+
+		snprintf(uri, sizeof(uri), "https://p%05u.com/a", PRE_HUBS + i);
+		snprintf(date, sizeof(date), "2024-05-%02uT10:00:00Z", 1 + i % 28);
+		for (unsigned k = 0; k <= i % 3; k++)
+			len += (size_t)snprintf(links + len, sizeof(links) - len,
+				"%s{\"path\":\"A@/href\",\"url\":\"https://p00000.com/x%u\",\"text\":\"x\"}",
+				k ? "," : "", i * 3 + k);
+		response(fw, uri, date, links);
+	}
+	fclose(fv);
+	fclose(fe);
+	fclose(fw);
+	return 0;
+}
+
+/* Stored rows against the forward count, page by page: the first
+ * GRAPH__SIM_ROWS rows from the store, deeper and straddling pages
+ * counted; every domain is stored exactly when heavy. */
+static void pre_similar(graph_index *x)
+{
+	unsigned bad = 0, heavy = 0, stored = 0;
+
+	for (unsigned d = 0; d < PRE_N; d++) {
+		char name[32];
+		graph_authority au;
+		graph_similar_row *f, *r;
+		size_t nf, nr;
+		uint64_t tf, tr;
+		graph_page one = { 1, 0 };
+		int h, rc;
+
+		snprintf(name, sizeof(name), "p%05u.com", d);
+		CU_ASSERT_EQUAL(graph_authority_get(x, name, arena, &au), 0);
+		h = graph__sim_heavy(au.referring_domains, PRE_N);
+		heavy += (unsigned)h;
+		rc = graph__similar_domains(x, name, &one, GRAPH__SIM_STORED,
+					    arena, &r, &nr, &tr);
+		stored += rc == 0 && au.referring_domains > 0;
+		{
+			uint64_t rows;
+
+			CU_ASSERT_EQUAL(graph_similar_stored(x, name, &rows), 0);
+			CU_ASSERT_EQUAL(rows > 0, h && au.referring_domains > 0);
+		}
+		if (rc != (h || au.referring_domains == 0 ? 0 : SEO_ENOTFOUND) &&
+		    bad++ < 5)
+			printf("\n  %s: stored %d, heavy %d ", name, rc, h);
+		if (!h)
+			continue;
+		CU_ASSERT_EQUAL(graph__similar_domains(x, name, &one, GRAPH__SIM_FORWARD,
+						       arena, &f, &nf, &tf), 0);
+		{
+			const graph_page pages[] = {
+				{ 100, 0 }, { 100, 100 }, { 100, 500 }, { 100, 900 },
+				{ 1000, 0 }, { 7, 993 }, { 1, 999 }, { 100, 950 },
+				{ 100, 1000 }, { 10, tf > 5 ? tf - 5 : 0 },
+				{ 5, tf + 3 },
+			};
+
+			for (size_t p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+				const graph_page *pg = &pages[p];
+				int within = pg->offset + pg->limit <= GRAPH__SIM_ROWS ||
+					     tf <= GRAPH__SIM_ROWS;
+				int ok;
+
+				ok = graph__similar_domains(x, name, pg, GRAPH__SIM_FORWARD,
+							    arena, &f, &nf, &tf) == 0 &&
+				     graph__similar_domains(x, name, pg, GRAPH__SIM_AUTO,
+							    arena, &r, &nr, &tr) == 0 &&
+				     same_similar(f, nf, tf, r, nr, tr);
+				rc = graph__similar_domains(x, name, pg, GRAPH__SIM_STORED,
+							    arena, &r, &nr, &tr);
+				ok = ok && (within ? rc == 0 && same_similar(f, nf, tf, r, nr, tr) :
+						     rc == SEO_ENOTFOUND);
+				if (!ok && bad++ < 5)
+					printf("\n  %s, page %zu: wrong ", name, p);
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(heavy >= PRE_HUBS);
+	CU_ASSERT_EQUAL(stored, heavy);
+}
+
+/* Referring domains at every offset of the hubs' lists (limit 1) and at
+ * pages around the skip entries, against link-intersect with an absent
+ * domain, which reads the whole list from its start. */
+static void pre_referring(graph_index *x)
+{
+	static graph_intersect_row all[16000];
+	unsigned bad = 0;
+
+	for (unsigned d = 0; d < 4; d++) {
+		char name[32];
+		graph_intersect_row *ir;
+		graph_refdomain_row *r;
+		size_t n, have = 0;
+		uint64_t total = 0, t;
+
+		snprintf(name, sizeof(name), "p%05u.com", d);
+		do {
+			graph_page pg = { 1000, have };
+
+			CU_ASSERT_EQUAL_FATAL(graph_link_intersect(x, name, "absent.example", &pg,
+								   arena, &ir, &n, &total), 0);
+			CU_ASSERT_FATAL(have + n <= sizeof(all) / sizeof(all[0]));
+			memcpy(all + have, ir, n * sizeof(*ir));
+			have += n;
+		} while (n > 0);
+		CU_ASSERT_EQUAL(have, total);
+		CU_ASSERT(total > 10 * GRAPH__SKIP);
+		for (uint64_t o = 0; o <= total + 2; o++) {
+			graph_page pg = { 1, o };
+			int ok = graph_referring_domains(x, name, &pg, arena, &r, &n, &t) == 0 &&
+				 t == total && n == (o < total);
+
+			ok = ok && (n == 0 || (strcmp(r[0].from_domain, all[o].domain) == 0 &&
+					       r[0].from_domain_score == all[o].domain_score));
+			if (!ok && bad++ < 5)
+				printf("\n  %s, offset %llu: wrong ", name, (unsigned long long)o);
+		}
+		for (uint64_t o = GRAPH__SKIP - 3; o < total; o += GRAPH__SKIP * 5 + 1) {
+			graph_page pg = { 100, o };
+			int ok = graph_referring_domains(x, name, &pg, arena, &r, &n, &t) == 0 &&
+				 n == (total - o < 100 ? total - o : 100);
+
+			for (size_t i = 0; ok && i < n; i++)
+				ok = strcmp(r[i].from_domain, all[o + i].domain) == 0;
+			if (!ok && bad++ < 5)
+				printf("\n  %s, page at %llu: wrong ", name, (unsigned long long)o);
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Backlinks of p00000.com without a filter (skip entries, or the rows
+ * indexed directly) against the same with the hyperlink filter, which
+ * scans the group from its start: every link is a hyperlink. */
+static void pre_backlinks(graph_index *x)
+{
+	static const graph_sort sorts[] = { GRAPH_SORT_IMPORTANCE, GRAPH_SORT_RECENT };
+	graph_backlink_filter hyper = { .link_type = "hyperlink" };
+	graph_backlink_filter from = { .from_domain = "p00102.com" };
+	graph_backlink_filter from_hyper = { .from_domain = "p00102.com",
+					     .link_type = "hyperlink" };
+	unsigned bad = 0;
+
+	for (size_t s = 0; s < 2; s++) {
+		uint64_t total = 0;
+
+		for (uint64_t o = 0; o <= total + 2; o++)
+			for (uint32_t limit = 1; limit <= 100; limit += 99) {
+				graph_backlink_row *a, *b;
+				size_t na, nb;
+				uint64_t ta, tb;
+				graph_page pg = { limit, o };
+				int ok = graph_backlinks(x, "p00000.com", sorts[s], NULL, &pg,
+							 arena, &a, &na, &ta) == 0 &&
+					 graph_backlinks(x, "p00000.com", sorts[s], &hyper, &pg,
+							 arena, &b, &nb, &tb) == 0 &&
+					 na == nb && ta == tb;
+
+				for (size_t i = 0; ok && i < na; i++)
+					ok = strcmp(a[i].from_domain, b[i].from_domain) == 0 &&
+					     strcmp(a[i].to_url, b[i].to_url) == 0 &&
+					     a[i].crawled_at == b[i].crawled_at;
+				total = ta;
+				if (!ok && bad++ < 5)
+					printf("\n  sort %zu, offset %llu: wrong ", s,
+					       (unsigned long long)o);
+			}
+		CU_ASSERT_EQUAL(total, s == 0 ? PRE_WAT : PRE_WAT * 2);
+		/* one referrer: all its links (recent), or its newest */
+		for (uint64_t o = 0; o < 4; o++) {
+			graph_backlink_row *a, *b;
+			size_t na, nb;
+			uint64_t ta, tb;
+			graph_page pg = { 1, o };
+
+			CU_ASSERT_EQUAL(graph_backlinks(x, "p00000.com", sorts[s], &from, &pg,
+							arena, &a, &na, &ta), 0);
+			CU_ASSERT_EQUAL(graph_backlinks(x, "p00000.com", sorts[s], &from_hyper,
+							&pg, arena, &b, &nb, &tb), 0);
+			CU_ASSERT_EQUAL(ta, s == 0 ? 1 : 3);
+			CU_ASSERT_EQUAL(ta, tb);
+			CU_ASSERT_EQUAL_FATAL(na, nb);
+			if (na > 0)
+				CU_ASSERT_STRING_EQUAL(a[0].to_url, b[0].to_url);
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* A copy of the index `from` at `to` (hard links) without the files of
+ * format 3, its meta.bin saying `version`. */
+static int older_index(const char *from, const char *to, uint32_t version)
+{
+	static const char *const v3[] = { "inskip.dir", "inskip.bin",
+					  "linkskip.dir", "linkskip.bin",
+					  "simtop.dir", "simtop.bin" };
+	DIR *d = opendir(from);
+	struct dirent *e;
+	int rc = d && mkdir(to, 0755) == 0 ? 0 : -1;
+
+	while (rc == 0 && (e = readdir(d))) {
+		char pa[8400], pb[8400];
+		int skip = e->d_name[0] == '.';
+
+		for (size_t i = 0; i < sizeof(v3) / sizeof(v3[0]); i++)
+			skip |= strcmp(e->d_name, v3[i]) == 0;
+		if (skip)
+			continue;
+		snprintf(pa, sizeof(pa), "%s/%s", from, e->d_name);
+		snprintf(pb, sizeof(pb), "%s/%s", to, e->d_name);
+		if (strcmp(e->d_name, "meta.bin") == 0) {
+			graph__meta m;
+			FILE *f = fopen(pa, "rb");
+
+			rc = f && fread(&m, sizeof(m), 1, f) == 1 ? 0 : -1;
+			if (f)
+				fclose(f);
+			m.version = version;
+			f = rc ? NULL : fopen(pb, "wb");
+			rc = f && fwrite(&m, sizeof(m), 1, f) == 1 ? 0 : -1;
+			if (f)
+				fclose(f);
+		} else {
+			rc = link(pa, pb);
+		}
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* An index of format 2 (no skip entries, no stored similar domains)
+ * answers as the one of format 3 it was cut from; one of format 3
+ * without them is refused. */
+static void pre_format2(graph_index *x, const char *dir)
+{
+	char v2[4400], v3[4400];
+	graph_index *o = NULL;
+	unsigned bad = 0;
+
+	snprintf(v2, sizeof(v2), "%s/pre-v2", tmp);
+	snprintf(v3, sizeof(v3), "%s/pre-v3", tmp);
+	CU_ASSERT_EQUAL_FATAL(older_index(dir, v2, 2), 0);
+	CU_ASSERT_EQUAL_FATAL(older_index(dir, v3, 3), 0);
+	CU_ASSERT_EQUAL(graph_index_open(v3, &o), SEO_EINVAL);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(v2, &o), 0);
+	for (unsigned d = 0; d < 8; d++) {
+		const graph_page pages[] = { { 100, 0 }, { 100, 900 }, { 100, 3000 } };
+		char name[32];
+
+		snprintf(name, sizeof(name), "p%05u.com", d);
+		for (size_t p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+			graph_similar_row *a, *b;
+			graph_refdomain_row *ra, *rb;
+			size_t na, nb;
+			uint64_t ta, tb;
+			int ok = graph_similar_domains(x, name, &pages[p], arena, &a, &na, &ta) == 0 &&
+				 graph_similar_domains(o, name, &pages[p], arena, &b, &nb, &tb) == 0 &&
+				 same_similar(a, na, ta, b, nb, tb) &&
+				 graph__similar_domains(o, name, &pages[p], GRAPH__SIM_STORED,
+							arena, &b, &nb, &tb) == SEO_ENOTFOUND &&
+				 graph_referring_domains(x, name, &pages[p], arena, &ra, &na, &ta) == 0 &&
+				 graph_referring_domains(o, name, &pages[p], arena, &rb, &nb, &tb) == 0 &&
+				 na == nb && ta == tb;
+
+			for (size_t i = 0; ok && i < na; i++)
+				ok = strcmp(ra[i].from_domain, rb[i].from_domain) == 0;
+			if (!ok && bad++ < 5)
+				printf("\n  format 2, %s, page %zu: wrong ", name, p);
+		}
+	}
+	{
+		graph_backlink_row *a, *b;
+		size_t na, nb;
+		uint64_t ta, tb;
+		graph_page pg = { 100, 250 };
+
+		CU_ASSERT_EQUAL(graph_backlinks(x, "p00000.com", GRAPH_SORT_IMPORTANCE, NULL,
+						&pg, arena, &a, &na, &ta), 0);
+		CU_ASSERT_EQUAL(graph_backlinks(o, "p00000.com", GRAPH_SORT_IMPORTANCE, NULL,
+						&pg, arena, &b, &nb, &tb), 0);
+		CU_ASSERT_EQUAL(ta, tb);
+		CU_ASSERT_EQUAL_FATAL(na, nb);
+		CU_ASSERT(na > 0);
+		for (size_t i = 0; i < na; i++)
+			CU_ASSERT_STRING_EQUAL(a[i].to_url, b[i].to_url);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	graph_index_close(o);
+}
+
+/*
+ * The heavy domains' similar domains stored at ingest: the same index in
+ * a budget that holds only narrow masks (more passes), the stored pages
+ * equal to the computed ones; deep pages of referring domains and
+ * backlinks equal to reading the lists from their start; and the same
+ * answers from an index of format 2.
+ */
+static void test_precomputed(void)
+{
+	char a[4400], b[4400];
+	graph_input in[3];
+	graph_ingest_stats sa, sb;
+	graph_index *x = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pre_crawl(in), 0);
+	snprintf(a, sizeof(a), "%s/pre-a", tmp);
+	snprintf(b, sizeof(b), "%s/pre-b", tmp);
+	CU_ASSERT_EQUAL_FATAL(ingest(a, in, 3, 0, &sa), 0);
+	CU_ASSERT_EQUAL_FATAL(ingest(b, in, 3, 1, &sb), 0);
+	printf("\n  %llu heavy domains, %u passes, %u within --mem-mb 1 ",
+	       (unsigned long long)sa.similar_domains, sa.similar_passes,
+	       sb.similar_passes);
+	CU_ASSERT(sa.similar_domains >= PRE_HUBS);
+	CU_ASSERT_EQUAL(sa.similar_domains, sb.similar_domains);
+	CU_ASSERT_EQUAL(sa.similar_passes, 2);
+	CU_ASSERT(sb.similar_passes > sa.similar_passes);
+	CU_ASSERT(same_index(a, b));
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(a, &x), 0);
+	pre_similar(x);
+	pre_referring(x);
+	pre_backlinks(x);
+	pre_format2(x, a);
+	graph_index_close(x);
 }
 
 static void test_overlap(void)
@@ -1329,6 +1734,7 @@ int main(void)
 	CU_add_test(s, "anchor text and top pages", test_anchor_and_pages);
 	CU_add_test(s, "similar domains and link intersect", test_similar_intersect);
 	CU_add_test(s, "similar domains, both ways, against a brute-force count", test_similar_exact);
+	CU_add_test(s, "similar domains stored at ingest, deep pages", test_precomputed);
 	CU_add_test(s, "domain overlap and link gap", test_overlap);
 	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
 	CU_add_test(s, "status codes and url index", test_captures);
