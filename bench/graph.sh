@@ -7,15 +7,18 @@
 # graph-bench writes a synthetic crawl (domain vertices, edges, ranks and a
 # WAT file of URL-level links); seo-ingest indexes it under /usr/bin/time,
 # with the default --mem-mb and again with BENCH_MEM_MB (the same index,
-# byte for byte, in bounded memory); the same vertices and edges are loaded
-# into a fresh database seo_graph_bench on the server of `./seo pg` with
-# its best indexes; then graph-bench times each single-domain query on the
-# library and as SQL for a heavy, a 100k-linker, a median and an empty
-# domain; then svc-graph serves the index and the gateway fronts it
-# (svc-account in that database, on free ports, the rate limit off) and
-# graph-bench times the same queries over gRPC and over HTTP/1.1
-# keep-alive. Prints a Markdown table; docs/benchmarks.md describes the
-# method.
+# byte for byte, in bounded memory); graph-bench dump writes what the index
+# serves (per-domain facts, URL-level links, captures) through the library;
+# that and the crawl's vertices, edges and ranks are loaded into a fresh
+# database seo_graph_bench on the server of `./seo pg` with its best
+# indexes; then graph-bench times every graph query on the library and as
+# SQL for a heavy, a 100k-linker, a median and an empty domain and the
+# heavy/100k pair, failing when an SQL answer differs from the library's;
+# then svc-graph serves the index and the gateway fronts it (svc-account in
+# that database, on free ports, the rate limit off) and graph-bench times
+# the same queries over gRPC and over HTTP/1.1 keep-alive, with a null
+# round trip per transport. Prints Markdown tables; docs/benchmarks.md
+# describes the method.
 #
 # Environment:
 #   BENCH_DOMAINS      domains of the synthetic crawl (default 1000000)
@@ -130,20 +133,39 @@ dom_bytes=$(awk -v s="$(stat -c %s "$index/domrev.str")" -v n="$n_domains" \
 
 # ---- the domains measured -------------------------------------------------------
 # domain-ranks.txt lists the linked domains by in-degree (harmonicc_val is
-# 1e5 times it): the heaviest first; the median of all domains by in-degree
-# is its line n/2 when more than half are linked, else an empty one.
+# 1e5 times it): the heaviest first; the "100k" one is the other domain
+# closest to 100,000 referring domains; the median of all domains by
+# in-degree is its line n/2 when more than half are linked, else an empty
+# one.
 ranks="$crawl/domain-ranks.txt"
 fwd() { awk -v s="$1" 'BEGIN { n = split(s, a, "."); o = a[n]; for (i = n - 1; i >= 1; i--) o = o "." a[i]; print o }'; }
 rank_line() { awk -F'\t' -v n="$1" 'NR == n + 1 { printf "%s %.0f\n", $5, $2 / 1e5; exit }' "$ranks"; }
 read -r heavy heavy_rd < <(rank_line 1)
-read -r near100k near100k_rd < <(awk -F'\t' 'NR > 1 { d = $2 / 1e5 - 100000; if (d < 0) d = -d
+read -r near100k near100k_rd < <(awk -F'\t' 'NR > 2 { d = $2 / 1e5 - 100000; if (d < 0) d = -d
   if (best == "" || d < best) { best = d; name = $5; rd = $2 / 1e5 } } END { printf "%s %.0f\n", name, rd }' "$ranks")
 median=$(rank_line $((n_domains / 2)) || true)
 read -r median median_rd <<<"${median:-- 0}"
 empty=$(awk -F'\t' 'NR == FNR { if (FNR > 1) r[$5] = 1; next } !($2 in r) { print $2; exit }' "$ranks" "$crawl/domain-vertices.txt")
 [ "$median" != - ] || median=$empty
-targets=("heavy=$(fwd "$heavy")" "100k=$(fwd "$near100k")" "median=$(fwd "$median")" "empty=$(fwd "$empty")")
-declare -A referrers=([heavy]=$heavy_rd [100k]=$near100k_rd [median]=$median_rd [empty]=0)
+# The two-domain queries ask about the heavy domain and the 100k one.
+targets=("heavy=$(fwd "$heavy")" "100k=$(fwd "$near100k")" "median=$(fwd "$median")" "empty=$(fwd "$empty")"
+  "heavy+100k=$(fwd "$heavy"),$(fwd "$near100k")")
+declare -A referrers=([heavy]=$heavy_rd [100k]=$near100k_rd [median]=$median_rd [empty]=0
+  [heavy+100k]="$heavy_rd, $near100k_rd")
+
+# ---- what the index serves, for PostgreSQL --------------------------------------
+bench_say "bench: graph-bench dump"
+dump="$BENCH_TMP/dump"
+bench_time "$BENCH_TMP/log/dump.time" "$BENCH_BIN/graph-bench" dump --index "$index" \
+  --vertices "$crawl/domain-vertices.txt" --out "$dump" >"$BENCH_TMP/dump.json" 2>"$BENCH_TMP/log/dump.log" \
+  || { tail -20 "$BENCH_TMP/log/dump.log" >&2; bench_die "graph-bench dump failed"; }
+read -r dump_links dump_urls dump_captures < <(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["links"], j["urls"], j["captures"])
+' "$BENCH_TMP/dump.json")
+[ "$dump_links" = "$n_links" ] || bench_die "graph-bench dump wrote $dump_links links, the index holds $n_links"
+read -r dump_wall _ _ < <(bench_time_figures "$BENCH_TMP/log/dump.time")
 
 # ---- PostgreSQL -------------------------------------------------------------------
 bench_need_cmd psql
@@ -155,30 +177,120 @@ psql "$BENCH_DB_URL" -X -q -v ON_ERROR_STOP=1 >"$BENCH_TMP/log/pg-load.log" 2>&1
   || { tail -20 "$BENCH_TMP/log/pg-load.log" >&2; bench_die "loading PostgreSQL failed"; }
 SET maintenance_work_mem = '1GB';
 SET max_parallel_maintenance_workers = 1;
-CREATE TABLE domains (id int NOT NULL, rev text NOT NULL, n_hosts int NOT NULL);
-CREATE TABLE edges (src int NOT NULL, dst int NOT NULL);
-\copy domains FROM '$crawl/domain-vertices.txt'
-\copy edges FROM '$crawl/domain-edges.txt'
-ALTER TABLE domains ADD PRIMARY KEY (id);
-CREATE UNIQUE INDEX domains_rev ON domains (rev);
+SET work_mem = '256MB';
+-- the crawl's own files, as seo-ingest read them
+CREATE TABLE vertices (id int NOT NULL, rev text NOT NULL, n_hosts int NOT NULL);
+CREATE TABLE raw_edges (src int NOT NULL, dst int NOT NULL);
+CREATE TABLE ranks (hc_pos bigint NOT NULL, hc_val float8, pr_pos bigint, pr_val float8,
+  rev text NOT NULL, n_hosts int);
+\copy vertices FROM '$crawl/domain-vertices.txt'
+\copy raw_edges FROM '$crawl/domain-edges.txt'
+\copy ranks FROM '$crawl/domain-ranks.txt' WITH (HEADER true)
+-- what the index serves, through the library (graph-bench dump)
+CREATE TABLE facts (id int NOT NULL, name text NOT NULL, hosts int NOT NULL,
+  score smallint NOT NULL, tranco int, registered date, registrar text,
+  first_seen bigint NOT NULL, last_seen bigint NOT NULL, total_urls int NOT NULL);
+CREATE TABLE raw_links (dst int NOT NULL, seq int NOT NULL, src int NOT NULL,
+  from_url int NOT NULL, to_url int NOT NULL, anchor int, rel text,
+  link_type text NOT NULL, crawled_at bigint NOT NULL);
+CREATE TABLE urls (id int NOT NULL, url text COLLATE "C" NOT NULL);
+CREATE TABLE anchors (id int NOT NULL, anchor text COLLATE "C" NOT NULL);
+CREATE TABLE captures (dom int NOT NULL, url text COLLATE "C" NOT NULL,
+  status smallint NOT NULL, mime text, crawled_at bigint NOT NULL);
+CREATE TABLE status (dom int NOT NULL, status smallint NOT NULL, n int NOT NULL);
+-- the heaviest domains' similar domains, stored as our index stores them
+CREATE TABLE sim_top (dom int NOT NULL, pos int NOT NULL, sim int NOT NULL,
+  shared int NOT NULL);
+CREATE TABLE sim_total (dom int NOT NULL, total bigint NOT NULL);
+\copy facts FROM '$dump/facts.tsv'
+\copy raw_links FROM '$dump/links.tsv'
+\copy urls FROM '$dump/urls.tsv'
+\copy anchors FROM '$dump/anchors.tsv'
+\copy captures FROM '$dump/captures.tsv'
+\copy status FROM '$dump/status.tsv'
+\copy sim_top FROM '$dump/similar.tsv'
+\copy sim_total FROM '$dump/simtotal.tsv'
+ALTER TABLE urls ADD PRIMARY KEY (id);
+ALTER TABLE anchors ADD PRIMARY KEY (id);
+-- the per-domain aggregates our index precomputes (anchortext.bin,
+-- pages.bin, outl.bin), computed here from the links
+CREATE TABLE anchor_agg AS
+  SELECT l.dst, a.anchor, count(*)::int AS links, count(DISTINCT l.src)::int AS domains
+  FROM raw_links l JOIN anchors a ON a.id = l.anchor GROUP BY l.dst, a.anchor;
+CREATE TABLE page_agg AS
+  SELECT l.dst, u.url, count(*)::int AS links, count(DISTINCT l.src)::int AS domains
+  FROM raw_links l JOIN urls u ON u.id = l.to_url GROUP BY l.dst, u.url;
+CREATE TABLE out_agg AS
+  SELECT src, dst, to_url, anchor, link_type, count(*)::int AS n
+  FROM raw_links GROUP BY src, dst, to_url, anchor, link_type;
+-- one row per domain with the figures our domains.bin precomputes, the
+-- importance position (rank) included
+CREATE TABLE dom AS
+WITH i AS (SELECT e.dst AS id, count(*) AS rd, sum(f.hosts) AS hosts_sum
+           FROM raw_edges e JOIN facts f ON f.id = e.src GROUP BY e.dst),
+     o AS (SELECT src AS id, count(*) AS outd FROM raw_edges GROUP BY src),
+     li AS (SELECT dst AS id, count(DISTINCT src) AS url_referrers, count(*) AS inbound_links
+            FROM raw_links GROUP BY dst),
+     lo AS (SELECT DISTINCT ON (src) src AS id, dst AS top_out, n AS top_out_links,
+              sum(n) OVER (PARTITION BY src) AS out_links
+            FROM (SELECT src, dst, count(*) AS n FROM raw_links GROUP BY src, dst) p
+            ORDER BY src, n DESC, dst),
+     na AS (SELECT dst AS id, count(*) AS n FROM anchor_agg GROUP BY dst),
+     np AS (SELECT dst AS id, count(*) AS n FROM page_agg GROUP BY dst),
+     nb AS (SELECT src AS id, count(*) AS n FROM out_agg GROUP BY src)
+SELECT f.id, f.name, f.hosts, f.score, f.tranco, f.registered, f.registrar,
+  f.first_seen, f.last_seen, f.total_urls,
+  coalesce(i.rd, 0)::int AS rd, coalesce(o.outd, 0)::int AS outd,
+  coalesce(i.hosts_sum, 0)::bigint AS hosts_sum,
+  coalesce(li.url_referrers, 0)::int AS url_referrers,
+  coalesce(li.inbound_links, 0)::int AS inbound_links,
+  coalesce(lo.out_links, 0)::int AS out_links, lo.top_out,
+  coalesce(lo.top_out_links, 0)::int AS top_out_links,
+  coalesce(na.n, 0)::int AS n_anchors, coalesce(np.n, 0)::int AS n_pages,
+  coalesce(nb.n, 0)::int AS n_outbound,
+  (row_number() OVER (ORDER BY f.score DESC, coalesce(i.rd, 0) DESC,
+     coalesce(r.hc_pos, 4294967295), f.id) - 1)::int AS rank
+FROM facts f JOIN vertices v USING (id) LEFT JOIN ranks r ON r.rev = v.rev
+  LEFT JOIN i USING (id) LEFT JOIN o USING (id) LEFT JOIN li USING (id)
+  LEFT JOIN lo USING (id) LEFT JOIN na USING (id) LEFT JOIN np USING (id)
+  LEFT JOIN nb USING (id);
+ALTER TABLE dom ADD PRIMARY KEY (id);
+CREATE UNIQUE INDEX dom_name ON dom (name);
+CREATE UNIQUE INDEX dom_rank ON dom (rank);
+CREATE TABLE meta AS SELECT coalesce(max(last_seen), 0) AS as_of FROM dom;
+-- the domain graph in importance positions, as our in- and out-lists
+CREATE TABLE edges AS
+  SELECT s.rank AS src, d.rank AS dst
+  FROM raw_edges e JOIN dom s ON s.id = e.src JOIN dom d ON d.id = e.dst;
 CREATE INDEX edges_dst_src ON edges (dst, src);
 CREATE INDEX edges_src_dst ON edges (src, dst);
--- per-domain figures precomputed, as our ingest does
-CREATE TABLE counts AS
-  SELECT d.id, coalesce(i.rd, 0)::int AS rd, coalesce(o.outd, 0)::int AS outd,
-         coalesce(i.hosts_sum, 0)::bigint AS hosts_sum
-  FROM domains d
-  LEFT JOIN (SELECT e.dst AS id, count(*) AS rd, sum(s.n_hosts) AS hosts_sum
-             FROM edges e JOIN domains s ON s.id = e.src GROUP BY e.dst) i USING (id)
-  LEFT JOIN (SELECT src AS id, count(*) AS outd FROM edges GROUP BY src) o USING (id);
-ALTER TABLE counts ADD PRIMARY KEY (id);
+-- URL-level links by target, in our order: the source's position, then
+-- seq (newest first)
+CREATE TABLE links AS
+  SELECT l.dst, s.rank AS src_rank, l.seq, l.from_url, l.to_url, l.anchor, l.rel,
+    l.link_type, l.crawled_at
+  FROM raw_links l JOIN dom s ON s.id = l.src;
+CREATE INDEX links_dst ON links (dst, src_rank, seq)
+  INCLUDE (from_url, to_url, anchor, rel, link_type, crawled_at);
+CREATE INDEX anchor_agg_order ON anchor_agg (dst, domains DESC, links DESC, anchor);
+CREATE INDEX page_agg_order ON page_agg (dst, domains DESC, links DESC, url);
+CREATE INDEX out_agg_order ON out_agg (src, n DESC, dst, to_url, anchor, link_type);
+CREATE UNIQUE INDEX captures_dom_url ON captures (dom, url) INCLUDE (status, mime, crawled_at);
+ALTER TABLE status ADD PRIMARY KEY (dom, status);
+ALTER TABLE sim_top ADD PRIMARY KEY (dom, pos);
+ALTER TABLE sim_total ADD PRIMARY KEY (dom);
+DROP TABLE raw_edges, raw_links, facts, vertices, ranks;
 VACUUM ANALYZE;
 SQL
 pg_load_s=$(awk -v a="$pg_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-pg_edge_bytes=$(psql "$BENCH_DB_URL" -X -A -t -c "SELECT pg_total_relation_size('edges')")
+read -r pg_edge_bytes pg_link_bytes pg_url_bytes < <(psql "$BENCH_DB_URL" -X -A -t -F ' ' -c "
+  SELECT pg_total_relation_size('edges'), pg_total_relation_size('links'),
+    pg_total_relation_size('links') + pg_total_relation_size('urls')
+    + pg_total_relation_size('anchors') + pg_total_relation_size('anchor_agg')
+    + pg_total_relation_size('page_agg') + pg_total_relation_size('out_agg')")
 
 # ---- queries ------------------------------------------------------------------------
-bench_say "bench: timing the queries ($REPS runs each, at most ${BUDGET_MS} ms per query and side)"
+bench_say "bench: timing the queries ($REPS runs each, at most ${BUDGET_MS} ms per query and side; SQL answers checked)"
 "$BENCH_BIN/graph-bench" query --index "$index" --pg "$BENCH_DB_URL" --reps "$REPS" \
   --budget-ms "$BUDGET_MS" "${targets[@]}" >"$BENCH_TMP/queries.tsv" 2>"$BENCH_TMP/log/query.log" \
   || { cat "$BENCH_TMP/log/query.log" >&2; bench_die "graph-bench query failed"; }
@@ -232,7 +344,12 @@ awk -F'\t' '$1 != $8 || $2 != $9 || $1 != $12 || $2 != $13 || NF != 15 { exit 1 
 
 # ---- report -------------------------------------------------------------------------
 fmt_us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 1000) printf "%.1f ms", v / 1000; else printf "%.1f us", v }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "-" || b <= 0) print "-"; else printf "%.2g", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b <= 0) print "-"; else printf "%.2g", a / b }'; }
+# A latency minus the median null round trip of its transport, at least 0.
+work() { awk -v v="$1" -v z="$2" 'BEGIN { if (v == "-" || z == "-") print "-"; else printf "%.1f", (v > z ? v - z : 0) }'; }
+row_name() { if [ "$1" = null ]; then echo -; else echo "$1 (${referrers[$1]})"; fi; }
+# The null round trips: svc-graph's health check, SELECT 1.
+read -r null_s50 null_s99 null_p50 null_p99 < <(awk -F'\t' '$1 == "null" { print $10, $11, $6, $7 }' "$BENCH_TMP/all.tsv")
 rate=$(awk -v e="$n_edges" -v s="$ingest_wall" 'BEGIN { printf "%.0f", e / s }')
 proj_h=$(awk -v r="$rate" -v e="$FULL_EDGES" 'BEGIN { printf "%.1f", e / r / 3600 }')
 report="$BENCH_TMP/report.md"
@@ -248,19 +365,34 @@ report="$BENCH_TMP/report.md"
   echo "| peak memory (ru_maxrss) | $((ingest_rss_kb / 1024)) MiB (--mem-mb 2048, the default) |"
   echo "| with --mem-mb $MEM_MB | $((mem_rss_kb / 1024)) MiB peak, ${mem_wall} s (${mem_cpu} s CPU); $(cat "$store/ingest-mem.same") |"
   echo "| index | $index_bytes bytes; $bpe bytes per domain edge |"
-  echo "| PostgreSQL load, indexes, counts | ${pg_load_s} s; edges table with its two indexes $(awk -v b="$pg_edge_bytes" -v e="$n_edges" 'BEGIN { printf "%.1f", b / e }') bytes per edge |"
+  echo "| graph-bench dump (what the index serves, through the library) | ${dump_wall} s; $dump_links links, $dump_urls URLs, $dump_captures captured URLs |"
+  echo "| PostgreSQL load, indexes, aggregates | ${pg_load_s} s; edges table with its two indexes $(awk -v b="$pg_edge_bytes" -v e="$n_edges" 'BEGIN { printf "%.1f", b / e }') bytes per edge; links table with its index $(awk -v b="$pg_link_bytes" -v e="$n_links" 'BEGIN { printf "%.1f", b / e }') bytes per link, $(awk -v b="$pg_url_bytes" -v e="$n_links" 'BEGIN { printf "%.1f", b / e }') with urls, anchors and the three aggregates |"
   echo "| projected full release ($FULL_DOMAINS domains, $FULL_EDGES edges) | $proj_h h at the measured rate |"
   echo "| projected full-release memory | $(awk -v b="$dom_bytes" -v n="$FULL_DOMAINS" 'BEGIN { printf "%.1f", b * n / 2^30 }') GiB resident for full speed: $dom_bytes bytes a domain (rank columns, name index), none an edge (sorted runs on disk); all within --mem-mb, of which 4096 leaves the sorts $(awk -v b="$dom_bytes" -v n="$FULL_DOMAINS" 'BEGIN { printf "%.1f", 4 - b * n / 2^30 }') GiB |"
   echo
-  echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as a prepared SQL statement (libpq); the ratio is library / PostgreSQL:"
+  echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as prepared SQL statements (libpq; every answer checked equal to the library's); the ratio is library / PostgreSQL. The null round trip is svc-graph's gRPC health check and \`SELECT 1\`:"
   echo
   echo "| domain (referring domains) | query | total | library p50 | library p99 | service p50 | service p99 | gateway p50 | gateway p99 | PostgreSQL p50 | PostgreSQL p99 | ratio p50 | ratio p99 |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   while IFS=$'\t' read -r label q total o50 o99 p50 p99 _ _ s50 s99 _ _ g50 g99; do
-    printf '| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "${referrers[$label]}" "$q" "$total" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" "$total" \
       "$(fmt_us "$o50")" "$(fmt_us "$o99")" "$(fmt_us "$s50")" "$(fmt_us "$s99")" \
       "$(fmt_us "$g50")" "$(fmt_us "$g99")" "$(fmt_us "$p50")" "$(fmt_us "$p99")" \
       "$(ratio "$o50" "$p50")" "$(ratio "$o99" "$p99")"
+  done <"$BENCH_TMP/all.tsv"
+  echo
+  echo "The same latencies as ratios ours / PostgreSQL at the service and through the gateway, and the work of the service and of PostgreSQL: each latency, p50 and p99, minus the median null round trip of its transport ($(fmt_us "$null_s50") for svc-graph's health check over gRPC, p99 $(fmt_us "$null_s99"); $(fmt_us "$null_p50") for \`SELECT 1\` over libpq, p99 $(fmt_us "$null_p99")), at least 0; the work ratio is service work / PostgreSQL work:"
+  echo
+  echo "| domain (referring domains) | query | service / PostgreSQL p50 | service / PostgreSQL p99 | gateway / PostgreSQL p50 | gateway / PostgreSQL p99 | service work p50 | PostgreSQL work p50 | work ratio p50 | service work p99 | PostgreSQL work p99 | work ratio p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r label q _ _ _ p50 p99 _ _ s50 s99 _ _ g50 g99; do
+    [ "$label" != null ] && [ "$p50" != - ] || continue
+    sw50=$(work "$s50" "$null_s50") pw50=$(work "$p50" "$null_p50")
+    sw99=$(work "$s99" "$null_s50") pw99=$(work "$p99" "$null_p50")
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" \
+      "$(ratio "$s50" "$p50")" "$(ratio "$s99" "$p99")" "$(ratio "$g50" "$p50")" "$(ratio "$g99" "$p99")" \
+      "$(fmt_us "$sw50")" "$(fmt_us "$pw50")" "$(ratio "$sw50" "$pw50")" \
+      "$(fmt_us "$sw99")" "$(fmt_us "$pw99")" "$(ratio "$sw99" "$pw99")"
   done <"$BENCH_TMP/all.tsv"
 } >"$report"
 cat "$report"

@@ -2,39 +2,55 @@
  * graph-bench: the C half of bench/graph.sh (docs/benchmarks.md).
  *
  *   graph-bench synth --out DIR --domains N --edges E [--seed S]
+ *   graph-bench dump --index DIR --vertices FILE --out DIR
  *   graph-bench query --index DIR [--pg URL] [--reps N] [--budget-ms B]
- *               LABEL=DOMAIN...
- *   graph-bench grpc --addr HOST:PORT [--reps N] [--budget-ms B] LABEL=DOMAIN...
+ *               TARGET...
+ *   graph-bench check --index DIR --pg URL TARGET...
+ *   graph-bench grpc --addr HOST:PORT [--reps N] [--budget-ms B] TARGET...
  *   graph-bench http --addr HOST:PORT --key KEY [--reps N] [--budget-ms B]
- *               LABEL=DOMAIN...
+ *               TARGET...
  *
- * `synth` writes a synthetic crawl (graph_synth_write). `query` times the
- * single-domain queries on the library, and with --pg the same questions
- * as prepared SQL statements on the bench's tables, for each domain; it
- * prints one tab-separated line per (domain, query): label, query, the
- * library's total (rows of the whole result; referring domains for
- * domain-authority and domain-rank), our p50 and p99, PostgreSQL's p50 and
- * p99 (microseconds; "-" when that side has no equivalent).
+ * A TARGET is LABEL=DOMAIN, timed with every single-domain query, or
+ * LABEL=A,B, timed with the two-domain ones: link-intersect (domain_a A,
+ * domain_b B), domain-overlap (A and B) and link-gap (B yours, A the
+ * competitor).
  *
- * `grpc` times the same queries as calls to svc-graph, one after the other
- * on one HTTP/2 connection; `http` as GET requests to the gateway with an
- * API key, one after the other on one HTTP/1.1 keep-alive connection. Both
- * print label, query, p50 and p99 (microseconds), in the order of `query`.
+ * `synth` writes a synthetic crawl (graph_synth_write). `dump` walks an
+ * index through the library and writes what it serves as COPY text for
+ * the bench's PostgreSQL tables (cmd_dump). `query` times every query on
+ * the library, and with --pg the same question as prepared SQL statements
+ * on those tables; the untimed first run of each side is compared, total
+ * and rows, and a difference fails the run. `query` prints one
+ * tab-separated line per (domain, query), the first one the null round
+ * trip (`SELECT 1`): label, query, the library's total (rows of the whole
+ * result; see qtab), our p50 and p99, PostgreSQL's p50 and p99
+ * (microseconds; "-" when that side has no figure). `check` only
+ * compares, every difference, and prints label, query and "same",
+ * "differs" or "-" (nothing to compare).
  *
- * svc-graph keeps similar-domains answers in its result cache: its
- * "similar-domains" row is timed with `cache-control: no-cache` (computed
- * every time), and a "similar-domains, cached" row times the cache's
- * answer at the service and through the gateway. A side without a figure
- * for a row prints "-".
+ * `grpc` times the same queries as calls to svc-graph, one after the
+ * other on one HTTP/2 connection (its null round trip:
+ * grpc.health.v1.Health/Check); `http` as GET requests to the gateway
+ * with an API key, one after the other on one HTTP/1.1 keep-alive
+ * connection. Both print label, query, p50 and p99 (microseconds), in the
+ * order of `query`.
+ *
+ * svc-graph keeps similar-domains and link-audit answers in its result
+ * cache: their rows are timed at the service with `cache-control:
+ * no-cache` (computed every time), and a ", cached" row each times the
+ * cache's answer at the service and through the gateway.
  */
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,10 +62,16 @@
 #include <seo/rpc.h>
 
 #include "graph.h"
+#include "grpc/health/v1/health.pb-c.h"
 #include "seo/graph/v1/graph.pb-c.h"
 
 #define MAX_REPS 100000
 #define CALL_TIMEOUT_MS 60000
+/* The API's first page. */
+#define PAGE 100
+/* link-audit's reach and lists (docs/metrics.md, svc-graph's service.c). */
+#define AUDIT_REFERRERS 10000
+#define AUDIT_LIST 10
 
 static double now_us(void)
 {
@@ -66,185 +88,939 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The library's queries, each as one call with the API's first page. */
+/* ---- answers as text ----------------------------------------------------- */
+
+/* A growing string; `oom` once an append failed. Freed with free(p). */
+typedef struct text {
+	char *p;
+	size_t len, cap;
+	int oom;
+} text;
+
+static void tx_printf(text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void tx_printf(text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	while (!t->oom) {
+		size_t room = t->cap - t->len;
+		char *np;
+
+		va_start(ap, fmt);
+		n = vsnprintf(t->p ? t->p + t->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		}
+		np = n < 0 ? NULL : realloc(t->p, (t->len + (size_t)n + 1) * 2);
+		if (!np) {
+			t->oom = 1;
+			return;
+		}
+		t->p = np;
+		t->cap = (t->len + (size_t)n + 1) * 2;
+	}
+}
+
+/* NULL as COPY and the SQL side's text show it. */
+static const char *nul(const char *s)
+{
+	return s ? s : "\\N";
+}
+
+/* The shortest text that reads back as `v`: how PostgreSQL prints a
+ * float8, so that both sides print the same double alike. */
+static const char *shortest(double v, char buf[32])
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, 32, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/* Risk flags in bit order, comma-separated ("" when none). */
+static const char *flags_text(unsigned flags, char buf[128])
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= GRAPH_RISK_LOW_AUTHORITY; bit <<= 1)
+		if (flags & bit)
+			o += (size_t)snprintf(buf + o, 128 - o, "%s%s",
+					      o ? "," : "",
+					      graph_risk_flag_name(bit));
+	return buf;
+}
+
+/*
+ * One run's answer. `total` is the library's (see qtab); `out`, when not
+ * NULL, receives the answer as text: for each statement of the SQL side,
+ * its total on a line of its own when it has one, then a line per row,
+ * fields separated by tabs, NULL as \N. Both sides print alike.
+ */
+typedef struct answer {
+	uint64_t total;
+	text *out;
+} answer;
+
+/* ---- the queries ---------------------------------------------------------- */
+
 typedef enum query {
+	Q_NULL,
 	Q_REFDOMAINS,
 	Q_BACKLINKS,
 	Q_ANCHORS,
 	Q_TOPPAGES,
 	Q_AUTHORITY,
 	Q_RANK,
+	Q_HISTORY,
 	Q_OUTBOUND,
+	Q_URLINDEX,
+	Q_STATUS,
 	Q_SIMILAR,
 	Q_SIMILAR_CACHED,
+	Q_EXPLORER,
+	Q_AUDIT,
+	Q_AUDIT_CACHED,
+	Q_INTERSECT,
+	Q_OVERLAP,
+	Q_GAP,
 	Q_COUNT,
 } query;
 
-static const char *const qnames[Q_COUNT] = {
-	"referring-domains", "backlinks", "anchor-text", "top-pages",
-	"domain-authority", "domain-rank", "outbound-links", "similar-domains",
-	"similar-domains, cached",
+/* The request message each RPC and route takes. */
+typedef enum req_kind {
+	R_HEALTH,
+	R_PAGE,      /* DomainPageRequest, limit 100 */
+	R_ONE,       /* DomainRequest */
+	R_BACKLINKS, /* BacklinksRequest, limit 100, importance order */
+	R_INTERSECT,
+	R_OVERLAP,
+	R_GAP,
+} req_kind;
+
+/* Where a row has a figure. */
+enum {
+	ON_LIB = 1,
+	ON_GRPC = 2,
+	ON_HTTP = 4,
+	ON_ALL = ON_LIB | ON_GRPC | ON_HTTP,
+	PAIR = 8,    /* a two-domain query */
+	CACHED = 16, /* svc-graph's cached answer: no cache-control */
 };
 
-/* The gateway route of each query. */
-static const char *const qroutes[Q_COUNT] = {
-	"referring-domains", "backlinks", "anchor-text", "top-pages",
-	"domain-authority", "domain-rank", "outbound-links", "similar-domains",
-	"similar-domains",
-};
+/* The SQL statements (stmts below); S_NONE ends a row's list. */
+typedef enum stmt_id {
+	S_NONE,
+	S_NULL,
+	S_REFDOMAINS,
+	S_BACKLINKS,
+	S_ANCHORS,
+	S_TOPPAGES,
+	S_AUTHORITY,
+	S_RANK,
+	S_HISTORY,
+	S_OUTBOUND,
+	S_URLINDEX,
+	S_STATUS,
+	S_SIMILAR,
+	S_AUDIT,
+	S_INTERSECT,
+	S_OVERLAP,
+	S_GAP,
+	S_COUNT,
+} stmt_id;
+
+#define MAX_STMTS 4
+#define RESP(t) (&seo__graph__v1__##t##_response__descriptor)
+#define RPC(m) "/seo.graph.v1.Graph/" m
 
 /*
- * The same questions on the tables of bench/graph.sh: domains(id, rev,
- * n_hosts), edges(src, dst) with btree (dst, src) and (src, dst), and
- * counts(id, rd, outd, hosts_sum). NULL: no URL-level tables, so no
- * equivalent.
+ * Every row of the bench. `total` printed for a row is the library's
+ * count of the whole result's rows, except: domain-authority and
+ * domain-rank, the referring domains; crawl-history, the URLs;
+ * status-codes, its rows; site-explorer, backlinks_total; link-audit,
+ * the backlinks it read. `sql`: the statements of PostgreSQL's answer,
+ * several run as one pipeline; none for the cached rows.
  */
-static const char *const qsql[Q_COUNT] = {
-	[Q_REFDOMAINS] =
-		"SELECT d.rev, c.rd FROM domains t JOIN edges e ON e.dst = t.id"
-		" JOIN counts c ON c.id = e.src JOIN domains d ON d.id = e.src"
-		" WHERE t.rev = $1 ORDER BY c.rd DESC, e.src LIMIT 100",
-	[Q_AUTHORITY] =
-		"SELECT c.rd, c.hosts_sum, d.n_hosts FROM domains d"
-		" JOIN counts c ON c.id = d.id WHERE d.rev = $1",
-	[Q_RANK] =
-		"SELECT c.rd, c.hosts_sum::float8 / greatest(c.rd, 1)"
-		" FROM domains d JOIN counts c ON c.id = d.id WHERE d.rev = $1",
-	[Q_SIMILAR] =
-		"SELECT e2.dst, count(*) FROM domains t"
-		" JOIN edges e1 ON e1.dst = t.id JOIN edges e2 ON e2.src = e1.src"
-		" WHERE t.rev = $1 AND e2.dst <> t.id GROUP BY e2.dst"
-		" ORDER BY count(*) DESC, e2.dst LIMIT 100",
+static const struct qdesc {
+	const char *name;
+	const char *route; /* GET /v1/<route> */
+	const char *rpc;
+	const ProtobufCMessageDescriptor *resp;
+	req_kind req;
+	unsigned flags;
+	stmt_id sql[MAX_STMTS + 1];
+} qtab[Q_COUNT] = {
+	[Q_NULL] = { "null round trip", NULL, "/grpc.health.v1.Health/Check",
+		     &grpc__health__v1__health_check_response__descriptor,
+		     R_HEALTH, ON_GRPC, { S_NULL } },
+	[Q_REFDOMAINS] = { "referring-domains", "referring-domains",
+			   RPC("ReferringDomains"), RESP(referring_domains),
+			   R_PAGE, ON_ALL, { S_REFDOMAINS } },
+	[Q_BACKLINKS] = { "backlinks", "backlinks", RPC("Backlinks"),
+			  RESP(backlinks), R_BACKLINKS, ON_ALL,
+			  { S_BACKLINKS } },
+	[Q_ANCHORS] = { "anchor-text", "anchor-text", RPC("AnchorText"),
+			RESP(anchor_text), R_PAGE, ON_ALL, { S_ANCHORS } },
+	[Q_TOPPAGES] = { "top-pages", "top-pages", RPC("TopPages"),
+			 RESP(top_pages), R_PAGE, ON_ALL, { S_TOPPAGES } },
+	[Q_AUTHORITY] = { "domain-authority", "domain-authority",
+			  RPC("DomainAuthority"), RESP(domain_authority),
+			  R_ONE, ON_ALL, { S_AUTHORITY } },
+	[Q_RANK] = { "domain-rank", "domain-rank", RPC("DomainRank"),
+		     RESP(domain_rank), R_ONE, ON_ALL, { S_RANK } },
+	[Q_HISTORY] = { "crawl-history", "crawl-history", RPC("CrawlHistory"),
+			RESP(crawl_history), R_ONE, ON_ALL, { S_HISTORY } },
+	[Q_OUTBOUND] = { "outbound-links", "outbound-links",
+			 RPC("OutboundLinks"), RESP(outbound_links), R_PAGE,
+			 ON_ALL, { S_OUTBOUND } },
+	[Q_URLINDEX] = { "url-index", "url-index", RPC("UrlIndex"),
+			 RESP(url_index), R_PAGE, ON_ALL, { S_URLINDEX } },
+	[Q_STATUS] = { "status-codes", "status-codes", RPC("StatusCodes"),
+		       RESP(status_codes), R_ONE, ON_ALL, { S_STATUS } },
+	/* the gateway cannot ask past the cache: only the cached row */
+	[Q_SIMILAR] = { "similar-domains", NULL, RPC("SimilarDomains"),
+			RESP(similar_domains), R_PAGE, ON_LIB | ON_GRPC,
+			{ S_SIMILAR } },
+	[Q_SIMILAR_CACHED] = { "similar-domains, cached", "similar-domains",
+			       RPC("SimilarDomains"), RESP(similar_domains),
+			       R_PAGE, ON_GRPC | ON_HTTP | CACHED, { S_NONE } },
+	[Q_EXPLORER] = { "site-explorer", "site-explorer", RPC("SiteExplorer"),
+			 RESP(site_explorer), R_ONE, ON_ALL,
+			 { S_BACKLINKS, S_AUTHORITY, S_TOPPAGES, S_ANCHORS } },
+	[Q_AUDIT] = { "link-audit", NULL, RPC("LinkAudit"), RESP(link_audit),
+		      R_ONE, ON_LIB | ON_GRPC, { S_AUDIT } },
+	[Q_AUDIT_CACHED] = { "link-audit, cached", "link-audit",
+			     RPC("LinkAudit"), RESP(link_audit), R_ONE,
+			     ON_GRPC | ON_HTTP | CACHED, { S_NONE } },
+	[Q_INTERSECT] = { "link-intersect", "link-intersect",
+			  RPC("LinkIntersect"), RESP(link_intersect),
+			  R_INTERSECT, ON_ALL | PAIR, { S_INTERSECT } },
+	[Q_OVERLAP] = { "domain-overlap", "domain-overlap",
+			RPC("DomainOverlap"), RESP(domain_overlap), R_OVERLAP,
+			ON_ALL | PAIR, { S_OVERLAP } },
+	[Q_GAP] = { "link-gap", "link-gap", RPC("LinkGap"), RESP(link_gap),
+		    R_GAP, ON_ALL | PAIR, { S_GAP } },
 };
 
-/* A domain measured: its label, its name and its reversed name (the key
- * of the bench's domains table). */
+/* How many statements a row has. */
+static size_t qstmt_count(query q)
+{
+	size_t n = 0;
+
+	while (qtab[q].sql[n] != S_NONE)
+		n++;
+	return n;
+}
+
+/* ---- the same questions in SQL -------------------------------------------- */
+
+/*
+ * On the tables of bench/graph.sh (docs/benchmarks.md): dom (one row per
+ * domain: id, name, rank = importance position, and the per-domain
+ * figures), edges(src, dst) in importance positions with btree (dst, src)
+ * and (src, dst), links (URL-level, by target id, source position and
+ * `seq`, its place in our newest-first order), urls and anchors (the
+ * index's dictionaries), the aggregates anchor_agg, page_agg and out_agg,
+ * captures, status and meta. $1 is the domain's name; for the pairs $1
+ * is A and $2 B. The queried domain's figures come from scalar subqueries
+ * (DOM_SQL), so that the planner drives each query by the ordered index
+ * scan of its rows and stops at the page; joins come after the LIMIT.
+ */
+
+/* Column `col` of the domain named $n. */
+#define DOM_SQL(col, n) "(SELECT " col " FROM dom WHERE name = $" #n ")"
+
+/* A domain row `d`'s young flag: registered less than 365 days before
+ * the crawl's latest capture. */
+#define YOUNG_SQL \
+	" CROSS JOIN meta m CROSS JOIN LATERAL (SELECT d.registered IS NOT NULL" \
+	" AND m.as_of > 0 AND m.as_of / 86400 - (d.registered - DATE" \
+	" '1970-01-01') < 365 AS young) y"
+
+/* health_score and risk_flags of `d` (docs/metrics.md). */
+#define HEALTH_SQL \
+	"greatest(0, 100 - CASE WHEN y.young THEN 20 ELSE 0 END" \
+	" - CASE WHEN y.young AND d.score >= 40 THEN 30 ELSE 0 END" \
+	" - CASE WHEN d.tranco IS NULL THEN 10 ELSE 0 END" \
+	" - CASE WHEN d.score < 20 THEN 20 ELSE 0 END)," \
+	" concat_ws(',', CASE WHEN y.young THEN 'new_domain' END," \
+	" CASE WHEN y.young AND d.score >= 40 THEN" \
+	" 'high_authority_new_domain' END," \
+	" CASE WHEN d.tranco IS NULL THEN 'no_tranco_presence' END," \
+	" CASE WHEN d.score < 20 THEN 'low_authority' END)"
+
+/* The anchor type of a backlink (graph_anchor_type) with anchor text
+ * a.anchor (COLLATE "C": lower() folds ASCII only, as strcasecmp). */
+#define ANCHOR_TYPE_SQL \
+	"CASE WHEN b.link_type = 'image' THEN 'image'" \
+	" WHEN coalesce(a.anchor, '') = '' OR lower(a.anchor) IN" \
+	" ('click here', 'here', 'read more', 'more', 'link', 'website'," \
+	" 'this', 'visit', 'learn more', 'home', 'source', 'continue')" \
+	" THEN 'generic'" \
+	" WHEN lower(a.anchor) LIKE 'http://%' OR lower(a.anchor) LIKE" \
+	" 'https://%' OR strpos(lower(a.anchor), $1) > 0 THEN 'naked'" \
+	" WHEN strpos(lower(a.anchor), split_part($1, '.', 1)) > 0" \
+	" THEN 'branded' ELSE 'partial' END"
+
+/* Domains x.src (importance positions), in order: total, first page,
+ * each row with the columns `more`. */
+#define PAIR_PAGE_SQL(more) \
+	" SELECT (SELECT count(*) FROM x), d.name, d.score" more " FROM" \
+	" (SELECT src FROM x ORDER BY src LIMIT 100) p JOIN dom d ON" \
+	" d.rank = p.src ORDER BY p.src"
+
+/* Referrers of A that do not link to B, nor are B. */
+#define NOT_B_SQL \
+	"WITH x AS (SELECT e.src FROM edges e WHERE e.dst = " \
+	DOM_SQL("rank", 1) " AND e.src <> " DOM_SQL("rank", 2) \
+	" AND NOT EXISTS (SELECT 1 FROM edges f WHERE f.dst = " \
+	DOM_SQL("rank", 2) " AND f.src = e.src))"
+
+static const struct stmt {
+	const char *name;
+	int n_params;
+	int has_total; /* the first column is the total */
+	const char *sql;
+} stmts[S_COUNT] = {
+	[S_NULL] = { "null", 0, 0, "SELECT 1" },
+	[S_REFDOMAINS] = { "referring-domains", 1, 1,
+		"SELECT " DOM_SQL("rd", 1) ", s.name, greatest((SELECT"
+		" count(*) FROM links l WHERE l.dst = " DOM_SQL("id", 1)
+		" AND l.src_rank = e.src), 1), s.score"
+		" FROM edges e JOIN dom s ON s.rank = e.src"
+		" WHERE e.dst = " DOM_SQL("rank", 1)
+		" ORDER BY e.src LIMIT 100" },
+	/* one row per referrer: its first link in our order, the newest */
+	[S_BACKLINKS] = { "backlinks", 1, 1,
+		"SELECT " DOM_SQL("url_referrers", 1) ", s.name, fu.url,"
+		" tu.url, a.anchor, b.rel, b.link_type, s.hosts, b.crawled_at,"
+		" s.score FROM (SELECT DISTINCT ON (l.src_rank) l.src_rank,"
+		" l.from_url, l.to_url, l.anchor, l.rel, l.link_type,"
+		" l.crawled_at FROM links l WHERE l.dst = " DOM_SQL("id", 1)
+		" ORDER BY l.src_rank, l.seq LIMIT 100) b"
+		" JOIN dom s ON s.rank = b.src_rank"
+		" JOIN urls fu ON fu.id = b.from_url"
+		" JOIN urls tu ON tu.id = b.to_url"
+		" LEFT JOIN anchors a ON a.id = b.anchor ORDER BY b.src_rank" },
+	[S_ANCHORS] = { "anchor-text", 1, 1,
+		"SELECT " DOM_SQL("n_anchors", 1) ", g.anchor, g.links,"
+		" g.domains FROM anchor_agg g WHERE g.dst = " DOM_SQL("id", 1)
+		" ORDER BY g.domains DESC, g.links DESC, g.anchor LIMIT 100" },
+	[S_TOPPAGES] = { "top-pages", 1, 1,
+		"SELECT " DOM_SQL("n_pages", 1) ", g.url, g.links, g.domains"
+		" FROM page_agg g WHERE g.dst = " DOM_SQL("id", 1)
+		" ORDER BY g.domains DESC, g.links DESC, g.url LIMIT 100" },
+	[S_AUTHORITY] = { "domain-authority", 1, 0,
+		"SELECT d.score, d.rd, d.hosts, d.registered, d.registrar,"
+		" d.tranco, " HEALTH_SQL " FROM dom d" YOUNG_SQL
+		" WHERE d.name = $1" },
+	[S_RANK] = { "domain-rank", 1, 0,
+		"SELECT d.inbound_links + greatest(d.rd - d.url_referrers, 0),"
+		" d.rd, CASE WHEN d.rd > 0 THEN d.hosts_sum::float8 / d.rd"
+		" ELSE 0 END FROM dom d WHERE d.name = $1" },
+	[S_HISTORY] = { "crawl-history", 1, 0,
+		"SELECT d.first_seen, d.last_seen, d.total_urls FROM dom d"
+		" WHERE d.name = $1" },
+	[S_OUTBOUND] = { "outbound-links", 1, 1,
+		"SELECT " DOM_SQL("n_outbound", 1) ", d.name, u.url, a.anchor,"
+		" o.link_type, o.n FROM (SELECT * FROM out_agg WHERE src = "
+		DOM_SQL("id", 1) " ORDER BY n DESC, dst, to_url, anchor,"
+		" link_type LIMIT 100) o JOIN dom d ON d.id = o.dst"
+		" JOIN urls u ON u.id = o.to_url"
+		" LEFT JOIN anchors a ON a.id = o.anchor"
+		" ORDER BY o.n DESC, o.dst, o.to_url, o.anchor, o.link_type" },
+	[S_URLINDEX] = { "url-index", 1, 1,
+		"SELECT " DOM_SQL("total_urls", 1) ", c.url, c.status, c.mime,"
+		" c.crawled_at FROM captures c WHERE c.dom = " DOM_SQL("id", 1)
+		" ORDER BY c.url LIMIT 100" },
+	[S_STATUS] = { "status-codes", 1, 0,
+		"SELECT s.status, s.n FROM status s WHERE s.dom = "
+		DOM_SQL("id", 1) " ORDER BY s.status" },
+	/* the stored first rows where our index stores them (sim_top),
+	 * else counted; the count's scan is gated off by a one-time test */
+	[S_SIMILAR] = { "similar-domains", 1, 1,
+		"SELECT u.total, u.name, u.n FROM ("
+		"SELECT t.total, d.name, s.shared AS n, d.rank AS r"
+		" FROM sim_top s JOIN sim_total t ON t.dom = s.dom"
+		" JOIN dom d ON d.id = s.sim WHERE s.dom = "
+		DOM_SQL("id", 1) " AND s.pos < 100"
+		" UNION ALL SELECT s.total, d.name, s.n, s.dst FROM"
+		" (SELECT e2.dst, count(*) AS n, count(*) OVER () AS total"
+		" FROM edges e1 JOIN edges e2 ON e2.src = e1.src WHERE e1.dst = "
+		DOM_SQL("rank", 1) " AND e2.dst <> " DOM_SQL("rank", 1)
+		" AND NOT EXISTS (SELECT 1 FROM sim_total WHERE dom = "
+		DOM_SQL("id", 1) ") GROUP BY e2.dst"
+		" ORDER BY count(*) DESC, e2.dst LIMIT 100) s"
+		" JOIN dom d ON d.rank = s.dst) u ORDER BY u.n DESC, u.r" },
+	/* one row: health, flags, quality counts, anchor profile, top and
+	 * risk lists (name:score:type:quality), outbound summary */
+	[S_AUDIT] = { "link-audit", 1, 0,
+		"WITH b AS (SELECT DISTINCT ON (l.src_rank) l.src_rank,"
+		" l.anchor, l.link_type FROM links l WHERE l.dst = "
+		DOM_SQL("id", 1) " ORDER BY l.src_rank, l.seq LIMIT 10000),"
+		" r AS (SELECT b.src_rank, s.name, s.score,"
+		" CASE WHEN s.score >= 50 THEN 'high' WHEN s.score >= 20"
+		" THEN 'medium' ELSE 'low' END AS quality, "
+		ANCHOR_TYPE_SQL " AS kind FROM b"
+		" JOIN dom s ON s.rank = b.src_rank"
+		" LEFT JOIN anchors a ON a.id = b.anchor),"
+		" q AS (SELECT count(*) FILTER (WHERE quality = 'high') AS high,"
+		" count(*) FILTER (WHERE quality = 'medium') AS medium,"
+		" count(*) FILTER (WHERE quality = 'low') AS low,"
+		" count(*) AS n,"
+		" count(*) FILTER (WHERE kind = 'branded') AS branded,"
+		" count(*) FILTER (WHERE kind = 'partial') AS partial,"
+		" count(*) FILTER (WHERE kind = 'generic') AS generic,"
+		" count(*) FILTER (WHERE kind = 'naked') AS naked,"
+		" count(*) FILTER (WHERE kind = 'image') AS image FROM r)"
+		" SELECT " HEALTH_SQL ", q.high, q.medium, q.low, q.n,"
+		" CASE WHEN q.n > 0 THEN q.branded::float8 / q.n ELSE 0 END,"
+		" CASE WHEN q.n > 0 THEN q.partial::float8 / q.n ELSE 0 END,"
+		" CASE WHEN q.n > 0 THEN q.generic::float8 / q.n ELSE 0 END,"
+		" CASE WHEN q.n > 0 THEN q.naked::float8 / q.n ELSE 0 END,"
+		" CASE WHEN q.n > 0 THEN q.image::float8 / q.n ELSE 0 END,"
+		" (SELECT string_agg(x.name || ':' || x.score || ':' || x.kind"
+		" || ':' || x.quality, ',' ORDER BY x.src_rank) FROM"
+		" (SELECT * FROM r ORDER BY src_rank LIMIT 10) x),"
+		" (SELECT string_agg(x.name || ':' || x.score || ':' || x.kind"
+		" || ':' || x.quality, ',' ORDER BY x.src_rank DESC) FROM"
+		" (SELECT * FROM r WHERE quality = 'low'"
+		" ORDER BY src_rank DESC LIMIT 10) x),"
+		" d.outd, o.name, CASE WHEN d.out_links > 0 THEN"
+		" d.top_out_links::float8 / d.out_links ELSE 0 END"
+		" FROM dom d" YOUNG_SQL " CROSS JOIN q"
+		" LEFT JOIN dom o ON o.id = d.top_out WHERE d.name = $1" },
+	[S_INTERSECT] = { "link-intersect", 2, 1, NOT_B_SQL PAIR_PAGE_SQL("") },
+	[S_OVERLAP] = { "domain-overlap", 2, 1,
+		"WITH x AS (SELECT e.src FROM edges e JOIN edges f"
+		" ON f.src = e.src WHERE e.dst = " DOM_SQL("rank", 1)
+		" AND f.dst = " DOM_SQL("rank", 2) " AND e.src <> "
+		DOM_SQL("rank", 1) " AND e.src <> " DOM_SQL("rank", 2) ")"
+		PAIR_PAGE_SQL("") },
+	/* the competitor's referrers that do not link to you: links_to is
+	 * the competitor */
+	[S_GAP] = { "link-gap", 2, 1, NOT_B_SQL PAIR_PAGE_SQL(", $1::text") },
+};
+
+/* ---- the targets and the sides answering ---------------------------------- */
+
+/* A domain measured, or a pair (b not NULL). */
 typedef struct target {
 	char label[64];
-	const char *domain;
-	char rev[GRAPH_DOMAIN_MAX + 1];
+	const char *a, *b;
 } target;
 
 /*
  * A side answering the queries: one run of query q for t, with `a` for
- * its allocations. *total: the rows of the whole result, or the referring
- * domains for the single-object queries (a check that it did the work);
- * set by the library only.
+ * its allocations; fills *ans (see answer).
  */
 typedef struct side {
 	int (*run)(void *ctx, query q, const target *t, seo_arena *a,
-		   uint64_t *total);
+		   answer *ans);
 	void *ctx;
-	query skip; /* the row this side has no figure for; Q_COUNT: none */
 } side;
 
-static int run_library(void *ctx, query q, const target *t, seo_arena *a,
-		       uint64_t *total)
+/* ---- the library ------------------------------------------------------------ */
+
+static const graph_page first_page = { PAGE, 0 };
+
+typedef int (*lib_fn)(const graph_index *ix, const target *t, seo_arena *a,
+		      answer *ans);
+
+static int lib_refdomains(const graph_index *ix, const target *t,
+			  seo_arena *a, answer *ans)
 {
-	const graph_index *ix = ctx;
-	const char *domain = t->domain;
-	graph_page pg = { .limit = 100, .offset = 0 };
+	graph_refdomain_row *r;
 	size_t n;
-	int rc;
+	int rc = graph_referring_domains(ix, t->a, &first_page, a, &r, &n,
+					 &ans->total);
 
-	switch (q) {
-	case Q_REFDOMAINS: {
-		graph_refdomain_row *rows;
-
-		return graph_referring_domains(ix, domain, &pg, a, &rows, &n,
-					       total);
-	}
-	case Q_BACKLINKS: {
-		graph_backlink_row *rows;
-
-		return graph_backlinks(ix, domain, GRAPH_SORT_IMPORTANCE, NULL,
-				       &pg, a, &rows, &n, total);
-	}
-	case Q_ANCHORS: {
-		graph_anchor_row *rows;
-
-		return graph_anchor_text(ix, domain, &pg, a, &rows, &n, total);
-	}
-	case Q_TOPPAGES: {
-		graph_top_page_row *rows;
-
-		return graph_top_pages(ix, domain, &pg, a, &rows, &n, total);
-	}
-	case Q_AUTHORITY: {
-		graph_authority au;
-
-		rc = graph_authority_get(ix, domain, a, &au);
-		*total = au.referring_domains;
+	if (rc || !ans->out)
 		return rc;
-	}
-	case Q_RANK: {
-		graph_domain_rank dr;
-
-		rc = graph_domain_rank_get(ix, domain, &dr);
-		*total = dr.unique_domains;
-		return rc;
-	}
-	case Q_OUTBOUND: {
-		graph_outbound_row *rows;
-		graph_outbound_summary sum;
-
-		return graph_outbound_links(ix, domain, &pg, a, &rows, &n,
-					    total, &sum);
-	}
-	case Q_SIMILAR: {
-		graph_similar_row *rows;
-
-		return graph_similar_domains(ix, domain, &pg, a, &rows, &n,
-					     total);
-	}
-	case Q_SIMILAR_CACHED: /* the library has no cache */
-	case Q_COUNT:
-		break;
-	}
-	return SEO_EINVAL;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\t%u\n", r[i].from_domain,
+			  r[i].total_links, r[i].from_domain_score);
+	return 0;
 }
 
-/* A prepared statement (prepare_all); 0 or SEO_EIO. */
-static int run_sql(void *ctx, query q, const target *t, seo_arena *a,
-		   uint64_t *total)
+static int lib_backlinks(const graph_index *ix, const target *t,
+			 seo_arena *a, answer *ans)
 {
-	PGconn *pg = ctx;
-	const char *rev = t->rev;
-	PGresult *res = PQexecPrepared(pg, qnames[q], 1, &rev, NULL, NULL, 0);
-	int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : SEO_EIO;
+	graph_backlink_row *r;
+	size_t n;
+	int rc = graph_backlinks(ix, t->a, GRAPH_SORT_IMPORTANCE, NULL,
+				 &first_page, a, &r, &n, &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%s\t%s\t%s\t%s\t%s\t%u\t%lld\t%u\n",
+			  r[i].from_domain, r[i].from_url, r[i].to_url,
+			  nul(r[i].anchor_text), nul(r[i].rel), r[i].link_type,
+			  r[i].domain_host_count, (long long)r[i].crawled_at,
+			  r[i].from_domain_score);
+	return 0;
+}
+
+static int lib_anchors(const graph_index *ix, const target *t, seo_arena *a,
+		       answer *ans)
+{
+	graph_anchor_row *r;
+	size_t n;
+	int rc = graph_anchor_text(ix, t->a, &first_page, a, &r, &n,
+				   &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\t%u\n", r[i].anchor_text,
+			  r[i].link_count, r[i].domain_count);
+	return 0;
+}
+
+static int lib_toppages(const graph_index *ix, const target *t, seo_arena *a,
+			answer *ans)
+{
+	graph_top_page_row *r;
+	size_t n;
+	int rc = graph_top_pages(ix, t->a, &first_page, a, &r, &n,
+				 &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\t%u\n", r[i].url,
+			  r[i].inbound_links, r[i].referring_domains);
+	return 0;
+}
+
+static int lib_authority(const graph_index *ix, const target *t,
+			 seo_arena *a, answer *ans)
+{
+	graph_authority au;
+	char tranco[16], flags[128];
+	int rc = graph_authority_get(ix, t->a, a, &au);
+
+	if (rc)
+		return rc;
+	ans->total = au.referring_domains;
+	if (!ans->out)
+		return 0;
+	snprintf(tranco, sizeof(tranco), "%u", au.popularity_rank);
+	tx_printf(ans->out, "%u\t%llu\t%llu\t%s\t%s\t%s\t%u\t%s\n", au.score,
+		  (unsigned long long)au.referring_domains,
+		  (unsigned long long)au.total_host_count,
+		  nul(au.registered_at), nul(au.registrar),
+		  au.popularity_rank ? tranco : nul(NULL), au.health_score,
+		  flags_text(au.risk_flags, flags));
+	return 0;
+}
+
+static int lib_rank(const graph_index *ix, const target *t, seo_arena *a,
+		    answer *ans)
+{
+	graph_domain_rank dr;
+	char avg[32];
+	int rc = graph_domain_rank_get(ix, t->a, &dr);
 
 	(void)a;
-	(void)total;
 	if (rc)
-		fprintf(stderr, "graph-bench: %s: %s", qnames[q],
-			PQerrorMessage(pg));
-	PQclear(res);
+		return rc;
+	ans->total = dr.unique_domains;
+	if (!ans->out)
+		return 0;
+	tx_printf(ans->out, "%llu\t%llu\t%s\n",
+		  (unsigned long long)dr.inbound_edges,
+		  (unsigned long long)dr.unique_domains,
+		  shortest(dr.avg_linking_host_count, avg));
+	return 0;
+}
+
+static int lib_history(const graph_index *ix, const target *t, seo_arena *a,
+		       answer *ans)
+{
+	graph_crawl_history h;
+	int rc = graph_crawl_history_get(ix, t->a, &h);
+
+	(void)a;
+	if (rc)
+		return rc;
+	ans->total = h.total_urls;
+	if (!ans->out)
+		return 0;
+	tx_printf(ans->out, "%lld\t%lld\t%llu\n", (long long)h.first_seen,
+		  (long long)h.last_seen, (unsigned long long)h.total_urls);
+	return 0;
+}
+
+static int lib_outbound(const graph_index *ix, const target *t, seo_arena *a,
+			answer *ans)
+{
+	graph_outbound_row *r;
+	size_t n;
+	int rc = graph_outbound_links(ix, t->a, &first_page, a, &r, &n,
+				      &ans->total, NULL);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%s\t%s\t%s\t%u\n", r[i].to_domain,
+			  r[i].to_url, nul(r[i].anchor_text), r[i].link_type,
+			  r[i].edge_count);
+	return 0;
+}
+
+static int lib_urlindex(const graph_index *ix, const target *t, seo_arena *a,
+			answer *ans)
+{
+	graph_url_row *r;
+	size_t n;
+	int rc = graph_url_index(ix, t->a, &first_page, a, &r, &n,
+				 &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\t%s\t%lld\n", r[i].url,
+			  r[i].status_code, nul(r[i].mime),
+			  (long long)r[i].crawled_at);
+	return 0;
+}
+
+static int lib_status(const graph_index *ix, const target *t, seo_arena *a,
+		      answer *ans)
+{
+	graph_status_row *r;
+	size_t n;
+	int rc = graph_status_codes(ix, t->a, a, &r, &n);
+
+	if (rc)
+		return rc;
+	ans->total = n;
+	if (!ans->out)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%u\t%u\n", r[i].status_code, r[i].count);
+	return 0;
+}
+
+static int lib_similar(const graph_index *ix, const target *t, seo_arena *a,
+		       answer *ans)
+{
+	graph_similar_row *r;
+	size_t n;
+	int rc = graph_similar_domains(ix, t->a, &first_page, a, &r, &n,
+				       &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\n", r[i].similar_domain,
+			  r[i].shared_linkers);
+	return 0;
+}
+
+/* The library calls of svc-graph's SiteExplorer, in its order. */
+static int lib_explorer(const graph_index *ix, const target *t, seo_arena *a,
+			answer *ans)
+{
+	uint64_t backlinks;
+	int rc = lib_backlinks(ix, t, a, ans);
+
+	backlinks = ans->total;
+	if (!rc)
+		rc = lib_authority(ix, t, a, ans);
+	if (!rc)
+		rc = lib_toppages(ix, t, a, ans);
+	if (!rc)
+		rc = lib_anchors(ix, t, a, ans);
+	ans->total = backlinks;
 	return rc;
 }
 
-/* ---- svc-graph over gRPC ----------------------------------------------- */
+/* An audit list: "name:score:type:quality" of rows[at[0..n)] (of
+ * rows[0..n) when `at` is NULL), comma-separated; \N when empty. */
+static void audit_list(text *o, const graph_backlink_row *rows,
+		       const size_t *at, size_t n, const char *domain)
+{
+	if (!n)
+		tx_printf(o, "\t%s", nul(NULL));
+	for (size_t i = 0; i < n; i++) {
+		const graph_backlink_row *r = &rows[at ? at[i] : i];
 
-#define RESP(t) (&seo__graph__v1__##t##_response__descriptor)
+		tx_printf(o, "%s%s:%u:%s:%s", i ? "," : "\t", r->from_domain,
+			  r->from_domain_score,
+			  graph_anchor_type(r->anchor_text, r->link_type,
+					    domain),
+			  graph_link_quality(r->from_domain_score));
+	}
+}
 
-static const struct grpc_method {
-	const char *path;
-	const ProtobufCMessageDescriptor *resp;
-} grpc_methods[Q_COUNT] = {
-	[Q_REFDOMAINS] = { "/seo.graph.v1.Graph/ReferringDomains",
-			   RESP(referring_domains) },
-	[Q_BACKLINKS] = { "/seo.graph.v1.Graph/Backlinks", RESP(backlinks) },
-	[Q_ANCHORS] = { "/seo.graph.v1.Graph/AnchorText", RESP(anchor_text) },
-	[Q_TOPPAGES] = { "/seo.graph.v1.Graph/TopPages", RESP(top_pages) },
-	[Q_AUTHORITY] = { "/seo.graph.v1.Graph/DomainAuthority",
-			  RESP(domain_authority) },
-	[Q_RANK] = { "/seo.graph.v1.Graph/DomainRank", RESP(domain_rank) },
-	[Q_OUTBOUND] = { "/seo.graph.v1.Graph/OutboundLinks",
-			 RESP(outbound_links) },
-	[Q_SIMILAR] = { "/seo.graph.v1.Graph/SimilarDomains",
-			RESP(similar_domains) },
-	[Q_SIMILAR_CACHED] = { "/seo.graph.v1.Graph/SimilarDomains",
-			       RESP(similar_domains) },
+/*
+ * The library calls of svc-graph's LinkAudit and the same sums: the
+ * strongest AUDIT_REFERRERS backlinks (one per referrer), their quality
+ * and anchor types, the authority and the outbound summary.
+ */
+static int lib_audit(const graph_index *ix, const target *t, seo_arena *a,
+		     answer *ans)
+{
+	static const char *const types[] = { "branded", "partial", "generic",
+					     "naked", "image" };
+	static const char *const qualities[] = { "high", "medium", "low" };
+	graph_backlink_row *rows = seo_arena_alloc(a, AUDIT_REFERRERS *
+							      sizeof(*rows));
+	const graph_page one = { 1, 0 };
+	uint64_t nt[5] = { 0 }, nq[3] = { 0 }, total;
+	graph_outbound_summary os;
+	graph_outbound_row *orow;
+	graph_authority au;
+	char buf[32], flags[128];
+	size_t n = 0, m, k, risk[AUDIT_LIST], nrisk = 0;
+	int rc;
+
+	if (!rows)
+		return SEO_ENOMEM;
+	while (n < AUDIT_REFERRERS) {
+		graph_page part = { GRAPH_LIMIT_MAX, n };
+		graph_backlink_row *got;
+
+		rc = graph_backlinks(ix, t->a, GRAPH_SORT_IMPORTANCE, NULL,
+				     &part, a, &got, &m, &total);
+		if (rc)
+			return rc;
+		memcpy(rows + n, got, m * sizeof(*got));
+		n += m;
+		if (m < GRAPH_LIMIT_MAX)
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *ty = graph_anchor_type(rows[i].anchor_text,
+						   rows[i].link_type, t->a);
+		const char *qu = graph_link_quality(rows[i].from_domain_score);
+
+		for (k = 0; k < 5; k++)
+			nt[k] += strcmp(ty, types[k]) == 0;
+		for (k = 0; k < 3; k++)
+			nq[k] += strcmp(qu, qualities[k]) == 0;
+	}
+	if ((rc = graph_authority_get(ix, t->a, a, &au)) ||
+	    (rc = graph_outbound_links(ix, t->a, &one, a, &orow, &m, &total,
+				       &os)))
+		return rc;
+	ans->total = n;
+	if (!ans->out)
+		return 0;
+	tx_printf(ans->out, "%u\t%s\t%llu\t%llu\t%llu\t%zu", au.health_score,
+		  flags_text(au.risk_flags, flags), (unsigned long long)nq[0],
+		  (unsigned long long)nq[1], (unsigned long long)nq[2], n);
+	for (k = 0; k < 5; k++)
+		tx_printf(ans->out, "\t%s",
+			  shortest(n ? (double)nt[k] / (double)n : 0.0, buf));
+	/* the strongest first; the weakest of low quality, weakest first */
+	audit_list(ans->out, rows, NULL, n < AUDIT_LIST ? n : AUDIT_LIST,
+		   t->a);
+	for (size_t i = n; i-- > 0 && nrisk < AUDIT_LIST;)
+		if (strcmp(graph_link_quality(rows[i].from_domain_score),
+			   "low") == 0)
+			risk[nrisk++] = i;
+	audit_list(ans->out, rows, risk, nrisk, t->a);
+	tx_printf(ans->out, "\t%llu\t%s\t%s\n",
+		  (unsigned long long)os.unique_destinations,
+		  nul(os.top_domain),
+		  shortest(os.top_domain_concentration, buf));
+	return 0;
+}
+
+/* Rows of the two-domain queries: domain, score[, links_to]. */
+static void pair_rows(answer *ans, const graph_overlap_row *r, size_t n,
+		      const char *links_to)
+{
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u%s%s\n", r[i].domain,
+			  r[i].domain_score, links_to ? "\t" : "",
+			  links_to && (r[i].links_to & 1) ? links_to : "");
+}
+
+static int lib_intersect(const graph_index *ix, const target *t,
+			 seo_arena *a, answer *ans)
+{
+	graph_intersect_row *r;
+	size_t n;
+	int rc = graph_link_intersect(ix, t->a, t->b, &first_page, a, &r, &n,
+				      &ans->total);
+
+	if (rc || !ans->out)
+		return rc;
+	tx_printf(ans->out, "%llu\n", (unsigned long long)ans->total);
+	for (size_t i = 0; i < n; i++)
+		tx_printf(ans->out, "%s\t%u\n", r[i].domain,
+			  r[i].domain_score);
+	return 0;
+}
+
+static int lib_overlap(const graph_index *ix, const target *t, seo_arena *a,
+		       answer *ans)
+{
+	const char *both[] = { t->a, t->b };
+	graph_overlap_row *r;
+	size_t n;
+	int rc = graph_domain_overlap(ix, both, 2, 2, NULL, &first_page, a,
+				      &r, &n, &ans->total);
+
+	if (!rc && ans->out)
+		pair_rows(ans, r, n, NULL);
+	return rc;
+}
+
+static int lib_gap(const graph_index *ix, const target *t, seo_arena *a,
+		   answer *ans)
+{
+	graph_overlap_row *r;
+	size_t n;
+	int rc = graph_domain_overlap(ix, &t->a, 1, 1, t->b, &first_page, a,
+				      &r, &n, &ans->total);
+
+	if (!rc && ans->out)
+		pair_rows(ans, r, n, t->a);
+	return rc;
+}
+
+static const lib_fn lib_runs[Q_COUNT] = {
+	[Q_REFDOMAINS] = lib_refdomains, [Q_BACKLINKS] = lib_backlinks,
+	[Q_ANCHORS] = lib_anchors,       [Q_TOPPAGES] = lib_toppages,
+	[Q_AUTHORITY] = lib_authority,   [Q_RANK] = lib_rank,
+	[Q_HISTORY] = lib_history,       [Q_OUTBOUND] = lib_outbound,
+	[Q_URLINDEX] = lib_urlindex,     [Q_STATUS] = lib_status,
+	[Q_SIMILAR] = lib_similar,       [Q_EXPLORER] = lib_explorer,
+	[Q_AUDIT] = lib_audit,           [Q_INTERSECT] = lib_intersect,
+	[Q_OVERLAP] = lib_overlap,       [Q_GAP] = lib_gap,
 };
+
+static int run_library(void *ctx, query q, const target *t, seo_arena *a,
+		       answer *ans)
+{
+	return lib_runs[q] ? lib_runs[q](ctx, t, a, ans) : SEO_EINVAL;
+}
+
+/* ---- PostgreSQL ----------------------------------------------------------- */
+
+/* One statement's result as answer text. */
+static void sql_text(const PGresult *res, int has_total, text *o)
+{
+	int rows = PQntuples(res), cols = PQnfields(res);
+
+	if (has_total)
+		tx_printf(o, "%s\n", rows ? PQgetvalue(res, 0, 0) : "0");
+	for (int r = 0; r < rows; r++)
+		for (int c = has_total; c < cols; c++)
+			tx_printf(o, "%s%c",
+				  PQgetisnull(res, r, c) ? "\\N" :
+							   PQgetvalue(res, r, c),
+				  c + 1 < cols ? '\t' : '\n');
+}
+
+/*
+ * The row's statements (prepare_all), one by itself or several as one
+ * pipeline (a single sync, as one round trip); 0 or SEO_EIO.
+ */
+static int run_sql(void *ctx, query q, const target *t, seo_arena *a,
+		   answer *ans)
+{
+	PGconn *pg = ctx;
+	const char *params[2] = { t->a, t->b };
+	const stmt_id *s = qtab[q].sql;
+	size_t n = qstmt_count(q), nulls = 0, got = 0;
+	int rc = 0;
+
+	(void)a;
+	if (n == 1) {
+		const struct stmt *st = &stmts[s[0]];
+		PGresult *res = PQexecPrepared(pg, st->name, st->n_params,
+					       params, NULL, NULL, 0);
+
+		rc = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : SEO_EIO;
+		if (!rc && ans->out)
+			sql_text(res, st->has_total, ans->out);
+		PQclear(res);
+		goto out;
+	}
+	if (PQenterPipelineMode(pg) != 1)
+		return SEO_EIO;
+	for (size_t i = 0; i < n; i++)
+		if (!PQsendQueryPrepared(pg, stmts[s[i]].name,
+					 stmts[s[i]].n_params, params, NULL,
+					 NULL, 0))
+			rc = SEO_EIO;
+	if (!rc && !PQpipelineSync(pg))
+		rc = SEO_EIO;
+	/* each statement's result then a NULL, then the sync; read up to
+	 * the sync even after an error, so that the pipeline can end */
+	for (;;) {
+		PGresult *res = PQgetResult(pg);
+		ExecStatusType st;
+
+		if (!res) {
+			if (++nulls > n) {
+				rc = SEO_EIO;
+				break;
+			}
+			continue;
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (st != PGRES_TUPLES_OK || got >= n)
+			rc = SEO_EIO;
+		else if (!rc && ans->out)
+			sql_text(res, stmts[s[got]].has_total, ans->out);
+		got++;
+		PQclear(res);
+	}
+	if (PQexitPipelineMode(pg) != 1 && !rc)
+		rc = SEO_EIO;
+out:
+	if (rc)
+		fprintf(stderr, "graph-bench: %s: %s", qtab[q].name,
+			PQerrorMessage(pg));
+	return rc;
+}
+
+static int prepare_all(PGconn *pg)
+{
+	for (int s = S_NONE + 1; s < S_COUNT; s++) {
+		PGresult *res = PQprepare(pg, stmts[s].name, stmts[s].sql,
+					  stmts[s].n_params, NULL);
+		int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+
+		PQclear(res);
+		if (!ok) {
+			fprintf(stderr, "graph-bench: prepare %s: %s",
+				stmts[s].name, PQerrorMessage(pg));
+			return SEO_EIO;
+		}
+	}
+	return 0;
+}
+
+/* ---- svc-graph over gRPC --------------------------------------------------- */
 
 /* One client kept for the whole run, so that a call costs no connect. */
 typedef struct grpc_side {
@@ -266,41 +1042,58 @@ static void grpc_done(const rpc_result *res, void *ud)
 }
 
 static int run_grpc(void *ctx, query q, const target *t, seo_arena *a,
-		    uint64_t *total)
+		    answer *ans)
 {
 	grpc_side *g = ctx;
+	Grpc__Health__V1__HealthCheckRequest health =
+		GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
 	Seo__Graph__V1__DomainPageRequest page =
 		SEO__GRAPH__V1__DOMAIN_PAGE_REQUEST__INIT;
 	Seo__Graph__V1__DomainRequest one = SEO__GRAPH__V1__DOMAIN_REQUEST__INIT;
 	Seo__Graph__V1__BacklinksRequest bl =
 		SEO__GRAPH__V1__BACKLINKS_REQUEST__INIT;
-	const ProtobufCMessage *req = &page.base;
+	Seo__Graph__V1__LinkIntersectRequest li =
+		SEO__GRAPH__V1__LINK_INTERSECT_REQUEST__INIT;
+	Seo__Graph__V1__DomainOverlapRequest ov =
+		SEO__GRAPH__V1__DOMAIN_OVERLAP_REQUEST__INIT;
+	Seo__Graph__V1__LinkGapRequest gap = SEO__GRAPH__V1__LINK_GAP_REQUEST__INIT;
+	char *pair[2] = { (char *)t->a, (char *)t->b };
+	const ProtobufCMessage *reqs[] = {
+		[R_HEALTH] = &health.base, [R_PAGE] = &page.base,
+		[R_ONE] = &one.base,       [R_BACKLINKS] = &bl.base,
+		[R_INTERSECT] = &li.base,  [R_OVERLAP] = &ov.base,
+		[R_GAP] = &gap.base,
+	};
 	/* the work itself, not svc-graph's result cache, except where the
 	 * cache is what is timed */
 	static const rpc_meta fresh = { "cache-control", "no-cache" };
 	ProtobufCAllocator alloc;
 
-	(void)total;
+	(void)ans;
 	/* The library's first page: 100 rows, importance order. */
-	page.domain = one.domain = bl.domain = (char *)t->domain;
-	page.has_limit = bl.has_limit = 1;
-	page.limit = bl.limit = 100;
-	if (q == Q_BACKLINKS)
-		req = &bl.base;
-	else if (q == Q_AUTHORITY || q == Q_RANK)
-		req = &one.base;
+	page.domain = one.domain = bl.domain = pair[0];
+	li.domain_a = pair[0];
+	li.domain_b = pair[1];
+	ov.domains = pair;
+	ov.n_domains = 2;
+	gap.domain = pair[1];
+	gap.competitors = pair;
+	gap.n_competitors = 1;
+	page.has_limit = bl.has_limit = li.has_limit = ov.has_limit =
+		gap.has_limit = 1;
+	page.limit = bl.limit = li.limit = ov.limit = gap.limit = PAGE;
 	seo_arena_pb_allocator(a, &alloc);
 	g->done = 0;
-	if (rpc_client_call(g->client, grpc_methods[q].path, req,
-			    grpc_methods[q].resp, &alloc, CALL_TIMEOUT_MS,
-			    &fresh, q != Q_SIMILAR_CACHED, grpc_done, g))
+	if (rpc_client_call(g->client, qtab[q].rpc, reqs[qtab[q].req],
+			    qtab[q].resp, &alloc, CALL_TIMEOUT_MS, &fresh,
+			    !(qtab[q].flags & CACHED), grpc_done, g))
 		return SEO_ENOMEM;
 	while (!g->done && event_base_loop(g->base, EVLOOP_ONCE) == 0)
 		;
 	return g->done && g->status == SEO_GRPC_OK ? 0 : SEO_EUPSTREAM;
 }
 
-/* ---- the gateway over HTTP/1.1 ------------------------------------------ */
+/* ---- the gateway over HTTP/1.1 ----------------------------------------------- */
 
 /* One keep-alive connection kept for the whole run; `buf` holds an
  * answer. */
@@ -382,20 +1175,41 @@ static int http_read(http_side *h)
 }
 
 static int run_http(void *ctx, query q, const target *t, seo_arena *a,
-		    uint64_t *total)
+		    answer *ans)
 {
 	http_side *h = ctx;
-	char req[1024];
+	char path[640], req[1024];
 	int n;
 
 	(void)a;
-	(void)total;
-	/* The route's defaults are the library's first page (limit 100,
-	 * importance order). The bench's names need no escaping (cmd_time). */
+	(void)ans;
+	/* The routes' defaults are the library's first page (limit 100,
+	 * importance order). The bench's names need no escaping
+	 * (parse_target). */
+	switch (qtab[q].req) {
+	case R_INTERSECT:
+		n = snprintf(path, sizeof(path),
+			     "link-intersect?domain_a=%s&domain_b=%s", t->a,
+			     t->b);
+		break;
+	case R_OVERLAP:
+		n = snprintf(path, sizeof(path), "domain-overlap?domains=%s,%s",
+			     t->a, t->b);
+		break;
+	case R_GAP:
+		n = snprintf(path, sizeof(path),
+			     "link-gap?domain=%s&competitors=%s", t->b, t->a);
+		break;
+	default:
+		n = snprintf(path, sizeof(path), "%s?domain=%s", qtab[q].route,
+			     t->a);
+		break;
+	}
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return SEO_EINVAL;
 	n = snprintf(req, sizeof(req),
-		     "GET /v1/%s?domain=%s HTTP/1.1\r\nHost: %s\r\n"
-		     "X-API-Key: %s\r\n\r\n",
-		     qroutes[q], t->domain, h->addr, h->key);
+		     "GET /v1/%s HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\n\r\n",
+		     path, h->addr, h->key);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return SEO_EINVAL;
 	for (int off = 0; off < n;) {
@@ -412,41 +1226,42 @@ static int run_http(void *ctx, query q, const target *t, seo_arena *a,
 
 typedef struct timing {
 	double p50, p99;
-	uint64_t total; /* the library's; 0 elsewhere */
+	uint64_t total; /* of the warm-up */
 } timing;
 
 /*
  * Runs one query `reps` times after one untimed warm-up, or fewer when
  * `budget_ms` is spent (at least 3 timed runs); the percentiles are of the
- * runs made.
+ * runs made. The warm-up's answer goes to `warm` when not NULL.
  */
 static int measure(const side *s, query q, const target *t, unsigned reps,
-		   double budget_ms, double *samples, timing *out)
+		   double budget_ms, double *samples, text *warm, timing *out)
 {
 	unsigned done = 0;
 	double spent = 0;
 	int rc = 0;
 
-	out->total = 0;
-
 	for (unsigned i = 0; !rc && i <= reps; i++) {
 		seo_arena *a = seo_arena_new(64 * 1024);
+		answer ans = { 0, i == 0 ? warm : NULL };
 		double t0;
 
 		if (!a)
 			return SEO_ENOMEM;
 		t0 = now_us();
-		rc = s->run(s->ctx, q, t, a, &out->total);
+		rc = s->run(s->ctx, q, t, a, &ans);
 		t0 = now_us() - t0;
 		seo_arena_free(a);
-		if (i == 0)
+		if (i == 0) {
+			out->total = ans.total;
 			continue;
+		}
 		samples[done++] = t0;
 		spent += t0 / 1e3;
 		if (done >= 3 && spent > budget_ms)
 			break;
 	}
-	if (rc)
+	if (rc || done == 0)
 		return rc;
 	qsort(samples, done, sizeof(double), cmp_double);
 	out->p50 = samples[(done - 1) / 2];
@@ -454,7 +1269,265 @@ static int measure(const side *s, query q, const target *t, unsigned reps,
 	return 0;
 }
 
-/* example.co.uk -> uk.co.example, as the bench's domains table holds it */
+/* 0 when the two answers are the same text; else says where they part. */
+static int same_answer(const target *t, query q, const text *ours,
+		       const text *sql)
+{
+	size_t i = 0, line = 1, start = 0;
+
+	if (ours->oom || sql->oom)
+		return SEO_ENOMEM;
+	while (i < ours->len && i < sql->len && ours->p[i] == sql->p[i])
+		if (ours->p[i++] == '\n') {
+			line++;
+			start = i;
+		}
+	if (i == ours->len && i == sql->len)
+		return 0;
+	fprintf(stderr, "graph-bench: %s %s: the SQL answer differs from the"
+			" library's at line %zu\n  library: %.*s\n  SQL:     %.*s\n",
+		t->label, qtab[q].name, line,
+		(int)strcspn(ours->p + start, "\n"), ours->p + start,
+		(int)strcspn(sql->p + start, "\n"), sql->p + start);
+	return SEO_EINVAL;
+}
+
+/* LABEL=DOMAIN or LABEL=A,B; for http, names that need no escaping in a
+ * URL. */
+static int parse_target(char *arg, int http, target *t)
+{
+	static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz"
+					 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789.-";
+	char *eq = strchr(arg, '='), *comma;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(t->label))
+		goto bad;
+	snprintf(t->label, sizeof(t->label), "%.*s", (int)(eq - arg), arg);
+	t->a = eq + 1;
+	t->b = NULL;
+	comma = strchr(t->a, ',');
+	if (comma) {
+		*comma = '\0';
+		t->b = comma + 1;
+	}
+	if (!*t->a || (t->b && (!*t->b || strchr(t->b, ','))))
+		goto bad;
+	if (http && (strspn(t->a, name_chars) != strlen(t->a) ||
+		     (t->b && strspn(t->b, name_chars) != strlen(t->b))))
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "graph-bench: expected LABEL=DOMAIN or LABEL=A,B: %s\n",
+		arg);
+	return SEO_EINVAL;
+}
+
+typedef enum mode { M_QUERY, M_CHECK, M_GRPC, M_HTTP } mode;
+
+/* The side of each mode's rows (ON_LIB, ON_GRPC, ON_HTTP). */
+static const unsigned mode_side[] = {
+	[M_QUERY] = ON_LIB, [M_CHECK] = ON_LIB, [M_GRPC] = ON_GRPC,
+	[M_HTTP] = ON_HTTP,
+};
+
+/* What one mode's run holds. */
+typedef struct run {
+	mode m;
+	unsigned reps;
+	double budget_ms, *samples;
+	side ours, sql; /* sql.ctx NULL: no PostgreSQL */
+	text a, b;      /* the warm-up answers compared */
+	int differ;     /* answers that differed (check) */
+} run;
+
+/* Times (or, for check, compares) query q for t and prints its line. */
+static int one_row(run *r, query q, const target *t)
+{
+	int ours = (qtab[q].flags & mode_side[r->m]) != 0;
+	int sql = r->sql.ctx && qstmt_count(q) > 0;
+	int compare = ours && sql;
+	unsigned reps = r->m == M_CHECK ? 0 : r->reps;
+	timing a = { 0 }, b = { 0 };
+	int rc = 0;
+
+	r->a.len = r->b.len = 0;
+	if (ours)
+		rc = measure(&r->ours, q, t, reps, r->budget_ms, r->samples,
+			     compare ? &r->a : NULL, &a);
+	if (!rc && sql)
+		rc = measure(&r->sql, q, t, reps, r->budget_ms, r->samples,
+			     compare ? &r->b : NULL, &b);
+	if (rc) {
+		fprintf(stderr, "graph-bench: %s %s failed: %s\n", t->label,
+			qtab[q].name, seo_strerror(rc));
+		return rc;
+	}
+	if (compare && (rc = same_answer(t, q, &r->a, &r->b))) {
+		if (r->m != M_CHECK || rc != SEO_EINVAL)
+			return rc;
+		r->differ++;
+	}
+	printf("%s\t%s", t->label, qtab[q].name);
+	if (r->m == M_CHECK) {
+		printf("\t%s\n", !compare ? "-" : rc ? "differs" : "same");
+		return 0;
+	}
+	if (r->m == M_QUERY && ours)
+		printf("\t%llu", (unsigned long long)a.total);
+	else if (r->m == M_QUERY)
+		printf("\t-");
+	if (ours)
+		printf("\t%.1f\t%.1f", a.p50, a.p99);
+	else
+		printf("\t-\t-");
+	if (sql)
+		printf("\t%.1f\t%.1f", b.p50, b.p99);
+	else if (r->m == M_QUERY)
+		printf("\t-\t-");
+	printf("\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* query, check, grpc and http: the same rows, runs and percentiles on the
+ * library (and PostgreSQL), svc-graph, or the gateway. */
+static int cmd_time(mode m, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "index", required_argument, NULL, 'i' },
+		{ "pg", required_argument, NULL, 'p' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "reps", required_argument, NULL, 'n' },
+		{ "budget-ms", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const usage[] = {
+		[M_QUERY] = "query --index DIR [--pg URL]",
+		[M_CHECK] = "check --index DIR --pg URL",
+		[M_GRPC] = "grpc --addr HOST:PORT",
+		[M_HTTP] = "http --addr HOST:PORT --key KEY",
+	};
+	const char *dir = NULL, *url = NULL, *addr = NULL, *key = NULL;
+	int lib = m == M_QUERY || m == M_CHECK;
+	target *targets = NULL;
+	graph_index *ix = NULL;
+	PGconn *pg = NULL;
+	grpc_side g = { 0 };
+	http_side h = { .fd = -1 };
+	run r = { .m = m, .reps = 200, .budget_ms = 5000,
+		  .sql = { run_sql, NULL } };
+	target null_row = { "null", "", NULL };
+	int c, rc = SEO_EINVAL;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': dir = optarg; break;
+		case 'p': url = optarg; break;
+		case 'a': addr = optarg; break;
+		case 'k': key = optarg; break;
+		case 'n': r.reps = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'b': r.budget_ms = strtod(optarg, NULL); break;
+		default: goto usage;
+		}
+	}
+	if (lib != (dir != NULL) || lib == (addr != NULL) ||
+	    (m == M_HTTP) != (key != NULL) || (url && !lib) ||
+	    (m == M_CHECK && !url) || optind >= argc || r.reps < 3 ||
+	    r.reps > MAX_REPS)
+		goto usage;
+	r.samples = malloc((MAX_REPS + 1) * sizeof(double));
+	targets = calloc((size_t)(argc - optind), sizeof(*targets));
+	if (!r.samples || !targets) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (int i = optind; i < argc; i++)
+		if ((rc = parse_target(argv[i], m == M_HTTP,
+				       &targets[i - optind])))
+			goto out;
+	switch (m) {
+	case M_QUERY:
+	case M_CHECK:
+		if ((rc = graph_index_open(dir, &ix))) {
+			fprintf(stderr, "graph-bench: cannot open the index %s:"
+					" %s\n", dir, seo_strerror(rc));
+			goto out;
+		}
+		r.ours = (side){ run_library, ix };
+		break;
+	case M_GRPC:
+		g.base = event_base_new();
+		if (!g.base) {
+			rc = SEO_ENOMEM;
+			goto out;
+		}
+		if ((rc = rpc_client_new(g.base, addr, &g.client)))
+			goto out;
+		r.ours = (side){ run_grpc, &g };
+		break;
+	case M_HTTP:
+		h.addr = addr;
+		h.key = key;
+		h.cap = 64 * 1024;
+		h.buf = malloc(h.cap);
+		if (!h.buf) {
+			rc = SEO_ENOMEM;
+			goto out;
+		}
+		if ((rc = http_connect(&h)))
+			goto out;
+		r.ours = (side){ run_http, &h };
+		break;
+	}
+	if (url) {
+		pg = PQconnectdb(url);
+		if (PQstatus(pg) != CONNECTION_OK) {
+			fprintf(stderr, "graph-bench: %s", PQerrorMessage(pg));
+			rc = SEO_EIO;
+			goto out;
+		}
+		if ((rc = prepare_all(pg)))
+			goto out;
+		r.sql.ctx = pg;
+	}
+	if ((rc = one_row(&r, Q_NULL, &null_row)))
+		goto out;
+	for (int i = 0; i < argc - optind; i++)
+		for (int q = Q_NULL + 1; q < Q_COUNT; q++)
+			if (!(qtab[q].flags & PAIR) == !targets[i].b &&
+			    (rc = one_row(&r, (query)q, &targets[i])))
+				goto out;
+	if (r.differ) {
+		fprintf(stderr, "graph-bench: %d SQL answers differ from the"
+				" library's\n", r.differ);
+		rc = SEO_EINVAL;
+	}
+	goto out;
+usage:
+	fprintf(stderr, "usage: graph-bench %s [--reps 3..%d] [--budget-ms B]"
+			" LABEL=DOMAIN|LABEL=A,B...\n", usage[m], MAX_REPS);
+	rc = SEO_EINVAL;
+out:
+	PQfinish(pg);
+	graph_index_close(ix);
+	rpc_client_free(g.client);
+	if (g.base)
+		event_base_free(g.base);
+	if (h.fd >= 0)
+		close(h.fd);
+	free(h.buf);
+	free(r.samples);
+	free(r.a.p);
+	free(r.b.p);
+	free(targets);
+	return rc;
+}
+
+/* ---- dump: what the index serves, for PostgreSQL ---------------------------- */
+
+/* example.co.uk <-> uk.co.example */
 static void reverse_name(const char *name, char *out, size_t outlen)
 {
 	size_t len = strlen(name), o = 0;
@@ -475,192 +1548,428 @@ static void reverse_name(const char *name, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-static int prepare_all(PGconn *pg)
-{
-	for (int q = 0; q < Q_COUNT; q++) {
-		PGresult *res;
-		int ok;
+/* The crawl's vertices file: reversed names by id, to find the id of a
+ * domain a row names. Owns its two arrays. */
+typedef struct vertices {
+	char *names;  /* NUL-terminated, in id order */
+	size_t *off;
+	size_t n;
+} vertices;
 
-		if (!qsql[q])
-			continue;
-		res = PQprepare(pg, qnames[q], qsql[q], 1, NULL);
-		ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-		PQclear(res);
-		if (!ok) {
-			fprintf(stderr, "graph-bench: prepare %s: %s",
-				qnames[q], PQerrorMessage(pg));
-			return SEO_EIO;
+/* Reads "id<TAB>reversed name[<TAB>...]" lines numbered 0, 1, 2... in
+ * byte order of the names, as the bench's crawl writes them. */
+static int vertices_read(const char *path, vertices *v)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, len = 0, size = 0, ocap = 0;
+	int rc = 0;
+
+	if (!f) {
+		perror(path);
+		return SEO_ENOTFOUND;
+	}
+	while (!rc && getline(&line, &cap, f) > 0) {
+		char *name = strchr(line, '\t');
+		size_t l = name ? strcspn(++name, "\t\n") : 0;
+
+		if (len + l + 1 > size) {
+			char *nn = realloc(v->names, (size + l + 1) * 2);
+
+			if (!nn) {
+				rc = SEO_ENOMEM;
+				break;
+			}
+			v->names = nn;
+			size = (size + l + 1) * 2;
+		}
+		if (v->n == ocap) {
+			size_t *no = realloc(v->off, (ocap * 2 + 16) *
+							     sizeof(*no));
+
+			if (!no) {
+				rc = SEO_ENOMEM;
+				break;
+			}
+			v->off = no;
+			ocap = ocap * 2 + 16;
+		}
+		if (name) {
+			memcpy(v->names + len, name, l);
+			v->names[len + l] = '\0';
+		}
+		if (!name || !l || strtoull(line, NULL, 10) != v->n ||
+		    (v->n && strcmp(v->names + v->off[v->n - 1],
+				    v->names + len) >= 0)) {
+			fprintf(stderr, "graph-bench: %s:%zu: expected id %zu and"
+					" names in byte order\n", path,
+				v->n + 1, v->n);
+			rc = SEO_EINVAL;
+			break;
+		}
+		v->off[v->n++] = len;
+		len += l + 1;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+static int vertex_id(const vertices *v, const char *domain, uint32_t *id)
+{
+	char rev[GRAPH_DOMAIN_MAX + 1];
+	size_t lo = 0, hi = v->n;
+
+	reverse_name(domain, rev, sizeof(rev));
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v->names + v->off[mid], rev);
+
+		if (c == 0) {
+			*id = (uint32_t)mid;
+			return 0;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	fprintf(stderr, "graph-bench: %s is not in the vertices file\n", domain);
+	return SEO_ENOTFOUND;
+}
+
+/* `s` as a field of PostgreSQL's COPY text format; NULL is \N. */
+static void copy_field(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("\\N", f);
+		return;
+	}
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': fputs("\\\\", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		default: putc(*s, f); break;
 		}
 	}
-	return 0;
 }
 
-/* LABEL=DOMAIN; for http, a name that needs no escaping in a URL. */
-static int parse_target(const char *arg, int http, target *t)
+/* One URL-level link, its strings in the index mapping. */
+typedef struct dlink {
+	const char *from_url, *to_url, *anchor, *rel, *type;
+	int64_t ts;
+	uint32_t dst, seq, src;
+} dlink;
+
+/*
+ * The dictionary ids of a set of strings of one index dictionary. Its
+ * strings lie in the mapping in id order (docs/index-format.md: `urls.*`,
+ * `anchors.*`), so the order of their addresses is the order of their
+ * ids; the ids here are dense ranks in it. Owns `p`.
+ */
+typedef struct dict {
+	const char **p;
+	size_t n, cap;
+} dict;
+
+static int dict_add(dict *d, const char *s)
 {
-	const char *eq = strchr(arg, '=');
+	if (!s)
+		return 0;
+	if (d->n == d->cap) {
+		size_t cap = d->cap * 2 + 1024;
+		const char **np = realloc(d->p, cap * sizeof(*np));
 
-	if (!eq || (size_t)(eq - arg) >= sizeof(t->label) ||
-	    (http && strspn(eq + 1, "abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
-			     strlen(eq + 1))) {
-		fprintf(stderr, "graph-bench: expected LABEL=DOMAIN: %s\n",
-			arg);
-		return SEO_EINVAL;
+		if (!np)
+			return SEO_ENOMEM;
+		d->p = np;
+		d->cap = cap;
 	}
-	snprintf(t->label, sizeof(t->label), "%.*s", (int)(eq - arg), arg);
-	t->domain = eq + 1;
-	reverse_name(t->domain, t->rev, sizeof(t->rev));
+	d->p[d->n++] = s;
 	return 0;
 }
 
-typedef enum mode { M_QUERY, M_GRPC, M_HTTP } mode;
+static int cmp_addr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const char *const *)a;
+	uintptr_t y = (uintptr_t) * (const char *const *)b;
 
-/* query, grpc and http: the same targets, queries, runs and percentiles
- * on the library (and PostgreSQL), svc-graph, or the gateway. */
-static int cmd_time(mode m, int argc, char **argv)
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts and deduplicates, then writes "id<TAB>string" lines. */
+static void dict_write(dict *d, FILE *f)
+{
+	size_t m = 0;
+
+	qsort(d->p, d->n, sizeof(*d->p), cmp_addr);
+	for (size_t i = 0; i < d->n; i++)
+		if (m == 0 || d->p[m - 1] != d->p[i])
+			d->p[m++] = d->p[i];
+	d->n = m;
+	for (size_t i = 0; i < d->n; i++) {
+		fprintf(f, "%zu\t", i);
+		copy_field(f, d->p[i]);
+		putc('\n', f);
+	}
+}
+
+/* The id of `s` (dict_write done), or \N for NULL. */
+static void dict_field(const dict *d, FILE *f, const char *s)
+{
+	const char **hit = s ? bsearch(&s, d->p, d->n, sizeof(*d->p),
+				       cmp_addr) :
+			       NULL;
+
+	if (hit)
+		fprintf(f, "%zu", (size_t)(hit - d->p));
+	else
+		fputs("\\N", f);
+}
+
+/* The files of a dump, in the order of dump_files. */
+enum { F_FACTS, F_LINKS, F_URLS, F_ANCHORS, F_CAPTURES, F_STATUS,
+       F_SIMILAR, F_SIMTOTAL, F__N };
+static const char *const dump_files[F__N] = {
+	"facts.tsv", "links.tsv", "urls.tsv", "anchors.tsv", "captures.tsv",
+	"status.tsv", "similar.tsv", "simtotal.tsv",
+};
+
+/* What the dump has met so far. */
+typedef struct dump {
+	const graph_index *ix;
+	const vertices *v;
+	FILE *f[F__N];
+	dlink *links;
+	size_t n_links, cap_links;
+	uint64_t captures, similar;
+	dict urls, anchors;
+} dump;
+
+/* The similar domains the index stores for domain `id` (its heaviest
+ * domains'): rows (id, position, similar domain id, shared linkers) and
+ * the total, the same precomputation our index holds. */
+static int dump_similar(dump *d, uint32_t id, const char *name, seo_arena *a)
+{
+	graph_similar_row *r;
+	uint64_t stored, total;
+	size_t n;
+	int rc;
+
+	if ((rc = graph_similar_stored(d->ix, name, &stored)) || stored == 0)
+		return rc;
+	{
+		graph_page pg = { (uint32_t)stored, 0 };
+
+		if ((rc = graph_similar_domains(d->ix, name, &pg, a, &r, &n,
+						&total)))
+			return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t sim;
+
+		if ((rc = vertex_id(d->v, r[i].similar_domain, &sim)))
+			return rc;
+		fprintf(d->f[F_SIMILAR], "%u\t%zu\t%u\t%u\n", id, i, sim,
+			r[i].shared_linkers);
+	}
+	fprintf(d->f[F_SIMTOTAL], "%u\t%llu\n", id, (unsigned long long)total);
+	d->similar++;
+	return 0;
+}
+
+/* Domain `id`: its facts, captures, status counts and inbound links. */
+static int dump_domain(dump *d, uint32_t id, const char *name, seo_arena *a)
+{
+	graph_authority au;
+	graph_crawl_history h;
+	graph_status_row *st;
+	size_t n, i;
+	uint64_t total, seq = 0;
+	int rc;
+
+	if ((rc = graph_authority_get(d->ix, name, a, &au)) ||
+	    (rc = graph_crawl_history_get(d->ix, name, &h)) ||
+	    (rc = graph_status_codes(d->ix, name, a, &st, &n)))
+		return rc;
+	fprintf(d->f[F_FACTS], "%u\t%s\t%llu\t%u\t", id, name,
+		(unsigned long long)au.total_host_count, au.score);
+	if (au.popularity_rank)
+		fprintf(d->f[F_FACTS], "%u", au.popularity_rank);
+	else
+		fputs("\\N", d->f[F_FACTS]);
+	fprintf(d->f[F_FACTS], "\t%s\t", nul(au.registered_at));
+	copy_field(d->f[F_FACTS], au.registrar);
+	fprintf(d->f[F_FACTS], "\t%lld\t%lld\t%llu\n", (long long)h.first_seen,
+		(long long)h.last_seen, (unsigned long long)h.total_urls);
+	for (i = 0; i < n; i++)
+		fprintf(d->f[F_STATUS], "%u\t%u\t%u\n", id, st[i].status_code,
+			st[i].count);
+	for (graph_page pg = { GRAPH_LIMIT_MAX, 0 };; pg.offset += n) {
+		graph_url_row *u;
+
+		if ((rc = graph_url_index(d->ix, name, &pg, a, &u, &n, &total)))
+			return rc;
+		for (i = 0; i < n; i++) {
+			fprintf(d->f[F_CAPTURES], "%u\t", id);
+			copy_field(d->f[F_CAPTURES], u[i].url);
+			fprintf(d->f[F_CAPTURES], "\t%u\t", u[i].status_code);
+			copy_field(d->f[F_CAPTURES], u[i].mime);
+			fprintf(d->f[F_CAPTURES], "\t%lld\n",
+				(long long)u[i].crawled_at);
+		}
+		d->captures += n;
+		if (n < GRAPH_LIMIT_MAX)
+			break;
+	}
+	/* every link, newest first: `seq` is its place in that order, the
+	 * tie-break of links of one referrer crawled in the same second */
+	for (graph_page pg = { GRAPH_LIMIT_MAX, 0 };; pg.offset += n) {
+		graph_backlink_row *r;
+
+		if ((rc = graph_backlinks(d->ix, name, GRAPH_SORT_RECENT, NULL,
+					  &pg, a, &r, &n, &total)))
+			return rc;
+		for (i = 0; i < n; i++) {
+			dlink *l;
+
+			if (d->n_links == d->cap_links) {
+				size_t cap = d->cap_links * 2 + 4096;
+				dlink *nl = realloc(d->links, cap * sizeof(*nl));
+
+				if (!nl)
+					return SEO_ENOMEM;
+				d->links = nl;
+				d->cap_links = cap;
+			}
+			l = &d->links[d->n_links++];
+			*l = (dlink){ r[i].from_url, r[i].to_url,
+				      r[i].anchor_text, r[i].rel, r[i].link_type,
+				      r[i].crawled_at, id, (uint32_t)seq++, 0 };
+			if ((rc = vertex_id(d->v, r[i].from_domain, &l->src)) ||
+			    (rc = dict_add(&d->urls, l->from_url)) ||
+			    (rc = dict_add(&d->urls, l->to_url)) ||
+			    (rc = dict_add(&d->anchors, l->anchor)))
+				return rc;
+		}
+		if (n < GRAPH_LIMIT_MAX)
+			break;
+	}
+	return dump_similar(d, id, name, a);
+}
+
+/*
+ * Walks every domain of the vertices file through the library and writes
+ * COPY text files into `out`: facts (per domain: id, name, hosts, score,
+ * Tranco rank, registration, registrar, first and last seen, URLs),
+ * links (target id, seq, source id, URL ids, anchor id, rel, type, crawl
+ * time), urls and anchors (id, string), captures (domain id, URL, status,
+ * MIME type, time: url-index's rows), status (domain id, status,
+ * captures), and the stored similar domains (dump_similar()). The row strings of these calls point into the index mapping
+ * (graph.h allows it; index.c does it), so they outlive each domain's
+ * arena. Prints the counts as JSON.
+ */
+static int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "index", required_argument, NULL, 'i' },
-		{ "pg", required_argument, NULL, 'p' },
-		{ "addr", required_argument, NULL, 'a' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "reps", required_argument, NULL, 'n' },
-		{ "budget-ms", required_argument, NULL, 'b' },
+		{ "vertices", required_argument, NULL, 'v' },
+		{ "out", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const usage[] = {
-		[M_QUERY] = "query --index DIR [--pg URL]",
-		[M_GRPC] = "grpc --addr HOST:PORT",
-		[M_HTTP] = "http --addr HOST:PORT --key KEY",
-	};
-	const char *dir = NULL, *url = NULL, *addr = NULL, *key = NULL;
-	unsigned reps = 200;
-	double budget_ms = 5000, *samples = NULL;
+	const char *dir = NULL, *vpath = NULL, *out = NULL;
 	graph_index *ix = NULL;
-	PGconn *pg = NULL;
-	grpc_side g = { 0 };
-	http_side h = { .fd = -1 };
-	side ours = { 0 }, sql = { run_sql, NULL, Q_COUNT };
+	vertices v = { 0 };
+	dump d = { 0 };
+	char path[4096];
 	int c, rc = SEO_EINVAL;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': dir = optarg; break;
-		case 'p': url = optarg; break;
-		case 'a': addr = optarg; break;
-		case 'k': key = optarg; break;
-		case 'n': reps = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'b': budget_ms = strtod(optarg, NULL); break;
+		case 'v': vpath = optarg; break;
+		case 'o': out = optarg; break;
 		default: goto usage;
 		}
 	}
-	if ((m == M_QUERY) != (dir != NULL) || (m == M_QUERY) == (addr != NULL) ||
-	    (m == M_HTTP) != (key != NULL) || (url && m != M_QUERY) ||
-	    optind >= argc || reps < 3 || reps > MAX_REPS)
+	if (!dir || !vpath || !out || optind < argc)
 		goto usage;
-	samples = malloc((MAX_REPS + 1) * sizeof(double));
-	if (!samples) {
-		rc = SEO_ENOMEM;
+	if ((rc = vertices_read(vpath, &v)))
+		goto out;
+	if ((rc = graph_index_open(dir, &ix))) {
+		fprintf(stderr, "graph-bench: cannot open the index %s: %s\n",
+			dir, seo_strerror(rc));
 		goto out;
 	}
-	switch (m) {
-	case M_QUERY:
-		if ((rc = graph_index_open(dir, &ix))) {
-			fprintf(stderr, "graph-bench: cannot open the index %s:"
-					" %s\n", dir, seo_strerror(rc));
-			goto out;
-		}
-		ours = (side){ run_library, ix, Q_SIMILAR_CACHED };
-		break;
-	case M_GRPC:
-		g.base = event_base_new();
-		if (!g.base) {
-			rc = SEO_ENOMEM;
-			goto out;
-		}
-		if ((rc = rpc_client_new(g.base, addr, &g.client)))
-			goto out;
-		ours = (side){ run_grpc, &g, Q_COUNT };
-		break;
-	case M_HTTP:
-		h.addr = addr;
-		h.key = key;
-		h.cap = 64 * 1024;
-		h.buf = malloc(h.cap);
-		if (!h.buf) {
-			rc = SEO_ENOMEM;
-			goto out;
-		}
-		if ((rc = http_connect(&h)))
-			goto out;
-		/* the gateway cannot ask past the cache: only the cached row */
-		ours = (side){ run_http, &h, Q_SIMILAR };
-		break;
+	d.ix = ix;
+	d.v = &v;
+	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+		perror(out);
+		rc = SEO_EIO;
+		goto out;
 	}
-	if (url) {
-		pg = PQconnectdb(url);
-		if (PQstatus(pg) != CONNECTION_OK) {
-			fprintf(stderr, "graph-bench: %s", PQerrorMessage(pg));
+	for (int i = 0; i < F__N; i++) {
+		snprintf(path, sizeof(path), "%s/%s", out, dump_files[i]);
+		if (!(d.f[i] = fopen(path, "w"))) {
+			perror(path);
 			rc = SEO_EIO;
 			goto out;
 		}
-		if ((rc = prepare_all(pg)))
-			goto out;
-		sql.ctx = pg;
 	}
-	for (int i = optind; i < argc; i++) {
-		target t;
+	for (size_t id = 0; !rc && id < v.n; id++) {
+		char name[GRAPH_DOMAIN_MAX + 1];
+		seo_arena *a = seo_arena_new(64 * 1024);
 
-		if ((rc = parse_target(argv[i], m == M_HTTP, &t)))
-			goto out;
-		for (int q = 0; q < Q_COUNT; q++) {
-			int have = ours.skip != (query)q;
-			timing a = { 0 }, b;
-
-			rc = have ? measure(&ours, (query)q, &t, reps,
-					    budget_ms, samples, &a) : 0;
-			if (!rc && pg && qsql[q])
-				rc = measure(&sql, (query)q, &t, reps,
-					     budget_ms, samples, &b);
-			if (rc) {
-				fprintf(stderr, "graph-bench: %s %s failed:"
-						" %s\n", t.label, qnames[q],
-					seo_strerror(rc));
-				goto out;
-			}
-			printf("%s\t%s", t.label, qnames[q]);
-			if (m == M_QUERY && have)
-				printf("\t%llu", (unsigned long long)a.total);
-			else if (m == M_QUERY)
-				printf("\t-");
-			if (have)
-				printf("\t%.1f\t%.1f", a.p50, a.p99);
-			else
-				printf("\t-\t-");
-			if (pg && qsql[q])
-				printf("\t%.1f\t%.1f", b.p50, b.p99);
-			else if (m == M_QUERY)
-				printf("\t-\t-");
-			printf("\n");
-			fflush(stdout);
+		if (!a) {
+			rc = SEO_ENOMEM;
+			break;
 		}
+		reverse_name(v.names + v.off[id], name, sizeof(name));
+		rc = dump_domain(&d, (uint32_t)id, name, a);
+		seo_arena_free(a);
 	}
+	if (rc)
+		goto out;
+	dict_write(&d.urls, d.f[F_URLS]);
+	dict_write(&d.anchors, d.f[F_ANCHORS]);
+	for (size_t i = 0; i < d.n_links; i++) {
+		const dlink *l = &d.links[i];
+		FILE *f = d.f[F_LINKS];
+
+		fprintf(f, "%u\t%u\t%u\t", l->dst, l->seq, l->src);
+		dict_field(&d.urls, f, l->from_url);
+		putc('\t', f);
+		dict_field(&d.urls, f, l->to_url);
+		putc('\t', f);
+		dict_field(&d.anchors, f, l->anchor);
+		putc('\t', f);
+		copy_field(f, l->rel);
+		fprintf(f, "\t%s\t%lld\n", l->type, (long long)l->ts);
+	}
+	printf("{\"domains\": %zu, \"links\": %zu, \"urls\": %zu,"
+	       " \"anchors\": %zu, \"captures\": %llu, \"similar\": %llu}\n",
+	       v.n, d.n_links, d.urls.n, d.anchors.n,
+	       (unsigned long long)d.captures, (unsigned long long)d.similar);
 	goto out;
 usage:
-	fprintf(stderr, "usage: graph-bench %s [--reps 3..%d] [--budget-ms B]"
-			" LABEL=DOMAIN...\n", usage[m], MAX_REPS);
+	fprintf(stderr, "usage: graph-bench dump --index DIR --vertices FILE"
+			" --out DIR\n");
 	rc = SEO_EINVAL;
 out:
-	PQfinish(pg);
+	for (int i = 0; i < F__N; i++)
+		if (d.f[i] && (ferror(d.f[i]) | fclose(d.f[i])) && !rc) {
+			fprintf(stderr, "graph-bench: cannot write %s/%s\n", out,
+				dump_files[i]);
+			rc = SEO_EIO;
+		}
+	free(d.links);
+	free(d.urls.p);
+	free(d.anchors.p);
+	free(v.names);
+	free(v.off);
 	graph_index_close(ix);
-	rpc_client_free(g.client);
-	if (g.base)
-		event_base_free(g.base);
-	if (h.fd >= 0)
-		close(h.fd);
-	free(h.buf);
-	free(samples);
 	return rc;
 }
 
@@ -710,17 +2019,23 @@ out:
 
 int main(int argc, char **argv)
 {
-	int rc = SEO_EINVAL;
+	static const struct {
+		const char *name;
+		mode m;
+	} timed[] = {
+		{ "query", M_QUERY }, { "check", M_CHECK },
+		{ "grpc", M_GRPC },   { "http", M_HTTP },
+	};
+	const char *cmd = argc >= 2 ? argv[1] : "";
 
-	if (argc >= 2 && strcmp(argv[1], "synth") == 0)
-		rc = cmd_synth(argc - 1, argv + 1);
-	else if (argc >= 2 && strcmp(argv[1], "query") == 0)
-		rc = cmd_time(M_QUERY, argc - 1, argv + 1);
-	else if (argc >= 2 && strcmp(argv[1], "grpc") == 0)
-		rc = cmd_time(M_GRPC, argc - 1, argv + 1);
-	else if (argc >= 2 && strcmp(argv[1], "http") == 0)
-		rc = cmd_time(M_HTTP, argc - 1, argv + 1);
-	else
-		fprintf(stderr, "usage: graph-bench synth|query|grpc|http ...\n");
-	return rc ? 1 : 0;
+	if (strcmp(cmd, "synth") == 0)
+		return cmd_synth(argc - 1, argv + 1) ? 1 : 0;
+	if (strcmp(cmd, "dump") == 0)
+		return cmd_dump(argc - 1, argv + 1) ? 1 : 0;
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
+		if (strcmp(cmd, timed[i].name) == 0)
+			return cmd_time(timed[i].m, argc - 1, argv + 1) ? 1 : 0;
+	fprintf(stderr, "usage: graph-bench synth|dump|query|check|grpc|http"
+			" ...\n");
+	return 1;
 }
