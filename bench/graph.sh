@@ -81,7 +81,10 @@ else
   cp "$BENCH_TMP/log/synth.time" "$store/synth.time"
 fi
 
-if [ -f "$store/ingest.time" ] && [ -f "$index/manifest.json" ]; then
+# An index (and its figures) is reused only if seo-ingest has not been
+# rebuilt since: a newer one may write another format or other figures.
+if [ -f "$store/ingest.time" ] && [ -f "$index/manifest.json" ] &&
+  [ "$store/ingest.time" -nt "$BENCH_BIN/seo-ingest" ]; then
   bench_say "bench: reusing the index of $store"
 else
   bench_say "bench: seo-ingest"
@@ -104,7 +107,8 @@ read -r synth_wall _ _ < <(bench_time_figures "$store/synth.time")
 
 # The same crawl within BENCH_MEM_MB: its peak memory, and the index it
 # writes compared with the first one.
-if [ -f "$store/ingest-mem.time" ] && [ "$(cat "$store/ingest-mem.params" 2>/dev/null)" = "$MEM_MB" ]; then
+if [ -f "$store/ingest-mem.time" ] && [ "$(cat "$store/ingest-mem.params" 2>/dev/null)" = "$MEM_MB" ] &&
+  [ "$store/ingest-mem.time" -nt "$BENCH_BIN/seo-ingest" ]; then
   bench_say "bench: reusing the --mem-mb $MEM_MB figures of $store"
 else
   bench_say "bench: seo-ingest --mem-mb $MEM_MB"
