@@ -216,6 +216,9 @@ CREATE TABLE sim_total (dom int NOT NULL, total bigint NOT NULL);
 \copy sim_total FROM '$dump/simtotal.tsv'
 ALTER TABLE urls ADD PRIMARY KEY (id);
 ALTER TABLE anchors ADD PRIMARY KEY (id);
+-- statistics before the tables below are derived: planned without them,
+-- the joins take nested loops over materialised rows (half an hour at 1M)
+ANALYZE vertices, raw_edges, ranks, facts, raw_links, urls, anchors;
 -- the per-domain aggregates our index precomputes (anchortext.bin,
 -- pages.bin, outl.bin), computed here from the links
 CREATE TABLE anchor_agg AS
@@ -227,6 +230,7 @@ CREATE TABLE page_agg AS
 CREATE TABLE out_agg AS
   SELECT src, dst, to_url, anchor, link_type, count(*)::int AS n
   FROM raw_links GROUP BY src, dst, to_url, anchor, link_type;
+ANALYZE anchor_agg, page_agg, out_agg;
 -- one row per domain with the figures our domains.bin precomputes, the
 -- importance position (rank) included
 CREATE TABLE dom AS
@@ -261,6 +265,7 @@ FROM facts f JOIN vertices v USING (id) LEFT JOIN ranks r ON r.rev = v.rev
 ALTER TABLE dom ADD PRIMARY KEY (id);
 CREATE UNIQUE INDEX dom_name ON dom (name);
 CREATE UNIQUE INDEX dom_rank ON dom (rank);
+ANALYZE dom;
 CREATE TABLE meta AS SELECT coalesce(max(last_seen), 0) AS as_of FROM dom;
 -- the domain graph in importance positions, as our in- and out-lists
 CREATE TABLE edges AS
