@@ -445,21 +445,24 @@ static const struct stmt {
 		"SELECT s.status, s.n FROM status s WHERE s.dom = "
 		DOM_SQL("id", 1) " ORDER BY s.status" },
 	/* the stored first rows where our index stores them (sim_top),
-	 * else counted; the count's scan is gated off by a one-time test */
+	 * else counted, the count's scan gated off by a one-time test; names
+	 * looked up per row of the page (a fenced lateral lookup: joined,
+	 * the planner may hash all of dom for 100 rows) */
 	[S_SIMILAR] = { "similar-domains", 1, 1,
-		"SELECT u.total, u.name, u.n FROM ("
-		"SELECT t.total, d.name, s.shared AS n, d.rank AS r"
+		"SELECT u.total, d.name, u.n FROM ("
+		"SELECT t.total, s.shared AS n,"
+		" (SELECT rank FROM dom WHERE id = s.sim) AS r"
 		" FROM sim_top s JOIN sim_total t ON t.dom = s.dom"
-		" JOIN dom d ON d.id = s.sim WHERE s.dom = "
-		DOM_SQL("id", 1) " AND s.pos < 100"
-		" UNION ALL SELECT s.total, d.name, s.n, s.dst FROM"
+		" WHERE s.dom = " DOM_SQL("id", 1) " AND s.pos < 100"
+		" UNION ALL SELECT c.total, c.n, c.dst FROM"
 		" (SELECT e2.dst, count(*) AS n, count(*) OVER () AS total"
 		" FROM edges e1 JOIN edges e2 ON e2.src = e1.src WHERE e1.dst = "
 		DOM_SQL("rank", 1) " AND e2.dst <> " DOM_SQL("rank", 1)
 		" AND NOT EXISTS (SELECT 1 FROM sim_total WHERE dom = "
 		DOM_SQL("id", 1) ") GROUP BY e2.dst"
-		" ORDER BY count(*) DESC, e2.dst LIMIT 100) s"
-		" JOIN dom d ON d.rank = s.dst) u ORDER BY u.n DESC, u.r" },
+		" ORDER BY count(*) DESC, e2.dst LIMIT 100) c) u"
+		" CROSS JOIN LATERAL (SELECT name FROM dom WHERE rank = u.r"
+		" OFFSET 0) d ORDER BY u.n DESC, u.r" },
 	/* one row: health, flags, quality counts, anchor profile, top and
 	 * risk lists (name:score:type:quality), outbound summary */
 	[S_AUDIT] = { "link-audit", 1, 0,
