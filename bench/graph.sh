@@ -176,10 +176,12 @@ bench_need_cmd psql
 bench_pg
 bench_pg_db "$BENCH_PG_URL" seo_graph_bench
 # Every statement here is short: compiling it (JIT, on by default above a
-# plan cost that the 1M tables reach) would cost more than running it,
-# about 40 ms a statement.
-psql "$BENCH_DB_URL" -X -q -c "ALTER DATABASE seo_graph_bench SET jit = off" >/dev/null \
-  || bench_die "could not turn JIT off for seo_graph_bench"
+# plan cost that the 1M tables reach) or starting a parallel worker for it
+# would cost more than running it, 25 to 40 ms a statement; and one query
+# takes one core on both sides.
+psql "$BENCH_DB_URL" -X -q -c "ALTER DATABASE seo_graph_bench SET jit = off" \
+  -c "ALTER DATABASE seo_graph_bench SET max_parallel_workers_per_gather = 0" >/dev/null \
+  || bench_die "could not turn JIT and parallel workers off for seo_graph_bench"
 bench_say "bench: loading PostgreSQL"
 pg_t0=$(date +%s.%N)
 psql "$BENCH_DB_URL" -X -q -v ON_ERROR_STOP=1 >"$BENCH_TMP/log/pg-load.log" 2>&1 <<SQL \
