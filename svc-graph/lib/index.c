@@ -1412,6 +1412,66 @@ int graph_link_intersect(const graph_index *ix, const char *domain_a,
 
 /* ---- overlap and gap ---- */
 
+/* Row r of an overlap or gap: not one of the domains asked about, nor
+ * a referrer of the excluded domain (slot k, advanced here). */
+static int overlap_keeps(in_iter *it, uint32_t *cur, int *live, size_t k,
+			 const uint32_t *self, size_t nself, uint32_t r)
+{
+	while (live[k] && cur[k] < r)
+		live[k] = in_next(&it[k], &cur[k]);
+	if (live[k] && cur[k] == r)
+		return 0;
+	for (size_t i = 0; i < nself; i++)
+		if (self[i] == r)
+			return 0;
+	return 1;
+}
+
+/* The referrers of all k domains: each list leaps to the largest current
+ * position, so the long lists are read in a tight loop rather than merged
+ * entry by entry. The same rows as the merge. */
+static int overlap_all(const graph_index *ix, in_iter *it, uint32_t *cur,
+		       int *live, size_t k, const uint32_t *self,
+		       size_t nself, const graph_page *pg, uint32_t limit,
+		       graph_overlap_row *rows, size_t *n, uint64_t *total)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+
+	for (size_t i = 0; i < k; i++)
+		if (!live[i])
+			return 0;
+	for (;;) {
+		uint32_t r = cur[0];
+		int same = 1;
+
+		for (size_t i = 1; i < k; i++)
+			if (cur[i] > r)
+				r = cur[i];
+		for (size_t i = 0; i < k; i++) {
+			while (cur[i] < r)
+				if (!in_next(&it[i], &cur[i]))
+					return 0;
+			same &= cur[i] == r;
+		}
+		if (!same)
+			continue;
+		if (overlap_keeps(it, cur, live, k, self, nself, r)) {
+			if (*total >= pg->offset && *n < limit) {
+				uint32_t d = by_rank[r];
+
+				rows[*n].domain = dom_name(ix, d);
+				rows[*n].domain_score = ix->dom[d].score;
+				rows[*n].links_to = (1u << k) - 1;
+				(*n)++;
+			}
+			(*total)++;
+		}
+		for (size_t i = 0; i < k; i++)
+			if (!in_next(&it[i], &cur[i]))
+				return 0;
+	}
+}
+
 int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 			 size_t n_domains, unsigned min_count,
 			 const char *exclude, const graph_page *pg,
@@ -1449,12 +1509,14 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 	*rows = rows_alloc(a, limit, sizeof(**rows));
 	if (!*rows)
 		return SEO_ENOMEM;
+	if (k > 1 && min_count >= k)
+		return overlap_all(ix, it, cur, live, k, self, nself, pg, limit,
+				   *rows, n, total);
 	/* every in-list ascends by position: a k-way merge keeps the
 	 * importance order */
 	for (;;) {
 		uint32_t r = UINT32_MAX;
 		unsigned mask = 0, count = 0;
-		int skip = 0;
 
 		for (size_t i = 0; i < k; i++)
 			if (live[i] && cur[i] < r)
@@ -1467,13 +1529,8 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 				count++;
 				live[i] = in_next(&it[i], &cur[i]);
 			}
-		while (live[k] && cur[k] < r)
-			live[k] = in_next(&it[k], &cur[k]);
-		if (live[k] && cur[k] == r)
-			skip = 1;
-		for (size_t i = 0; i < nself; i++)
-			skip |= self[i] == r;
-		if (skip || count < min_count)
+		if (count < min_count ||
+		    !overlap_keeps(it, cur, live, k, self, nself, r))
 			continue;
 		if (*total >= pg->offset && *n < limit) {
 			uint32_t d = by_rank[r];

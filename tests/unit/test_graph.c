@@ -694,6 +694,65 @@ static int pre_crawl(graph_input *in)
 	return 0;
 }
 
+/* The overlap of k domains (every one linked) against the merge's rows
+ * linking to all k, page by page, for pairs and triples of hubs and of a
+ * hub with a light domain; with the domains themselves among them. */
+static void pre_overlap(graph_index *x)
+{
+	static const unsigned sets[][3] = {
+		{ 0, 1, 0 }, { 5, 99, 0 }, { 3, 40000, 0 }, { 2, 7, 11 },
+		{ 0, 1, 2 },
+	};
+	static const size_t ks[] = { 2, 2, 2, 3, 3 };
+
+	for (size_t s = 0; s < sizeof(ks) / sizeof(ks[0]); s++) {
+		char names[3][32];
+		const char *doms[3];
+		graph_overlap_row *all, *r;
+		size_t nall, nr, want = 0, got = 0;
+		uint64_t tall, tr;
+		const graph_page big = { GRAPH_LIMIT_MAX, 0 };
+		unsigned every = (1u << ks[s]) - 1;
+
+		for (size_t i = 0; i < ks[s]; i++) {
+			snprintf(names[i], sizeof(names[i]), "p%05u.com", sets[s][i]);
+			doms[i] = names[i];
+		}
+		for (graph_page pg = big;; pg.offset += nall) {
+			CU_ASSERT_EQUAL_FATAL(graph_domain_overlap(x, doms, ks[s], 1,
+				NULL, &pg, arena, &all, &nall, &tall), 0);
+			for (size_t i = 0; i < nall; i++) {
+				if (all[i].links_to != every)
+					continue;
+				if (want % 100 == 0) {
+					graph_page one = { 100, want };
+
+					CU_ASSERT_EQUAL_FATAL(graph_domain_overlap(x,
+						doms, ks[s], (unsigned)ks[s], NULL,
+						&one, arena, &r, &nr, &tr), 0);
+					got = 0;
+				}
+				CU_ASSERT_FATAL(got < nr);
+				CU_ASSERT_STRING_EQUAL(r[got].domain, all[i].domain);
+				CU_ASSERT_EQUAL(r[got].links_to, every);
+				got++;
+				want++;
+			}
+			if (nall < GRAPH_LIMIT_MAX)
+				break;
+		}
+		{
+			graph_page one = { 1, 0 };
+
+			CU_ASSERT_EQUAL(graph_domain_overlap(x, doms, ks[s],
+				(unsigned)ks[s], NULL, &one, arena, &r, &nr, &tr), 0);
+			CU_ASSERT_EQUAL(tr, want);
+		}
+		if (s < 2)
+			CU_ASSERT(want > 300);
+	}
+}
+
 /* Stored rows against the forward count, page by page: the first
  * GRAPH__SIM_ROWS rows from the store, deeper and straddling pages
  * counted; every domain is stored exactly when heavy. */
@@ -1005,6 +1064,7 @@ static void test_precomputed(void)
 	pre_similar(x);
 	pre_referring(x);
 	pre_backlinks(x);
+	pre_overlap(x);
 	pre_format2(x, a);
 	graph_index_close(x);
 }
