@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
-#include <zlib.h>
 
 #include <seo/arena.h>
 #include <seo/errors.h>
 #include <seo/log.h>
 
 #include "graph.h"
+#include "test_crawl.h"
 #include "internal.h"
 /* graph__similar_domains(), to count both ways */
 #include "../../svc-graph/lib/internal.h"
@@ -36,56 +36,23 @@ static seo_arena *arena;
 
 static const char *path_of(const char *name)
 {
-	static char bufs[16][4400];
-	static int next;
-	char *p = bufs[next++ % 16];
-
-	snprintf(p, 4400, "%s/%s", tmp, name);
-	return p;
+	return tcrawl_path(tmp, name);
 }
 
 static const char *put(const char *name, const char *text)
 {
-	const char *p = path_of(name);
-	FILE *f = fopen(p, "w");
-
-	fputs(text, f);
-	fclose(f);
-	return p;
+	return tcrawl_put(tmp, name, text);
 }
 
 static const char *put_gz(const char *name, const char *text)
 {
-	const char *p = path_of(name);
-	gzFile gz = gzopen(p, "wb");
-
-	gzputs(gz, text);
-	gzclose(gz);
-	return p;
-}
-
-/* A WARC metadata record around `json`, as the WAT files have them. */
-static void warc(FILE *f, const char *type, const char *json)
-{
-	fprintf(f, "WARC/1.0\r\nWARC-Type: %s\r\nContent-Type: application/json\r\n"
-		   "Content-Length: %zu\r\n\r\n%s\r\n\r\n",
-		type, strlen(json), json);
+	return tcrawl_put_gz(tmp, name, text);
 }
 
 static void response(FILE *f, const char *uri, const char *date,
 		     const char *links)
 {
-	char json[4096];
-
-	snprintf(json, sizeof(json),
-		 "{\"Envelope\":{\"WARC-Header-Metadata\":{\"WARC-Type\":\"response\","
-		 "\"WARC-Target-URI\":\"%s\",\"WARC-Date\":\"%s\"},"
-		 "\"Payload-Metadata\":{\"HTTP-Response-Metadata\":{"
-		 "\"Response-Message\":{\"Status\":\"200\"},\"Headers\":{"
-		 "\"Content-Type\":\"text/html; charset=UTF-8\"},"
-		 "\"HTML-Metadata\":{\"Links\":[%s]}}}}}",
-		 uri, date, links);
-	warc(f, "metadata", json);
+	tcrawl_response(f, uri, date, "", NULL, links);
 }
 
 static int ingest(const char *out, const graph_input *in, size_t n,
@@ -140,7 +107,7 @@ static int hand_init(void)
 		"garbage line\n"
 		"com,gamma)/x 2024 {\"url\": \"https://gamma.com/x\"}\n") };
 	f = fopen(path_of("a.wat"), "w");
-	warc(f, "warcinfo", "{\"software\":\"test\"}");
+	tcrawl_warc(f, "warcinfo", "{\"software\":\"test\"}");
 	response(f, "https://www.alpha.com/blog/post1", "2024-05-10T10:00:00Z",
 		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/pricing\",\"text\":\"Gamma pricing\"},"
 		 "{\"path\":\"A@/href\",\"url\":\"https://www.gamma.com/\",\"text\":\"click here\",\"rel\":\"nofollow\"},"
@@ -156,8 +123,8 @@ static int hand_init(void)
 		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/pricing\",\"text\":\"Gamma pricing\"}");
 	response(f, "http://delta.org/x", "2024-04-01T00:00:00Z",
 		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/\",\"text\":\"gamma.com\"}");
-	warc(f, "metadata", "{not json");
-	warc(f, "request", "{\"Envelope\":{}}");
+	tcrawl_warc(f, "metadata", "{not json");
+	tcrawl_warc(f, "request", "{\"Envelope\":{}}");
 	fclose(f);
 	in[6] = (graph_input){ GRAPH_IN_WAT, path_of("a.wat") };
 	snprintf(ixdir, sizeof(ixdir), "%s/index", tmp);
@@ -652,20 +619,21 @@ static int same_index(const char *a, const char *b);
 
 static int pre_crawl(graph_input *in)
 {
-	char path[4400];
+	static const char *const names[] = { "pre-v.txt", "pre-e.txt", "pre.wat" };
+	static const graph_input_kind kinds[] = { GRAPH_IN_VERTICES,
+						  GRAPH_IN_EDGES, GRAPH_IN_WAT };
 	unsigned seed = 11;
 	FILE *fv, *fe, *fw;
 
-	snprintf(path, sizeof(path), "%s/pre-v.txt", tmp);
-	in[0] = (graph_input){ GRAPH_IN_VERTICES, seo_arena_strdup(arena, path) };
-	fv = fopen(path, "w");
-	snprintf(path, sizeof(path), "%s/pre-e.txt", tmp);
-	in[1] = (graph_input){ GRAPH_IN_EDGES, seo_arena_strdup(arena, path) };
-	fe = fopen(path, "w");
-	snprintf(path, sizeof(path), "%s/pre.wat", tmp);
-	in[2] = (graph_input){ GRAPH_IN_WAT, seo_arena_strdup(arena, path) };
-	fw = fopen(path, "w");
-	if (!fv || !fe || !fw || !in[0].path || !in[1].path || !in[2].path)
+	for (int i = 0; i < 3; i++)
+		in[i] = (graph_input){ kinds[i],
+				       seo_arena_strdup(arena, path_of(names[i])) };
+	if (!in[0].path || !in[1].path || !in[2].path)
+		return -1;
+	fv = fopen(in[0].path, "w");
+	fe = fopen(in[1].path, "w");
+	fw = fopen(in[2].path, "w");
+	if (!fv || !fe || !fw)
 		return -1;
 	for (unsigned a = 0; a < PRE_N; a++) {
 		unsigned hubs = sim_rand(&seed) % 4 == 0 ? 0 : 12;
