@@ -905,25 +905,33 @@ static int sim_stored_holds(const graph__simdir *sd, const graph_page *pg,
 	       (pg->offset <= sd->rows && limit <= sd->rows - pg->offset);
 }
 
+/* The page of the `len` rows v[], in answer order. */
+static int similar_page(const graph_index *ix, const graph__sim *v,
+			uint64_t len, const graph_page *pg, uint32_t limit,
+			seo_arena *a, graph_similar_row **rows, size_t *n)
+{
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
+
+	*rows = rows_alloc(a, limit, sizeof(**rows));
+	if (!*rows)
+		return SEO_ENOMEM;
+	for (uint64_t i = pg->offset; i < len && *n < limit; i++) {
+		(*rows)[*n].similar_domain = dom_name(ix, by_rank[v[i].id]);
+		(*rows)[*n].shared_linkers = v[i].count;
+		(*n)++;
+	}
+	return 0;
+}
+
 static int similar_from_store(const graph_index *ix,
 			      const graph__simdir *sd, const graph_page *pg,
 			      uint32_t limit, seo_arena *a,
 			      graph_similar_row **rows, size_t *n,
 			      uint64_t *total)
 {
-	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
-	const graph__sim *v = ARR(ix, F_SIMTOP, graph__sim) + sd->first;
-
 	*total = sd->total;
-	*rows = rows_alloc(a, limit, sizeof(**rows));
-	if (!*rows)
-		return SEO_ENOMEM;
-	for (uint64_t i = pg->offset; i < sd->rows && *n < limit; i++) {
-		(*rows)[*n].similar_domain = dom_name(ix, by_rank[v[i].id]);
-		(*rows)[*n].shared_linkers = v[i].count;
-		(*n)++;
-	}
-	return 0;
+	return similar_page(ix, ARR(ix, F_SIMTOP, graph__sim) + sd->first,
+			    sd->rows, pg, limit, a, rows, n);
 }
 
 /*
@@ -1278,7 +1286,6 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 			   seo_arena *a, graph_similar_row **rows, size_t *n,
 			   uint64_t *total)
 {
-	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
 	uint32_t id, t, limit = page_limit(pg);
 	graph__simtop top = { 0 };
 	const graph__simdir *sd;
@@ -1316,16 +1323,7 @@ int graph__similar_domains(const graph_index *ix, const char *domain,
 	if (rc)
 		goto out;
 	qsort(top.v, top.len, sizeof(*top.v), graph__sim_cmp);
-	*rows = rows_alloc(a, limit, sizeof(**rows));
-	if (!*rows) {
-		rc = SEO_ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = pg->offset; i < top.len && *n < limit; i++) {
-		(*rows)[*n].similar_domain = dom_name(ix, by_rank[top.v[i].id]);
-		(*rows)[*n].shared_linkers = top.v[i].count;
-		(*n)++;
-	}
+	rc = similar_page(ix, top.v, top.len, pg, limit, a, rows, n);
 out:
 	free(top.v);
 	return rc;
@@ -1427,6 +1425,22 @@ static int overlap_keeps(in_iter *it, uint32_t *cur, int *live, size_t k,
 	return 1;
 }
 
+/* Counts row r and puts it on the page if the page has reached it. */
+static void overlap_emit(const graph_index *ix, uint32_t r, unsigned mask,
+			 const graph_page *pg, uint32_t limit,
+			 graph_overlap_row *rows, size_t *n, uint64_t *total)
+{
+	if (*total >= pg->offset && *n < limit) {
+		uint32_t d = ARR(ix, F_BYRANK, uint32_t)[r];
+
+		rows[*n].domain = dom_name(ix, d);
+		rows[*n].domain_score = ix->dom[d].score;
+		rows[*n].links_to = mask;
+		(*n)++;
+	}
+	(*total)++;
+}
+
 /* The referrers of all k domains: each list leaps to the largest current
  * position, so the long lists are read in a tight loop rather than merged
  * entry by entry. The same rows as the merge. */
@@ -1435,8 +1449,6 @@ static int overlap_all(const graph_index *ix, in_iter *it, uint32_t *cur,
 		       size_t nself, const graph_page *pg, uint32_t limit,
 		       graph_overlap_row *rows, size_t *n, uint64_t *total)
 {
-	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
-
 	for (size_t i = 0; i < k; i++)
 		if (!live[i])
 			return 0;
@@ -1455,17 +1467,9 @@ static int overlap_all(const graph_index *ix, in_iter *it, uint32_t *cur,
 		}
 		if (!same)
 			continue;
-		if (overlap_keeps(it, cur, live, k, self, nself, r)) {
-			if (*total >= pg->offset && *n < limit) {
-				uint32_t d = by_rank[r];
-
-				rows[*n].domain = dom_name(ix, d);
-				rows[*n].domain_score = ix->dom[d].score;
-				rows[*n].links_to = (1u << k) - 1;
-				(*n)++;
-			}
-			(*total)++;
-		}
+		if (overlap_keeps(it, cur, live, k, self, nself, r))
+			overlap_emit(ix, r, (1u << k) - 1, pg, limit, rows, n,
+				     total);
 		for (size_t i = 0; i < k; i++)
 			if (!in_next(&it[i], &cur[i]))
 				return 0;
@@ -1478,7 +1482,6 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 			 seo_arena *a, graph_overlap_row **rows, size_t *n,
 			 uint64_t *total)
 {
-	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
 	in_iter it[GRAPH_OVERLAP_MAX + 1];
 	uint32_t cur[GRAPH_OVERLAP_MAX + 1], self[GRAPH_OVERLAP_MAX + 1];
 	int live[GRAPH_OVERLAP_MAX + 1] = { 0 };
@@ -1529,18 +1532,9 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 				count++;
 				live[i] = in_next(&it[i], &cur[i]);
 			}
-		if (count < min_count ||
-		    !overlap_keeps(it, cur, live, k, self, nself, r))
-			continue;
-		if (*total >= pg->offset && *n < limit) {
-			uint32_t d = by_rank[r];
-
-			(*rows)[*n].domain = dom_name(ix, d);
-			(*rows)[*n].domain_score = ix->dom[d].score;
-			(*rows)[*n].links_to = mask;
-			(*n)++;
-		}
-		(*total)++;
+		if (count >= min_count &&
+		    overlap_keeps(it, cur, live, k, self, nself, r))
+			overlap_emit(ix, r, mask, pg, limit, *rows, n, total);
 	}
 	return 0;
 }
