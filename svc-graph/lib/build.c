@@ -2346,8 +2346,10 @@ static int write_index(graph__builder *b)
 	graph__marr_init(&c.hosts);
 	graph__marr_init(&c.byrank);
 	/* reading is over: no string is interned any more, no vertex id
-	 * looked up */
+	 * or name looked up (the names' fence goes back to the budget) */
 	freeze_dicts(b);
+	if (b->names)
+		fence_free(b);
 	graph__marr_close(&b->vmap);
 	if ((rc = write_stage(&c)) || (rc = rank_domains(&c)) ||
 	    (rc = write_csrs(&c)) || (rc = write_links(&c)) ||
