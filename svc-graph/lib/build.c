@@ -671,11 +671,12 @@ int graph__b_domain(graph__builder *b, const char *domain, uint32_t *id)
 int graph__b_update(graph__builder *b, uint32_t id, uint32_t kind,
 		    uint32_t x, uint32_t y, uint32_t z)
 {
-	graph__upd u = { id, b->n_upd, kind, x, y, z };
+	/* the arrival number: how many the sort holds already */
+	uint64_t seq = graph__xsort_count(b->upd);
+	graph__upd u = { id, (uint32_t)seq, kind, x, y, z };
 
-	if (b->n_upd == UINT32_MAX)
+	if (seq >= UINT32_MAX)
 		return SEO_ETOOBIG;
-	b->n_upd++;
 	return graph__xsort_add(b->upd, &u);
 }
 

@@ -551,7 +551,6 @@ typedef struct graph__builder {
 	graph__xsort *caps;    /* by domain, URL, newest first */
 	graph__xsort *plats;   /* (platform, domain) pairs */
 	graph__xsort *upd;     /* graph__upd by id, then arrival */
-	uint32_t n_upd;
 	seo_tech_rules *tech;  /* the platforms' rules; NULL without WAT */
 	uint64_t *plat_seen;   /* recent (domain, platform bits), so that a
 				* domain's pages do not repeat pairs */
