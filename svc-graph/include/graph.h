@@ -89,6 +89,7 @@ typedef struct graph_ingest_stats {
 	double bytes_per_edge;   /* edge_bytes / domain_edges */
 	uint64_t index_bytes;    /* whole directory */
 	uint64_t runs_spilled;   /* sorted runs written to disk */
+	uint64_t dict_runs;      /* of which runs of URLs and anchors */
 	double seconds;
 	uint64_t platform_domains; /* (domain, platform) pairs stored */
 	uint64_t similar_domains;  /* heavy domains whose similar domains

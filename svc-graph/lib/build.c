@@ -8,14 +8,16 @@
  * the CSR files of docs/index-format.md. Everything goes to a temporary sibling of the
  * output directory which is renamed into place only when complete.
  *
- * Memory is bounded by --mem-mb (b->mem): the sorts spill runs, per-domain
- * arrays live in files of which only a share stays resident, and the
- * dictionaries fail the ingest rather than outgrow the budget.
+ * Memory is bounded by --mem-mb (b->mem): the sorts and the dictionaries of
+ * URLs and anchors spill runs, per-domain arrays live in files of which
+ * only a share stays resident, and the dictionaries of domain names and
+ * small strings fail the ingest rather than outgrow the budget.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -242,29 +244,38 @@ static size_t open_sorts(graph__builder *b, graph__xsort **s)
 
 /*
  * Makes `need` more bytes fit in the budget if it can: writes sort
- * buffers out, largest first, then drops the resident pages of the
- * mapped arrays of the reading phase (they take a share again as they
- * are used).
+ * buffers and dictionary generations out, largest first, then drops the
+ * resident pages of the mapped arrays of the reading phase (they take a
+ * share again as they are used).
  */
 static int mem_make_room(graph__builder *b, size_t need)
 {
 	graph__marr *arrays[] = { &b->dom, &b->vmap, &b->names->str,
 				  &b->names->off };
+	graph__sdict *dicts[] = { &b->urls, &b->anchors };
 	graph__xsort *s[8];
 	size_t n = open_sorts(b, s);
 
 	while (b->mem.used + need > b->mem.cap) {
 		graph__xsort *big = NULL;
+		graph__sdict *bigd = NULL;
+		size_t most = 0;
 		int rc;
 
 		for (size_t i = 0; i < n; i++)
-			if (graph__xsort_held(s[i]) > 0 &&
-			    (!big || graph__xsort_held(s[i]) >
-					     graph__xsort_held(big)))
+			if (graph__xsort_held(s[i]) > most) {
+				most = graph__xsort_held(s[i]);
 				big = s[i];
-		if (!big)
+			}
+		for (size_t i = 0; i < sizeof(dicts) / sizeof(dicts[0]); i++)
+			if (graph__sdict_held(dicts[i]) > most) {
+				most = graph__sdict_held(dicts[i]);
+				bigd = dicts[i];
+			}
+		if (!most)
 			break;
-		rc = graph__xsort_release(big);
+		rc = bigd ? graph__sdict_spill(bigd) :
+			    graph__xsort_release(big);
 		if (rc)
 			return rc;
 	}
@@ -314,9 +325,9 @@ static int dict_grew(graph__builder *b, size_t bytes)
 	rc = mem_make_room(b, 0);
 	if (rc || b->mem.used <= b->mem.cap)
 		return rc;
-	log_error("the dictionaries of domain names, URLs, anchors and small "
-		  "strings need %zu MiB and the budget (--mem-mb %zu) has no "
-		  "more room: raise --mem-mb",
+	log_error("the dictionaries of domain names and small strings need "
+		  "%zu MiB and the budget (--mem-mb %zu) has no more room: "
+		  "raise --mem-mb",
 		  b->dict_charged >> 20, b->mem.cap >> 20);
 	return SEO_ETOOBIG;
 }
@@ -332,10 +343,20 @@ int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
 	return dict_grew(b, after - before);
 }
 
+int graph__b_string(graph__builder *b, graph__sdict *d, const char *s,
+		    size_t len, uint32_t *tmp)
+{
+	int rc = graph__sdict_intern(d, s, len, tmp);
+
+	if (!rc && b->mem.used > b->mem.cap)
+		rc = mem_make_room(b, 0);
+	return rc;
+}
+
 /* Frees the dictionaries' hash tables once nothing more is looked up. */
 static void freeze_dicts(graph__builder *b)
 {
-	graph__dict *d[] = { &b->doms, &b->urls, &b->anchors, &b->strs };
+	graph__dict *d[] = { &b->doms, &b->strs };
 
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
 		size_t before = graph__dict_bytes(d[i]);
@@ -1221,19 +1242,87 @@ out:
 
 /* ---- URL-level links, grouped by target domain ---- */
 
-typedef struct grp {
-	graph__lrec *v;
+/*
+ * The records of a sort that share the u32 at `key` (a domain id), in
+ * memory, their URL and anchor ids made final (`final`) and sorted again
+ * by the sort's order: a string spilled in several generations had a
+ * temporary id in each, so equal records could lie apart.
+ */
+typedef struct rgroup {
+	graph__xsort *s;
+	size_t size, key;
+	void (*final)(graph__builder *b, void *rec);
+	void *v;
 	size_t n, cap;
-} grp;
+	char next[sizeof(graph__lrec)]; /* the next group's first record */
+	int have_next;
+} rgroup;
 
-static int grp_push(grp *g, const graph__lrec *r)
+static int rgroup_push(rgroup *g, const void *rec)
 {
-	int rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256);
+	int rc = grow(&g->v, g->n, &g->cap, g->size, 256);
 
-	if (rc)
+	if (!rc)
+		memcpy((char *)g->v + g->n++ * g->size, rec, g->size);
+	return rc;
+}
+
+/* 1 with the next group in g->v, 0 at the end, or an error. */
+static int rgroup_next(graph__builder *b, graph__cmp_fn cmp, rgroup *g)
+{
+	const void *rec = g->next;
+	int rc;
+
+	g->n = 0;
+	if (!g->have_next && (rc = graph__xsort_next(g->s, &rec)) != 1)
 		return rc;
-	g->v[g->n++] = *r;
-	return 0;
+	if ((rc = rgroup_push(g, rec)))
+		return rc;
+	g->have_next = 0;
+	while ((rc = graph__xsort_next(g->s, &rec)) == 1) {
+		if (memcmp((const char *)rec + g->key,
+			   (const char *)g->v + g->key, sizeof(uint32_t))) {
+			memcpy(g->next, rec, g->size);
+			g->have_next = 1;
+			break;
+		}
+		if ((rc = rgroup_push(g, rec)))
+			return rc;
+	}
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < g->n; i++)
+		g->final(b, (char *)g->v + i * g->size);
+	qsort(g->v, g->n, g->size, cmp);
+	return 1;
+}
+
+static void final_link(graph__builder *b, void *rec)
+{
+	graph__lrec *r = rec;
+
+	r->from_url = graph__sdict_id(&b->urls, r->from_url);
+	r->to_url = graph__sdict_id(&b->urls, r->to_url);
+	r->anchor = graph__sdict_id(&b->anchors, r->anchor);
+}
+
+static void final_cap(graph__builder *b, void *rec)
+{
+	graph__crec *r = rec;
+
+	r->url = graph__sdict_id(&b->urls, r->url);
+}
+
+/* Keeps the first (the newest) of each link seen in several crawls, in a
+ * group in either sort's order; returns how many are left. */
+static size_t dedupe_links(graph__lrec *v, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || !same_link(&v[m - 1], &v[i]))
+			v[m++] = v[i];
+	return m;
 }
 
 /* While a group is sorted its to_dom, the same for the whole group,
@@ -1276,20 +1365,21 @@ static int cmp_kd(const void *pa, const void *pb)
 	return 0;
 }
 
-static int cmp_agg_ctx(const void *pa, const void *pb, void *ctx)
+/* Ties go by id, which is the strings' byte order. */
+static int cmp_agg(const void *pa, const void *pb)
 {
 	const graph__agg *a = pa, *b = pb;
-	const graph__dict *d = ctx;
 
 	CMP(b->domains, a->domains);
 	CMP(b->links, a->links);
-	return strcmp(graph__dict_str(d, a->id), graph__dict_str(d, b->id));
+	CMP(a->id, b->id);
+	return 0;
 }
 
 /* Aggregates `n` pairs into rows sorted strongest first and appends them
  * to `w`; returns the row count in *rows. */
-static int write_aggs(kd *pairs, size_t n, const graph__dict *d, wfile *w,
-		      graph__agg *tmp, uint64_t *rows)
+static int write_aggs(kd *pairs, size_t n, wfile *w, graph__agg *tmp,
+		      uint64_t *rows)
 {
 	size_t m = 0;
 
@@ -1306,7 +1396,7 @@ static int write_aggs(kd *pairs, size_t n, const graph__dict *d, wfile *w,
 		    pairs[i - 1].dom != pairs[i].dom)
 			tmp[m - 1].domains++;
 	}
-	qsort_r(tmp, m, sizeof(graph__agg), cmp_agg_ctx, (void *)d);
+	qsort(tmp, m, sizeof(graph__agg), cmp_agg);
 	*rows = m;
 	return w_put(w, tmp, m * sizeof(graph__agg));
 }
@@ -1321,16 +1411,17 @@ typedef struct linkw {
 	size_t cap;
 } linkw;
 
-static int flush_group(wctx *c, linkw *lw, grp *g)
+/* Writes the links of one target domain, `n` at `v` (deduplicated). */
+static int flush_group(wctx *c, linkw *lw, graph__lrec *v, size_t n)
 {
-	uint32_t to = g->v[0].to_dom, referrers = 0;
+	uint32_t to = v[0].to_dom, referrers = 0;
 	graph__dom *d;
 	uint64_t rows;
 	size_t np = 0;
 	int rc;
 
-	if (g->n > lw->cap) {
-		size_t cap = g->n;
+	if (n > lw->cap) {
+		size_t cap = n;
 
 		free(lw->perm);
 		free(lw->pairs);
@@ -1347,19 +1438,19 @@ static int flush_group(wctx *c, linkw *lw, grp *g)
 	    (rc = off_upto(&lw->aoff, to, lw->anchors.bytes / sizeof(graph__agg))))
 		return rc;
 	/* one read of the rank column per link, not one per comparison */
-	for (size_t i = 0; i < g->n; i++)
-		g->v[i].to_dom = *graph__marr_u32(&c->rank, g->v[i].from_dom);
-	qsort(g->v, g->n, sizeof(graph__lrec), cmp_link_importance);
-	for (size_t i = 0; i < g->n; i++) {
-		graph__link l = { g->v[i].from_dom, g->v[i].from_url,
-				  g->v[i].to_url, g->v[i].anchor, g->v[i].rel,
-				  g->v[i].ts, g->v[i].type };
+	for (size_t i = 0; i < n; i++)
+		v[i].to_dom = *graph__marr_u32(&c->rank, v[i].from_dom);
+	qsort(v, n, sizeof(graph__lrec), cmp_link_importance);
+	for (size_t i = 0; i < n; i++) {
+		graph__link l = { v[i].from_dom, v[i].from_url,
+				  v[i].to_url, v[i].anchor, v[i].rel,
+				  v[i].ts, v[i].type };
 
-		g->v[i].to_dom = to;
+		v[i].to_dom = to;
 		rc = w_put(&lw->dat, &l, sizeof(l));
 		if (rc)
 			return rc;
-		if (i == 0 || g->v[i - 1].from_dom != g->v[i].from_dom) {
+		if (i == 0 || v[i - 1].from_dom != v[i].from_dom) {
 			uint32_t at = (uint32_t)i;
 
 			if (referrers > 0 && referrers % GRAPH__SKIP == 0 &&
@@ -1371,35 +1462,34 @@ static int flush_group(wctx *c, linkw *lw, grp *g)
 	}
 	d = graph__b_dom(c->b, to);
 	d->url_referrers = referrers;
-	d->inbound_links = (uint32_t)g->n;
-	c->n_links += g->n;
-	qsort_r(lw->perm, g->n, sizeof(uint32_t), cmp_recent, g->v);
-	rc = w_put(&lw->recent, lw->perm, g->n * sizeof(uint32_t));
+	d->inbound_links = (uint32_t)n;
+	c->n_links += n;
+	qsort_r(lw->perm, n, sizeof(uint32_t), cmp_recent, v);
+	rc = w_put(&lw->recent, lw->perm, n * sizeof(uint32_t));
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < g->n; i++) {
-		lw->pairs[i].key = g->v[i].to_url;
-		lw->pairs[i].dom = g->v[i].from_dom;
+	for (size_t i = 0; i < n; i++) {
+		lw->pairs[i].key = v[i].to_url;
+		lw->pairs[i].dom = v[i].from_dom;
 	}
-	rc = write_aggs(lw->pairs, g->n, &c->b->urls, &lw->pages, lw->aggs,
-			&rows);
+	rc = write_aggs(lw->pairs, n, &lw->pages, lw->aggs, &rows);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < g->n; i++) {
-		if (g->v[i].anchor == GRAPH__NONE)
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].anchor == GRAPH__NONE)
 			continue;
-		lw->pairs[np].key = g->v[i].anchor;
-		lw->pairs[np++].dom = g->v[i].from_dom;
+		lw->pairs[np].key = v[i].anchor;
+		lw->pairs[np++].dom = v[i].from_dom;
 	}
-	return write_aggs(lw->pairs, np, &c->b->anchors, &lw->anchors,
-			  lw->aggs, &rows);
+	return write_aggs(lw->pairs, np, &lw->anchors, lw->aggs, &rows);
 }
 
 static int write_links(wctx *c)
 {
 	linkw lw = { 0 };
-	grp g = { 0 };
-	const void *rec;
+	rgroup g = { .s = c->b->links, .size = sizeof(graph__lrec),
+		     .key = offsetof(graph__lrec, to_dom),
+		     .final = final_link };
 	int rc;
 
 	c->b->phase = "links";
@@ -1413,25 +1503,10 @@ static int write_links(wctx *c)
 	    (rc = w_open(&lw.anchors, c->dir, "anchortext.bin")) ||
 	    (rc = skip_open(&lw.skip, c->dir, "linkskip")))
 		goto out;
-	while ((rc = graph__xsort_next(c->b->links, &rec)) == 1) {
-		const graph__lrec *r = rec;
-
-		if (g.n > 0 && g.v[g.n - 1].to_dom == r->to_dom &&
-		    same_link(&g.v[g.n - 1], r))
-			continue;
-		if (g.n > 0 && g.v[0].to_dom != r->to_dom) {
-			rc = flush_group(c, &lw, &g);
-			if (rc)
-				goto out;
-			g.n = 0;
-		}
-		rc = grp_push(&g, r);
-		if (rc)
+	while ((rc = rgroup_next(c->b, cmp_link_by_target, &g)) == 1)
+		if ((rc = flush_group(c, &lw, g.v, dedupe_links(g.v, g.n))))
 			goto out;
-	}
 	if (rc < 0)
-		goto out;
-	if (g.n > 0 && (rc = flush_group(c, &lw, &g)))
 		goto out;
 	if ((rc = off_upto(&lw.off, c->n, lw.dat.bytes / sizeof(graph__link))) ||
 	    (rc = off_upto(&lw.poff, c->n, lw.pages.bytes / sizeof(graph__agg))) ||
@@ -1504,13 +1579,50 @@ static int outg_flush(wctx *c, outg *g, offw *off, wfile *dat)
 	return rc;
 }
 
+/* Counts the links of one source domain (deduplicated, in the sort's
+ * order: by target domain, URL, anchor and type) into its rows. */
+static int outg_add(wctx *c, outg *g, const graph__lrec *v, size_t n)
+{
+	graph__dom *d = graph__b_dom(c->b, v[0].from_dom);
+	int rc;
+
+	g->from = v[0].from_dom;
+	for (size_t i = 0; i < n; i++) {
+		const graph__lrec *r = &v[i];
+		graph__outl *last = g->n ? &g->v[g->n - 1] : NULL;
+
+		d->out_links++;
+		if (r->to_dom != g->cur_dom) {
+			if (g->cur_links > d->top_out_links) {
+				d->top_out_links = g->cur_links;
+				d->top_out_domain = g->cur_dom;
+			}
+			g->cur_dom = r->to_dom;
+			g->cur_links = 0;
+		}
+		g->cur_links++;
+		if (last && last->to_dom == r->to_dom &&
+		    last->to_url == r->to_url && last->anchor == r->anchor &&
+		    last->type == r->type) {
+			last->count++;
+			continue;
+		}
+		if ((rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256)))
+			return rc;
+		g->v[g->n++] = (graph__outl){ r->to_dom, r->to_url, r->anchor,
+					      r->type, 1 };
+	}
+	return 0;
+}
+
 static int write_outbound(wctx *c)
 {
 	offw off = { 0 };
 	wfile dat = { 0 };
 	outg g = { .cur_dom = GRAPH__NONE };
-	graph__lrec prev = { .from_dom = GRAPH__NONE };
-	const void *rec;
+	rgroup rg = { .s = c->b->outl, .size = sizeof(graph__lrec),
+		      .key = offsetof(graph__lrec, from_dom),
+		      .final = final_link };
 	int rc;
 
 	c->b->phase = "outbound links";
@@ -1518,68 +1630,25 @@ static int write_outbound(wctx *c)
 	    (rc = w_open(&off.w, c->dir, "outl.off")) ||
 	    (rc = w_open(&dat, c->dir, "outl.bin")))
 		goto out;
-	while ((rc = graph__xsort_next(c->b->outl, &rec)) == 1) {
-		const graph__lrec *r = rec;
-		graph__outl *last = g.n ? &g.v[g.n - 1] : NULL;
-		graph__dom *d;
-
-		if (prev.from_dom == r->from_dom && prev.to_dom == r->to_dom &&
-		    same_link(&prev, r))
-			continue;
-		prev = *r;
-
-		if (g.n > 0 && g.from != r->from_dom) {
-			rc = outg_flush(c, &g, &off, &dat);
-			if (rc)
-				goto out;
-			last = NULL;
-		}
-		g.from = r->from_dom;
-		d = graph__b_dom(c->b, r->from_dom);
-		d->out_links++;
-		if (r->to_dom != g.cur_dom) {
-			if (g.cur_links > d->top_out_links) {
-				d->top_out_links = g.cur_links;
-				d->top_out_domain = g.cur_dom;
-			}
-			g.cur_dom = r->to_dom;
-			g.cur_links = 0;
-		}
-		g.cur_links++;
-		if (last && last->to_dom == r->to_dom &&
-		    last->to_url == r->to_url && last->anchor == r->anchor &&
-		    last->type == r->type) {
-			last->count++;
-			continue;
-		}
-		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
+	while ((rc = rgroup_next(c->b, cmp_link_by_source, &rg)) == 1)
+		if ((rc = outg_add(c, &g, rg.v, dedupe_links(rg.v, rg.n))) ||
+		    (rc = outg_flush(c, &g, &off, &dat)))
 			goto out;
-		g.v[g.n++] = (graph__outl){ r->to_dom, r->to_url, r->anchor,
-					    r->type, 1 };
-	}
 	if (rc < 0)
 		goto out;
-	if ((rc = outg_flush(c, &g, &off, &dat)) ||
-	    (rc = off_upto(&off, c->n, dat.bytes / sizeof(graph__outl))) ||
+	if ((rc = off_upto(&off, c->n, dat.bytes / sizeof(graph__outl))) ||
 	    (rc = w_close(&dat)) || (rc = w_close(&off.w)))
 		goto out;
 out:
 	w_close(&dat);
 	w_close(&off.w);
 	free(g.v);
+	free(rg.v);
 	sort_done(c->b, &c->b->outl);
 	return rc;
 }
 
 /* ---- captures: URL index, status histogram, first/last seen ---- */
-
-static int cmp_cap_url(const void *pa, const void *pb, void *ctx)
-{
-	const graph__cap *a = pa, *b = pb;
-
-	return strcmp(graph__dict_str(ctx, a->url),
-		      graph__dict_str(ctx, b->url));
-}
 
 static int cmp_status(const void *pa, const void *pb)
 {
@@ -1607,7 +1676,6 @@ static int capg_flush(wctx *c, capg *g, offw *uoff, wfile *udat,
 	if ((rc = off_upto(uoff, g->dom, udat->bytes / sizeof(graph__cap))) ||
 	    (rc = off_upto(soff, g->dom, sdat->bytes / sizeof(graph__status))))
 		return rc;
-	qsort_r(g->v, g->n, sizeof(graph__cap), cmp_cap_url, &c->b->urls);
 	qsort(g->st, g->nst, sizeof(graph__status), cmp_status);
 	graph__b_dom(c->b, g->dom)->total_urls = (uint32_t)g->n;
 	rc = w_put(udat, g->v, g->n * sizeof(graph__cap));
@@ -1618,13 +1686,50 @@ static int capg_flush(wctx *c, capg *g, offw *uoff, wfile *udat,
 	return rc;
 }
 
+/* Adds the captures of one domain, in the sort's order (by URL, which
+ * is the URLs' byte order, newest first). */
+static int capg_add(capg *g, graph__dom *d, const graph__crec *v, size_t n)
+{
+	int rc;
+
+	g->dom = v[0].dom;
+	for (size_t i = 0; i < n; i++) {
+		const graph__crec *r = &v[i];
+		size_t k;
+
+		if (r->ts && (!d->first_seen || r->ts < d->first_seen))
+			d->first_seen = r->ts;
+		if (r->ts > d->last_seen)
+			d->last_seen = r->ts;
+		if (r->status) {
+			for (k = 0; k < g->nst && g->st[k].status != r->status;
+			     k++)
+				;
+			/* more than 64 distinct statuses is not HTTP */
+			if (k < sizeof(g->st) / sizeof(g->st[0])) {
+				if (k == g->nst)
+					g->st[g->nst++] =
+						(graph__status){ r->status, 0 };
+				g->st[k].count++;
+			}
+		}
+		/* the first of a URL is its latest */
+		if (i > 0 && r->url == v[i - 1].url)
+			continue;
+		if ((rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256)))
+			return rc;
+		g->v[g->n++] = (graph__cap){ r->url, r->ts, r->mime, r->status };
+	}
+	return 0;
+}
+
 static int write_captures(wctx *c)
 {
 	offw uoff = { 0 }, soff = { 0 };
 	wfile udat = { 0 }, sdat = { 0 };
 	capg g = { 0 };
-	const void *rec;
-	uint32_t prev_url = GRAPH__NONE;
+	rgroup rg = { .s = c->b->caps, .size = sizeof(graph__crec),
+		      .key = offsetof(graph__crec, dom), .final = final_cap };
 	int rc;
 
 	c->b->phase = "captures";
@@ -1634,45 +1739,18 @@ static int write_captures(wctx *c)
 	    (rc = w_open(&soff.w, c->dir, "status.off")) ||
 	    (rc = w_open(&sdat, c->dir, "status.bin")))
 		goto out;
-	while ((rc = graph__xsort_next(c->b->caps, &rec)) == 1) {
-		const graph__crec *r = rec;
-		graph__dom *d = graph__b_dom(c->b, r->dom);
-		size_t k;
+	while ((rc = rgroup_next(c->b, cmp_cap, &rg)) == 1) {
+		const graph__crec *v = rg.v;
 
-		c->n_captures++;
-		if (g.n > 0 && g.dom != r->dom) {
-			rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat);
-			if (rc)
-				goto out;
-			prev_url = GRAPH__NONE;
-		}
-		g.dom = r->dom;
-		if (r->ts && (!d->first_seen || r->ts < d->first_seen))
-			d->first_seen = r->ts;
-		if (r->ts > d->last_seen)
-			d->last_seen = r->ts;
-		if (r->status) {
-			for (k = 0; k < g.nst && g.st[k].status != r->status; k++)
-				;
-			/* more than 64 distinct statuses is not HTTP */
-			if (k < sizeof(g.st) / sizeof(g.st[0])) {
-				if (k == g.nst)
-					g.st[g.nst++] = (graph__status){ r->status, 0 };
-				g.st[k].count++;
-			}
-		}
-		/* sorted newest first per URL: the first is the latest */
-		if (r->url == prev_url)
-			continue;
-		prev_url = r->url;
-		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
+		c->n_captures += rg.n;
+		if ((rc = capg_add(&g, graph__b_dom(c->b, v[0].dom), v,
+				   rg.n)) ||
+		    (rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat)))
 			goto out;
-		g.v[g.n++] = (graph__cap){ r->url, r->ts, r->mime, r->status };
 	}
 	if (rc < 0)
 		goto out;
-	if ((rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat)) ||
-	    (rc = off_upto(&uoff, c->n, udat.bytes / sizeof(graph__cap))) ||
+	if ((rc = off_upto(&uoff, c->n, udat.bytes / sizeof(graph__cap))) ||
 	    (rc = off_upto(&soff, c->n, sdat.bytes / sizeof(graph__status))) ||
 	    (rc = w_close(&udat)) || (rc = w_close(&uoff.w)) ||
 	    (rc = w_close(&sdat)) || (rc = w_close(&soff.w)))
@@ -1683,6 +1761,7 @@ out:
 	w_close(&sdat);
 	w_close(&soff.w);
 	free(g.v);
+	free(rg.v);
 	sort_done(c->b, &c->b->caps);
 	return rc;
 }
@@ -1708,6 +1787,48 @@ static int write_dict(const char *dir, const char *name, const graph__dict *d)
 	rc = w_close(&w);
 out:
 	w_close(&w);
+	return rc;
+}
+
+/* Merges a dictionary of URLs or anchors into name.str and name.off, the
+ * strings in byte order, and fills its map of temporary to final ids. */
+static int write_sdict(wctx *c, const char *name, graph__sdict *d)
+{
+	size_t len = (size_t)graph__sdict_tmp_ids(d) * sizeof(uint32_t);
+	wfile str = { 0 }, off = { 0 };
+	char fn[64];
+	const char *s;
+	uint32_t tmp, id;
+	uint64_t end;
+	int fresh, rc;
+
+	c->b->stats->runs_spilled += d->spilled;
+	c->b->stats->dict_runs += d->spilled;
+	if ((rc = graph__sdict_merge(d)) ||
+	    (rc = b_array(c->b, &d->map, NULL, len, c->b->mem.cap / 8,
+			  graph__marr_fit(len))))
+		goto out;
+	snprintf(fn, sizeof(fn), "%s.str", name);
+	if ((rc = w_open(&str, c->dir, fn)))
+		goto out;
+	snprintf(fn, sizeof(fn), "%s.off", name);
+	if ((rc = w_open(&off, c->dir, fn)))
+		goto out;
+	while ((rc = graph__sdict_next(d, &s, &tmp, &id, &fresh)) == 1) {
+		end = str.bytes;
+		if (fresh && ((rc = w_put(&off, &end, sizeof(end))) ||
+			      (rc = w_put(&str, s, strlen(s) + 1))))
+			goto out;
+		*graph__marr_u32(&d->map, tmp) = id;
+	}
+	end = str.bytes;
+	if (rc < 0 || (rc = w_put(&off, &end, sizeof(end))) ||
+	    (rc = w_close(&str)) || (rc = w_close(&off)))
+		goto out;
+out:
+	w_close(&str);
+	w_close(&off);
+	graph__sdict_end(d);
 	return rc;
 }
 
@@ -2353,12 +2474,15 @@ static int write_index(graph__builder *b)
 		fence_free(b);
 	graph__marr_close(&b->vmap);
 	if ((rc = write_stage(&c)) || (rc = rank_domains(&c)) ||
-	    (rc = write_csrs(&c)) || (rc = write_links(&c)) ||
-	    (rc = write_ranks(&c)) || (rc = write_outbound(&c)) ||
-	    (rc = write_captures(&c)) || (rc = write_platforms(&c)) ||
-	    (rc = write_domain_names(&c)) ||
-	    (rc = write_dict(b->dir, "urls", &b->urls)) ||
-	    (rc = write_dict(b->dir, "anchors", &b->anchors)) ||
+	    (rc = write_csrs(&c)) || (rc = write_sdict(&c, "urls", &b->urls)) ||
+	    (rc = write_sdict(&c, "anchors", &b->anchors)) ||
+	    (rc = write_links(&c)) || (rc = write_ranks(&c)) ||
+	    (rc = write_outbound(&c)) || (rc = write_captures(&c)))
+		goto out;
+	/* no more ids to make final */
+	graph__marr_close(&b->urls.map);
+	graph__marr_close(&b->anchors.map);
+	if ((rc = write_platforms(&c)) || (rc = write_domain_names(&c)) ||
 	    (rc = write_dict(b->dir, "strs", &b->strs)) ||
 	    (rc = write_similar(&c)))
 		goto out;
@@ -2547,6 +2671,9 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 		graph__marr_init(&b.names->off);
 		graph__marr_init(&b.names->str);
 	}
+	if ((rc = graph__sdict_init(&b.urls, opts.tmp_dir, &b.mem)) ||
+	    (rc = graph__sdict_init(&b.anchors, opts.tmp_dir, &b.mem)))
+		goto out;
 	for (size_t i = 0; !b.tech && i < opts.n_inputs; i++)
 		if (opts.inputs[i].kind == GRAPH_IN_WAT &&
 		    (rc = platform_rules(&b.tech)))
@@ -2615,8 +2742,8 @@ out:
 	seo_tech_rules_free(b.tech);
 	free(b.plat_seen);
 	graph__dict_free(&b.doms);
-	graph__dict_free(&b.urls);
-	graph__dict_free(&b.anchors);
+	graph__sdict_free(&b.urls);
+	graph__sdict_free(&b.anchors);
 	graph__dict_free(&b.strs);
 	names_free(&b);
 	graph__marr_close(&b.dom);

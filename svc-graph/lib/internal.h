@@ -304,6 +304,11 @@ uint64_t graph__reader_offset(graph__reader *r);
 /* Closes and writes the SHA-256 of what was read into `hex` (may be NULL). */
 void graph__reader_close(graph__reader *r, char hex[65]);
 
+/* A new file in `dir`, unlinked at once so that it vanishes with the
+ * process whatever happens (the caller closes *fd); SEO_EIO, logged with
+ * `what` it was for, when it cannot be made. */
+int graph__tmp_fd(const char *dir, const char *what, int *fd);
+
 /* ---- the memory budget of an ingest ---- */
 
 /*
@@ -399,6 +404,12 @@ static inline uint32_t *graph__marr_u32(graph__marr *m, uint32_t i)
 
 /* ---- external sort of fixed-size records ---- */
 
+/* Moves heap[i] down a binary min-heap of `len` indices ordered by
+ * less(ctx, a, b) (the merges of sorted runs). */
+void graph__sift_down(size_t *heap, size_t len, size_t i,
+		      int (*less)(const void *ctx, size_t a, size_t b),
+		      const void *ctx);
+
 typedef int (*graph__cmp_fn)(const void *a, const void *b);
 typedef struct graph__xsort graph__xsort;
 
@@ -457,6 +468,74 @@ size_t graph__dict_bytes(const graph__dict *d);
  * found or interned. */
 void graph__dict_freeze(graph__dict *d);
 void graph__dict_free(graph__dict *d);
+
+/*
+ * A dictionary of URLs or anchors that spills when the budget is short.
+ * Reading gives each string a temporary id, first seen first within a
+ * generation (the strings in memory at once); a generation the budget
+ * cannot keep is written sorted as a run to an unlinked file in tmp_dir
+ * and memory starts over, so a string may have a temporary id in each
+ * generation. When reading ends, the runs and the last generation merge:
+ * the final id of a string is its rank among the distinct strings in
+ * byte order, whatever the budget, which keeps the index the same byte for
+ * byte and lets string order be id order. The caller fills `map`
+ * (temporary id -> final id) from the merge. `pool` is charged for the
+ * generation in memory and the runs' buffers (the sort of a generation
+ * takes less than its hash table gives back).
+ */
+struct graph__srun;
+
+typedef struct graph__sdict {
+	graph__dict cur;       /* this generation: temporary id base + i */
+	uint32_t base;
+	graph__mem *pool;
+	size_t charged;
+	char tmp_dir[4096];
+	struct graph__srun *runs;  /* while merging, runs[n_runs] is cur */
+	size_t n_runs;
+	uint64_t spilled;      /* runs written, merged ones included */
+	int merging;
+	uint32_t *perm;        /* cur's ids in string order, while merging */
+	size_t *heap, heap_len, popped;
+	char *prev;            /* the string merged last */
+	size_t prev_cap;
+	uint32_t n;            /* distinct strings merged so far */
+	graph__marr map;       /* u32 per temporary id: its final id */
+} graph__sdict;
+
+/* An empty dictionary; SEO_EINVAL when tmp_dir is too long. */
+int graph__sdict_init(graph__sdict *d, const char *tmp_dir,
+		      graph__mem *pool);
+/* The temporary id of `len` bytes of `s`, interned when new;
+ * SEO_ETOOBIG past 2^32 - 2 temporary ids, SEO_EINVAL once merging. */
+int graph__sdict_intern(graph__sdict *d, const char *s, size_t len,
+			uint32_t *tmp);
+/* Bytes a spill would give back (0 once merging). */
+size_t graph__sdict_held(const graph__sdict *d);
+/* Temporary ids given (the length of `map`). */
+uint32_t graph__sdict_tmp_ids(const graph__sdict *d);
+/* Writes the generation in memory as a run (past 32 runs, merges them
+ * into one) and starts a new one; 0, SEO_EIO or SEO_ENOMEM. */
+int graph__sdict_spill(graph__sdict *d);
+/* Ends reading and starts the merge. */
+int graph__sdict_merge(graph__sdict *d);
+/* 1 with the next string in byte order (valid until the next call), one
+ * of its temporary ids and its final id, *fresh set the first time it
+ * comes (a string comes once per temporary id, in a row); 0 at the end
+ * (`n` is then the number of distinct strings); SEO_EIO or SEO_ENOMEM. */
+int graph__sdict_next(graph__sdict *d, const char **s, uint32_t *tmp,
+		      uint32_t *id, int *fresh);
+/* Frees the runs and the strings once merged (not `map`). */
+void graph__sdict_end(graph__sdict *d);
+/* Frees everything, `map` included, and gives the charge back. */
+void graph__sdict_free(graph__sdict *d);
+
+/* The final id of temporary id `tmp`, once `map` is filled. */
+static inline uint32_t graph__sdict_id(graph__sdict *d, uint32_t tmp)
+{
+	return tmp == GRAPH__NONE ? GRAPH__NONE :
+				    *graph__marr_u32(&d->map, tmp);
+}
 
 /* ---- names ---- */
 
@@ -537,8 +616,10 @@ typedef struct graph__builder {
 	uint32_t base;
 	graph__dict doms;      /* reversed names of the other domains,
 				* id - base, first seen */
-	graph__dict urls, anchors, strs;
-	size_t dict_charged;   /* what the four dictionaries hold of mem */
+	graph__sdict urls, anchors;  /* temporary ids while reading */
+	graph__dict strs;
+	size_t dict_charged;   /* what doms, strs and the names' fence hold
+				* of mem */
 	graph__marr dom;       /* domains.bin: a graph__dom per id */
 	uint32_t n_doms;
 	graph__marr vmap;      /* vertex id -> domain id (u32), only once the
@@ -585,6 +666,10 @@ int graph__b_update(graph__builder *b, uint32_t id, uint32_t kind,
  * SEO_ETOOBIG (logged) when the dictionaries outgrow it. */
 int graph__b_intern(graph__builder *b, graph__dict *d, const char *s,
 		    size_t len, uint32_t *id);
+/* Temporary id of a URL or anchor (b->urls, b->anchors), the budget kept
+ * by spilling a generation when short. */
+int graph__b_string(graph__builder *b, graph__sdict *d, const char *s,
+		    size_t len, uint32_t *tmp);
 
 /* Domain id of vertex `vid`; SEO_ENOTFOUND when the vertices file did not
  * list it. */

@@ -453,6 +453,21 @@ out:
 	return rc;
 }
 
+int graph__tmp_fd(const char *dir, const char *what, int *fd)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/seo-ingest-run-XXXXXX", dir);
+	*fd = mkostemp(path, O_CLOEXEC);
+	if (*fd < 0) {
+		log_error("cannot create %s in \"%s\": %s", what, dir,
+			  strerror(errno));
+		return SEO_EIO;
+	}
+	unlink(path);
+	return 0;
+}
+
 void graph_remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -250,7 +250,7 @@ static int url_ids(graph__builder *b, const char *url, uint32_t *dom,
 		return rc;
 	rc = graph__b_domain(b, d, dom);
 	if (!rc)
-		rc = graph__b_intern(b, &b->urls, url, strlen(url), uid);
+		rc = graph__b_string(b, &b->urls, url, strlen(url), uid);
 	return rc;
 }
 
@@ -379,7 +379,7 @@ static int wat_link(graph__builder *b, uint32_t from_dom, uint32_t from_url,
 			n = o;
 		}
 		if (n > 0) {
-			rc = graph__b_intern(b, &b->anchors, buf, n, &r.anchor);
+			rc = graph__b_string(b, &b->anchors, buf, n, &r.anchor);
 			if (rc)
 				return rc;
 		}

@@ -157,23 +157,6 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* A new run file, unlinked at once: it vanishes with the process,
- * whatever happens. */
-static int new_run(graph__xsort *s, int *fd)
-{
-	char path[4200];
-
-	snprintf(path, sizeof(path), "%s/seo-ingest-run-XXXXXX", s->tmp_dir);
-	*fd = mkostemp(path, O_CLOEXEC);
-	if (*fd < 0) {
-		log_error("cannot create sort run in \"%s\": %s", s->tmp_dir,
-			  strerror(errno));
-		return SEO_EIO;
-	}
-	unlink(path);
-	return 0;
-}
-
 static int add_run(graph__xsort *s, int fd, uint64_t bytes)
 {
 	run *runs = realloc(s->runs, (s->n_runs + 2) * sizeof(*runs));
@@ -196,7 +179,7 @@ static int spill(graph__xsort *s)
 
 	rc = sort_buffer(s);
 	if (!rc)
-		rc = new_run(s, &fd);
+		rc = graph__tmp_fd(s->tmp_dir, "sort run", &fd);
 	if (rc)
 		return rc;
 	rc = write_all(fd, s->mem, s->n_recs * s->recsize);
@@ -320,28 +303,31 @@ static int advance(graph__xsort *s, size_t i)
 	return 0;
 }
 
-static int heap_less(graph__xsort *s, size_t a, size_t b)
+static int heap_less(const void *ctx, size_t a, size_t b)
 {
+	const graph__xsort *s = ctx;
 	int c = s->cmp(s->runs[a].cur, s->runs[b].cur);
 
 	/* ties by run index keep the merge stable and deterministic */
 	return c < 0 || (c == 0 && a < b);
 }
 
-static void sift_down(graph__xsort *s, size_t i)
+void graph__sift_down(size_t *heap, size_t len, size_t i,
+		      int (*less)(const void *ctx, size_t a, size_t b),
+		      const void *ctx)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i, t;
 
-		if (l < s->heap_len && heap_less(s, s->heap[l], s->heap[m]))
+		if (l < len && less(ctx, heap[l], heap[m]))
 			m = l;
-		if (r < s->heap_len && heap_less(s, s->heap[r], s->heap[m]))
+		if (r < len && less(ctx, heap[r], heap[m]))
 			m = r;
 		if (m == i)
 			return;
-		t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
+		t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
 		i = m;
 	}
 }
@@ -387,7 +373,7 @@ static int merge_start(graph__xsort *s, size_t n, int with_buffer)
 			s->heap[s->heap_len++] = s->n_runs;
 	}
 	for (size_t i = s->heap_len; i-- > 0;)
-		sift_down(s, i);
+		graph__sift_down(s->heap, s->heap_len, i, heap_less, s);
 	return 0;
 }
 
@@ -408,7 +394,7 @@ static int merge_next(graph__xsort *s)
 	if (!s->runs[top].cur)
 		s->heap[0] = s->heap[--s->heap_len];
 	if (s->heap_len)
-		sift_down(s, 0);
+		graph__sift_down(s->heap, s->heap_len, 0, heap_less, s);
 	return 1;
 }
 
@@ -436,7 +422,8 @@ static int compact(graph__xsort *s)
 		goto out;
 	}
 	qsort(s->runs, s->n_runs, sizeof(run), cmp_run_bytes);
-	if ((rc = new_run(s, &fd)) || (rc = merge_start(s, n, 0)))
+	if ((rc = graph__tmp_fd(s->tmp_dir, "sort run", &fd)) ||
+	    (rc = merge_start(s, n, 0)))
 		goto out;
 	while ((rc = merge_next(s)) == 1) {
 		if (out_len + s->recsize > RUN_BUF) {

@@ -1429,6 +1429,127 @@ static void test_demo(void)
 	graph_index_close(x2);
 }
 
+/* ---- dictionaries of URLs and anchors past the budget ---- */
+
+/* Whether the strings of name.str in `dir` ascend in byte order. */
+static int str_file_sorted(const char *dir, const char *name, size_t *n)
+{
+	char path[4400], prev[512] = "", cur[512];
+	FILE *f;
+	size_t len = 0;
+	int c, ok = 1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	*n = 0;
+	while ((c = getc(f)) != EOF) {
+		if (c != '\0') {
+			if (len + 1 < sizeof(cur))
+				cur[len++] = (char)c;
+			continue;
+		}
+		cur[len] = '\0';
+		if (*n > 0 && strcmp(prev, cur) >= 0)
+			ok = 0;
+		memcpy(prev, cur, len + 1);
+		len = 0;
+		(*n)++;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * 6,000 pages crawled twice, the second time thousands of pages later,
+ * each linking 12 of 60,000 target URLs with one of 20,000 anchors: with
+ * --mem-mb 4 the URLs and anchors spill in several generations, so a
+ * string and a link come back under new temporary ids, and the index is
+ * still the one the default budget writes, byte for byte, the crawls'
+ * repeats counted once.
+ */
+static void test_dict_spill(void)
+{
+	char a[4400], b[4400], link[160], links[12 * 160];
+	graph_ingest_stats s1, s2;
+	graph_input in[2];
+	graph_index *x = NULL;
+	graph_top_page_row *tp;
+	graph_anchor_row *ar;
+	uint64_t total;
+	size_t n, nstr;
+	int files = 0;
+	FILE *f = fopen(path_of("spill.wat"), "w"),
+	     *cdx = fopen(path_of("spill.cdxj"), "w");
+
+	CU_ASSERT_FATAL(f != NULL && cdx != NULL);
+	for (int i = 0; i < 12000; i++) {
+		int page = i % 6000;
+		char uri[64], date[32];
+
+		links[0] = '\0';
+		for (int j = 0; j < 12; j++) {
+			int k = page * 12 + j, u = k % 60000;
+
+			snprintf(link, sizeof(link),
+				 "%s{\"path\":\"A@/href\",\"url\":\"https://"
+				 "tgt%d.com/a-fairly-long-path/segment-%06d/"
+				 "index.html\",\"text\":\"anchor words %d\"}",
+				 j ? "," : "", u % 40, u, (page * 7 + j) % 20000);
+			strcat(links, link);
+		}
+		snprintf(uri, sizeof(uri), "https://src%d.org/p%d", page % 3000,
+			 page);
+		snprintf(date, sizeof(date), "2024-0%d-10T10:00:00Z",
+			 i < 6000 ? 4 : 5);
+		response(f, uri, date, links);
+		if (i % 3 == 0)
+			fprintf(cdx, "com,tgt%d)/x 2024051%d100000 {\"url\": "
+				"\"https://tgt%d.com/a-fairly-long-path/"
+				"segment-%06d/index.html\", \"status\": \"%d\"}\n",
+				i % 40, i % 10, i % 40, i % 60000,
+				i % 2 ? 200 : 404);
+	}
+	fclose(f);
+	fclose(cdx);
+	in[0] = (graph_input){ GRAPH_IN_WAT, path_of("spill.wat") };
+	in[1] = (graph_input){ GRAPH_IN_CDX, path_of("spill.cdxj") };
+	snprintf(a, sizeof(a), "%s/spill-default", tmp);
+	snprintf(b, sizeof(b), "%s/spill-4", tmp);
+	CU_ASSERT_EQUAL_FATAL(ingest(a, in, 2, 0, &s1), 0);
+	CU_ASSERT_EQUAL_FATAL(ingest(b, in, 2, 4, &s2), 0);
+	printf("\n  --mem-mb 4: %llu runs of URLs and anchors ",
+	       (unsigned long long)s2.dict_runs);
+	CU_ASSERT_EQUAL(s1.dict_runs, 0);
+	CU_ASSERT(s2.dict_runs >= 2);
+	CU_ASSERT_EQUAL(s1.urls, 66000);
+	CU_ASSERT_EQUAL(s1.anchors, 20000);
+	CU_ASSERT_EQUAL(s1.links, 72000);
+	CU_ASSERT_EQUAL(s2.urls, s1.urls);
+	CU_ASSERT_EQUAL(s2.anchors, s1.anchors);
+	CU_ASSERT_EQUAL(s2.links, s1.links);
+	CU_ASSERT_EQUAL(dir_diff(a, b, NULL, &files), 0);
+	CU_ASSERT(files >= 30);
+	CU_ASSERT_EQUAL(dir_diff(b, a, NULL, &files), 0);
+	CU_ASSERT(str_file_sorted(b, "urls.str", &nstr));
+	CU_ASSERT_EQUAL(nstr, 66000);
+	CU_ASSERT(str_file_sorted(b, "anchors.str", &nstr));
+	CU_ASSERT_EQUAL(nstr, 20000);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(b, &x), 0);
+	/* tgt0.com: links k = 12 page + j with k % 40 == 0, to 1,500 URLs */
+	CU_ASSERT_EQUAL(graph_top_pages(x, "tgt0.com", &P100, arena, &tp, &n,
+					&total), 0);
+	CU_ASSERT_EQUAL(total, 1500);
+	CU_ASSERT_EQUAL_FATAL(n, 100);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT(strncmp(tp[i].url, "https://tgt0.com/", 17) == 0);
+	CU_ASSERT_EQUAL(graph_anchor_text(x, "tgt0.com", &P100, arena, &ar, &n,
+					  &total), 0);
+	CU_ASSERT(total > 0 && total <= 1800);
+	graph_index_close(x);
+}
+
 /* ---- memory bounded by --mem-mb ---- */
 
 /* The budget of the small run, and what seo-ingest holds besides it: the
@@ -1772,6 +1893,7 @@ int main(void)
 	CU_add_test(s, "external sort of many runs", test_xsort_many_runs);
 	CU_add_test(s, "file-backed array within its share", test_marr_share);
 	CU_add_test(s, "demo crawl, in memory and spilled", test_demo);
+	CU_add_test(s, "URLs and anchors past the budget", test_dict_spill);
 	CU_add_test(s, "real crawl samples", test_real_samples);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -185,7 +185,8 @@ int main(int argc, char **argv)
 	       "\"anchors\": %llu, \"captures\": %llu, \"records\": %llu, "
 	       "\"malformed\": %llu, \"edge_bytes\": %llu, "
 	       "\"bytes_per_edge\": %.3f, \"index_bytes\": %llu, "
-	       "\"runs_spilled\": %llu, \"platform_domains\": %llu, "
+	       "\"runs_spilled\": %llu, \"dict_runs\": %llu, "
+	       "\"platform_domains\": %llu, "
 	       "\"seconds\": %.3f, \"edges_per_second\": %.0f}\n",
 	       opts.out_dir, opts.release, (unsigned long long)st.domains,
 	       (unsigned long long)st.domain_edges,
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.edge_bytes, st.bytes_per_edge,
 	       (unsigned long long)st.index_bytes,
 	       (unsigned long long)st.runs_spilled,
+	       (unsigned long long)st.dict_runs,
 	       (unsigned long long)st.platform_domains, st.seconds,
 	       st.seconds > 0 ? (double)st.domain_edges / st.seconds : 0.0);
 	status = 0;
