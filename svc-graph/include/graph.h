@@ -123,7 +123,8 @@ int graph_demo_write(const char *dir, unsigned scale, seo_arena *a,
 
 /*
  * Writes a deterministic synthetic domain graph of `n_domains` (at least
- * 2) domains and about `n_edges` distinct edges into `dir` (created when
+ * 2) domains and `n_edges` distinct edges (fewer only when the degrees
+ * drawn cannot hold them: out-degrees stop at n / 4) into `dir` (created when
  * missing): domain-vertices.txt, domain-edges.txt, domain-ranks.txt and
  * a WAT file with URL-level links from one domain in 16, with web-like
  * skew (power-law in- and out-degrees, 40 % of the domains never linked

@@ -729,6 +729,8 @@ typedef struct synth {
 	uint32_t *want;    /* out-degree asked for, by vertex id */
 	uint32_t *indeg;   /* by vertex id */
 	float *w;          /* in-link weight, by vertex id */
+	uint64_t owed;     /* edges asked for beyond the out-degrees (those cut
+			    * at n / 4, rounding): owed by other vertices */
 } synth;
 
 static int cmp_synth_rev(const void *a, const void *b, void *ctx)
@@ -760,6 +762,7 @@ static int synth_make(synth *s, uint32_t n, uint64_t n_edges, rng *r)
 {
 	size_t len = 0;
 	double sum = 0, carry = 0, scale;
+	uint64_t drawn = 0;
 	char name[64];
 
 	s->n = n;
@@ -806,7 +809,9 @@ static int synth_make(synth *s, uint32_t n, uint64_t n_edges, rng *r)
 		carry = d - k;
 		s->want[v] = k < n / 4 ? k : n / 4;
 		s->indeg[v] = 0;
+		drawn += s->want[v];
 	}
+	s->owed = n_edges > drawn ? n_edges - drawn : 0;
 	return 0;
 }
 
@@ -842,23 +847,30 @@ static int synth_page(const synth *s, uint32_t v, const uint32_t *out,
 
 /* Draws the targets of each vertex in turn (self-links and repeats
  * dropped, redrawn twice) and writes them, with some as URL-level links
- * to `wat`; counts in-degrees. */
+ * to `wat`; counts in-degrees. What a vertex could not draw (repeats of
+ * the heaviest targets) is owed by the next linking vertices, each taking
+ * at most its own number again, so that the graph has the edges asked
+ * for. */
 static int synth_edges(synth *s, FILE *f, const char *wat, rng *r)
 {
 	graph__buf body = { 0 };
 	alias t = { 0 };
 	uint32_t *tmp = malloc(((size_t)s->n / 4 + 1) * sizeof(uint32_t));
 	int rc = tmp ? alias_build(&t, s->w, s->n) : SEO_ENOMEM;
+	uint64_t owed = s->owed;
 
 	for (uint32_t v = 0; !rc && v < s->n; v++) {
-		uint32_t m = 0;
+		uint64_t more = owed < s->want[v] ? owed : s->want[v];
+		uint32_t m = 0, goal = (uint32_t)(s->want[v] + more);
 
-		for (int round = 0; round < 3 && m < s->want[v]; round++) {
+		if (goal > s->n / 4)
+			goal = s->n / 4;
+		for (int round = 0; round < 3 && m < goal; round++) {
 			uint32_t k = m;
 
 			/* bounded: v may be the only domain with weight */
-			for (uint64_t tries = 4ull * s->want[v];
-			     k < s->want[v] && tries > 0; tries--) {
+			for (uint64_t tries = 4ull * goal; k < goal && tries > 0;
+			     tries--) {
 				uint32_t d = alias_draw(&t, r);
 
 				if (d != v)
@@ -870,6 +882,8 @@ static int synth_edges(synth *s, FILE *f, const char *wat, rng *r)
 				if (i == 0 || tmp[i] != tmp[i - 1])
 					tmp[m++] = tmp[i];
 		}
+		owed += s->want[v];
+		owed -= m < owed ? m : owed;
 		for (uint32_t i = 0; i < m; i++) {
 			s->indeg[tmp[i]]++;
 			fprintf(f, "%u\t%u\n", v, tmp[i]);
