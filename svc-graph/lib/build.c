@@ -1802,6 +1802,7 @@ static int write_sdict(wctx *c, const char *name, graph__sdict *d)
 	uint64_t end;
 	int fresh, rc;
 
+	c->b->phase = name;
 	c->b->stats->runs_spilled += d->spilled;
 	c->b->stats->dict_runs += d->spilled;
 	if ((rc = graph__sdict_merge(d)) ||
