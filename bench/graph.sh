@@ -32,8 +32,9 @@
 #   BENCH_BIN          directory of the binaries (default build/bin)
 #   BENCH_GRAPH_DIR    keeps the crawl and the index there and reuses them
 #                      on the next run with the same BENCH_DOMAINS and
-#                      BENCH_EDGES (the ingest figures are those of the run
-#                      that built it); remove it after an index format change
+#                      BENCH_EDGES while graph-bench (the crawl) and
+#                      seo-ingest (the index) are not rebuilt (the ingest
+#                      figures are those of the run that built it)
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -69,10 +70,12 @@ if [ -n "${BENCH_GRAPH_DIR:-}" ] && [ -f "$store/params" ] &&
 fi
 
 # ---- the crawl and our index --------------------------------------------------
-if [ -f "$store/synth.time" ]; then
+# A crawl is reused only if graph-bench (the generator) has not been rebuilt
+# since: a newer one may write another crawl.
+if [ -f "$store/synth.time" ] && [ "$store/synth.time" -nt "$BENCH_BIN/graph-bench" ]; then
   bench_say "bench: reusing the synthetic crawl of $store"
 else
-  bench_say "bench: writing a synthetic crawl: $DOMAINS domains, about $EDGES edges"
+  bench_say "bench: writing a synthetic crawl: $DOMAINS domains, $EDGES edges"
   rm -rf "$crawl" "$index" "$store/ingest.json" "$store/ingest.time" "$store/ingest-mem.time"
   echo "$DOMAINS $EDGES" >"$store/params"
   bench_time "$BENCH_TMP/log/synth.time" "$BENCH_BIN/graph-bench" synth --out "$crawl" \
