@@ -428,38 +428,6 @@ static uint32_t links_from(const graph_index *ix, uint32_t to, uint32_t r)
 	return (uint32_t)(b - a);
 }
 
-/* Walks the in-list of the domain at importance position `to`: the
- * positions of its referrers, ascending. */
-typedef struct in_iter {
-	const uint8_t *p, *end;
-	uint64_t r;
-	int first;
-} in_iter;
-
-static void in_begin(const graph_index *ix, uint32_t to, in_iter *it)
-{
-	const uint64_t *off = ARR(ix, F_IN_OFF, uint64_t);
-	const uint8_t *dat = ARR(ix, F_IN_DAT, uint8_t);
-
-	it->p = dat + off[to];
-	it->end = dat + off[to + 1];
-	it->r = 0;
-	it->first = 1;
-}
-
-static int in_next(in_iter *it, uint32_t *rank)
-{
-	uint64_t v;
-
-	if (it->p >= it->end)
-		return 0;
-	it->p = graph__varint_get(it->p, &v);
-	it->r = it->first ? v : it->r + v;
-	it->first = 0;
-	*rank = (uint32_t)it->r;
-	return 1;
-}
-
 /* The first of the `n` entries of a directory (`stride` bytes each,
  * ascending by their leading u32 key) whose key is not below `key`; `n`
  * when none is. */
@@ -500,31 +468,215 @@ static uint32_t skip_find(const graph_index *ix, int dirf, int binf,
 	return d[lo].n;
 }
 
+/*
+ * Walks the in-list of the domain at importance position `to`: the
+ * positions of its referrers, ascending. The varints are decoded a skip
+ * block (GRAPH__SKIP entries) at a time into buf, so that a step is a
+ * load; in_pass() passes over whole blocks below its target by the skip
+ * entries without decoding them. Lives on the caller's stack; holds
+ * nothing to free.
+ */
+typedef struct in_iter {
+	const uint8_t *start, *p, *end; /* the list; p: the next to decode */
+	const graph__inskip *skip;      /* its skip entries, nskip of them */
+	uint32_t nskip;
+	uint32_t r;                     /* the last position decoded */
+	uint64_t k;                     /* entries decoded */
+	uint32_t i, n;                  /* the next entry of buf, its count */
+	uint32_t buf[GRAPH__SKIP];
+} in_iter;
+
+static void in_begin(const graph_index *ix, uint32_t to, in_iter *it)
+{
+	const uint64_t *off = ARR(ix, F_IN_OFF, uint64_t);
+	const uint8_t *dat = ARR(ix, F_IN_DAT, uint8_t);
+	uint64_t first = 0;
+
+	it->start = it->p = dat + off[to];
+	it->end = dat + off[to + 1];
+	it->r = 0;
+	it->k = 0;
+	it->i = it->n = 0;
+	it->skip = NULL;
+	/* an entry takes a byte at least: a list of GRAPH__SKIP bytes or
+	 * fewer has no skip entries to look up */
+	it->nskip = it->end - it->start <= GRAPH__SKIP ? 0 :
+		    skip_find(ix, F_INSKIP_DIR, F_INSKIP, sizeof(*it->skip),
+			      to, &first);
+	if (it->nskip > 0)
+		it->skip = ARR(ix, F_INSKIP, graph__inskip) + first;
+}
+
+/* In each byte of a word: its high bit, its low bit. */
+#define BYTES_HIGH 0x8080808080808080ULL
+#define BYTES_ONE 0x0101010101010101ULL
+
+/* Decodes the rest of the block of entry k into buf (the whole block
+ * unless in_seek() started inside it); 0 at the end of the list. */
+static int in_fill(in_iter *it)
+{
+	const uint8_t *p = it->p, *end = it->end;
+	uint32_t r = it->r, n = 0;
+	uint32_t want = GRAPH__SKIP - (uint32_t)(it->k % GRAPH__SKIP);
+
+	while (n < want && p < end) {
+		uint64_t w, v;
+
+		/* the gaps of a long list are mostly below 128: eight bytes
+		 * without a continuation bit are eight of them (the index is
+		 * little-endian, as the host) */
+		if (want - n >= 8 && end - p >= 8) {
+			memcpy(&w, p, sizeof(w));
+			if (!(w & BYTES_HIGH)) {
+				for (unsigned b = 0; b < 8; b++) {
+					r += (uint32_t)(w >> 8 * b) & 0xff;
+					it->buf[n++] = r;
+				}
+				p += 8;
+				continue;
+			}
+		}
+		p = graph__varint_get(p, &v);
+		r += (uint32_t)v;
+		it->buf[n++] = r;
+	}
+	it->p = p;
+	it->r = r;
+	it->k += n;
+	it->i = 0;
+	it->n = n;
+	return n > 0;
+}
+
+static int in_next(in_iter *it, uint32_t *rank)
+{
+	if (it->i == it->n && !in_fill(it))
+		return 0;
+	*rank = it->buf[it->i++];
+	return 1;
+}
+
+/* Entries the walk has passed (returned or leapt over). */
+static uint64_t in_done(const in_iter *it)
+{
+	return it->k - (it->n - it->i);
+}
+
+/* Continues at block j (from 1: entry GRAPH__SKIP * j) by its skip entry,
+ * dropping what buf holds; 0 when the entry points outside the list. */
+static int in_jump(in_iter *it, uint64_t j)
+{
+	const graph__inskip *e = &it->skip[j - 1];
+
+	if (e->at >= (uint64_t)(it->end - it->start))
+		return 0;
+	it->p = it->start + e->at;
+	it->r = e->prev;
+	it->k = j * GRAPH__SKIP;
+	it->i = it->n = 0;
+	return 1;
+}
+
+/*
+ * Makes buf hold an entry not below t, passing the blocks that end below
+ * it by galloping over the skip entries (entry j holds the last position
+ * of block j - 1), so that a target far ahead costs a few lookups and one
+ * block; 0 when the list ends before t.
+ */
+static int in_reach(in_iter *it, uint32_t t)
+{
+	while (it->i == it->n || it->buf[it->n - 1] < t) {
+		/* skip entry m ends the block being decoded */
+		uint64_t m = it->k / GRAPH__SKIP, step = 1, hi;
+
+		if (m < it->nskip && it->skip[m].prev < t) {
+			while (m + step < it->nskip &&
+			       it->skip[m + step].prev < t) {
+				m += step;
+				step *= 2;
+			}
+			hi = m + step < it->nskip ? m + step : it->nskip;
+			while (hi - m > 1) {
+				uint64_t mid = m + (hi - m) / 2;
+
+				if (it->skip[mid].prev < t)
+					m = mid;
+				else
+					hi = mid;
+			}
+			if (in_jump(it, m + 1))
+				continue;
+		}
+		if (!in_fill(it))
+			return 0;
+	}
+	return 1;
+}
+
+/* Passes the entries below t: 1 when the list holds one not below it
+ * (then the next entry), 0 when it ends first. */
+static int in_pass(in_iter *it, uint32_t t)
+{
+	uint32_t i;
+
+	if (!in_reach(it, t))
+		return 0;
+	for (i = it->i; it->buf[i] < t; i++)
+		;
+	it->i = i;
+	return 1;
+}
+
+/* Whether the list holds t, passing its entries below t: asked for
+ * ascending t, it walks the list once. */
+static int in_has(in_iter *it, uint32_t t)
+{
+	return in_pass(it, t) && it->buf[it->i] == t;
+}
+
+/* The next entry, not passed; UINT32_MAX (no position) at the end. */
+static uint32_t in_head(in_iter *it)
+{
+	if (it->i == it->n && !in_fill(it))
+		return UINT32_MAX;
+	return it->buf[it->i];
+}
+
+/* Takes every entry decoded and not yet passed at once, for a loop that
+ * keeps its place in a register: their number (0 at the end of the list)
+ * and *v, valid until the next call on it. */
+static uint32_t in_take(in_iter *it, const uint32_t **v)
+{
+	uint32_t m;
+
+	if (it->i == it->n && !in_fill(it))
+		return 0;
+	*v = it->buf + it->i;
+	m = it->n - it->i;
+	it->i = it->n;
+	return m;
+}
+
 /* Starts the in-list of position `to` past its first `skip` entries: from
- * the last skip entry before them, then a varint at a time (fewer than
- * GRAPH__SKIP). */
+ * the skip entry before them, then fewer than GRAPH__SKIP entries of its
+ * block. */
 static void in_seek(const graph_index *ix, uint32_t to, uint64_t skip,
 		    in_iter *it)
 {
-	const graph__inskip *e = ARR(ix, F_INSKIP, graph__inskip);
-	uint64_t first = 0, j = skip / GRAPH__SKIP;
-	uint32_t n, r;
+	uint64_t j = skip / GRAPH__SKIP;
 
 	in_begin(ix, to, it);
-	if (j > 0 && (n = skip_find(ix, F_INSKIP_DIR, F_INSKIP, sizeof(*e),
-				    to, &first)) > 0) {
-		if (j > n)
-			j = n;
-		e += first + j - 1;
-		if (e->at < (uint64_t)(it->end - it->p)) {
-			it->p += e->at;
-			it->r = e->prev;
-			it->first = 0;
-			skip -= j * GRAPH__SKIP;
-		}
+	if (j > it->nskip)
+		j = it->nskip;
+	if (j > 0)
+		in_jump(it, j);
+	while (in_done(it) < skip) {
+		uint64_t left = skip - in_done(it);
+
+		if (it->i == it->n && !in_fill(it))
+			return;
+		it->i += left < it->n - it->i ? (uint32_t)left : it->n - it->i;
 	}
-	for (; skip > 0 && in_next(it, &r); skip--)
-		;
 }
 
 int graph_referring_domains(const graph_index *ix, const char *domain,
@@ -1354,7 +1506,140 @@ int graph_similar_stored(const graph_index *ix, const char *domain,
 	return 0;
 }
 
-/* ---- link intersect ---- */
+/* ---- link intersect, overlap and gap ---- */
+
+/*
+ * One walk answers the three: the entries of a driving in-list that are
+ * in every list of need[] and neither in the excluded list nor among
+ * self[] (the domains asked about, never rows). All ascend by position,
+ * so the rows come in importance order. The driver is taken a block at a
+ * time: a block spanning fewer than SPAN positions gets a byte per
+ * position where the other lists' entries in the span are counted, and
+ * each of its entries is a row when its byte says every needed list and
+ * nothing else has it: no branch per entry (merging dense lists entry by
+ * entry costs a mispredicted branch every few entries) and no chain of
+ * read-modify-writes of one word (as bits would be). A sparser block asks
+ * each list for each of its entries, and the lists leap.
+ */
+#define SPAN 4096
+/* a byte's mark of the excluded list or a domain asked about: above any
+ * count of needed lists */
+#define SPAN_OUT (GRAPH_OVERLAP_MAX + 1)
+
+/* A walk and where its rows go: each counted in total, those from row
+ * `offset` on, up to `limit`, put in page[]. The caller's, on its stack. */
+typedef struct rows_walk {
+	in_iter *drive;
+	in_iter *need[GRAPH_OVERLAP_MAX];
+	size_t nneed;
+	in_iter *excl;            /* NULL: none */
+	const uint32_t *self;
+	size_t nself;
+	uint64_t offset;          /* rows before the page */
+	uint32_t limit;
+	uint32_t *page;           /* the page's positions, limit of them */
+	size_t n;
+	uint64_t total;
+} rows_walk;
+
+static int is_self(const rows_walk *w, uint32_t r)
+{
+	for (size_t i = 0; i < w->nself; i++)
+		if (w->self[i] == r)
+			return 1;
+	return 0;
+}
+
+/* Counts row r and puts it on the page if the page has reached it. */
+static void walk_put(rows_walk *w, uint32_t r)
+{
+	if (w->total >= w->offset && w->n < w->limit)
+		w->page[w->n++] = r;
+	w->total++;
+}
+
+/* Adds `mark` to hit[r - lo] for the list's entries r in [lo, hi],
+ * passing them and those below lo. */
+static void in_mark(in_iter *it, uint32_t lo, uint32_t hi, uint8_t *hit,
+		    uint8_t mark)
+{
+	if (!in_pass(it, lo))
+		return;
+	for (;;) {
+		uint32_t i = it->i, n = it->n;
+
+		for (; i < n && it->buf[i] <= hi; i++)
+			hit[it->buf[i] - lo] += mark;
+		it->i = i;
+		if (i < n || !in_fill(it))
+			return;
+	}
+}
+
+/* The rows among the m driver entries v[], which span fewer than SPAN
+ * positions. */
+static void walk_span(rows_walk *w, const uint32_t *v, uint32_t m)
+{
+	uint32_t lo = v[0], hi = v[m - 1];
+	uint8_t hit[SPAN], want = (uint8_t)w->nneed;
+	uint64_t cnt = 0;
+
+	memset(hit, 0, hi - lo + 1);
+	for (size_t s = 0; s < w->nneed; s++)
+		in_mark(w->need[s], lo, hi, hit, 1);
+	if (w->excl)
+		in_mark(w->excl, lo, hi, hit, SPAN_OUT);
+	for (size_t i = 0; i < w->nself; i++)
+		if (w->self[i] >= lo && w->self[i] <= hi)
+			hit[w->self[i] - lo] = SPAN_OUT;
+	for (uint32_t j = 0; j < m; j++)
+		cnt += hit[v[j] - lo] == want;
+	/* the page is elsewhere: only the count matters */
+	if (w->total + cnt <= w->offset || w->n == w->limit) {
+		w->total += cnt;
+		return;
+	}
+	for (uint32_t j = 0; j < m; j++)
+		if (hit[v[j] - lo] == want)
+			walk_put(w, v[j]);
+}
+
+/* The rows among the m driver entries v[], one entry at a time. */
+static void walk_each(rows_walk *w, const uint32_t *v, uint32_t m)
+{
+	for (uint32_t j = 0; j < m; j++) {
+		size_t s = 0;
+
+		while (s < w->nneed && in_has(w->need[s], v[j]))
+			s++;
+		if (s == w->nneed && !(w->excl && in_has(w->excl, v[j])) &&
+		    !is_self(w, v[j]))
+			walk_put(w, v[j]);
+	}
+}
+
+static void walk_rows(rows_walk *w)
+{
+	for (;;) {
+		const uint32_t *v;
+		uint32_t floor = 0, m;
+
+		/* no row lies below the furthest next entry of a needed list:
+		 * the driver leaps there */
+		for (size_t s = 0; s < w->nneed; s++) {
+			uint32_t h = in_head(w->need[s]);
+
+			floor = h > floor ? h : floor;
+		}
+		if (floor == UINT32_MAX || !in_pass(w->drive, floor) ||
+		    (m = in_take(w->drive, &v)) == 0)
+			return;
+		if (v[m - 1] - v[0] < SPAN)
+			walk_span(w, v, m);
+		else
+			walk_each(w, v, m);
+	}
+}
 
 int graph_link_intersect(const graph_index *ix, const char *domain_a,
 			 const char *domain_b, const graph_page *pg,
@@ -1362,9 +1647,10 @@ int graph_link_intersect(const graph_index *ix, const char *domain_a,
 			 uint64_t *total)
 {
 	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
-	uint32_t ida, idb = GRAPH__NONE, ra, rb = 0, limit = page_limit(pg);
-	in_iter ia, ib = { 0 };
-	int have_b, rc;
+	uint32_t ida, idb, self_b = 0, page[GRAPH_LIMIT_MAX];
+	in_iter ia, ib;
+	rows_walk w = { .drive = &ia, .self = &self_b, .page = page };
+	int rc;
 
 	*rows = NULL;
 	rc = start(ix, domain_a, &ida, n, total);
@@ -1378,102 +1664,174 @@ int graph_link_intersect(const graph_index *ix, const char *domain_a,
 	rc = lookup(ix, domain_b, &idb);
 	if (rc && rc != SEO_ENOTFOUND)
 		return rc;
-	*rows = rows_alloc(a, limit, sizeof(**rows));
+	w.offset = pg->offset;
+	w.limit = page_limit(pg);
+	*rows = rows_alloc(a, w.limit, sizeof(**rows));
 	if (!*rows)
 		return SEO_ENOMEM;
 	in_begin(ix, ix->dom[ida].rank, &ia);
-	have_b = 0;
 	if (rc == 0) {
-		in_begin(ix, ix->dom[idb].rank, &ib);
-		have_b = in_next(&ib, &rb);
+		self_b = ix->dom[idb].rank;
+		in_begin(ix, self_b, &ib);
+		w.excl = &ib;
+		w.nself = 1;
 	}
-	/* both lists ascend by importance position: a merge difference
-	 * keeps the importance order */
-	while (in_next(&ia, &ra)) {
-		while (have_b && rb < ra)
-			have_b = in_next(&ib, &rb);
-		if (have_b && rb == ra)
-			continue;
-		if (by_rank[ra] == idb)
-			continue;
-		if (*total >= pg->offset && *n < limit) {
-			uint32_t d = by_rank[ra];
+	walk_rows(&w);
+	for (size_t i = 0; i < w.n; i++) {
+		uint32_t d = by_rank[page[i]];
 
-			(*rows)[*n].domain = dom_name(ix, d);
-			(*rows)[*n].domain_score = ix->dom[d].score;
-			(*n)++;
-		}
-		(*total)++;
+		(*rows)[i].domain = dom_name(ix, d);
+		(*rows)[i].domain_score = ix->dom[d].score;
 	}
+	*n = w.n;
+	*total = w.total;
 	return 0;
 }
 
-/* ---- overlap and gap ---- */
-
-/* Row r of an overlap or gap: not one of the domains asked about, nor
- * a referrer of the excluded domain (slot k, advanced here). */
-static int overlap_keeps(in_iter *it, uint32_t *cur, int *live, size_t k,
-			 const uint32_t *self, size_t nself, uint32_t r)
+/*
+ * The referrers of all k domains (domain overlap; k = 1: the link gap of
+ * one competitor): the shortest list drives, and the others are needed
+ * in that order (the sparser first, the likelier to reject an entry).
+ */
+static void overlap_all(in_iter *it, size_t k, rows_walk *w)
 {
-	while (live[k] && cur[k] < r)
-		live[k] = in_next(&it[k], &cur[k]);
-	if (live[k] && cur[k] == r)
-		return 0;
-	for (size_t i = 0; i < nself; i++)
-		if (self[i] == r)
-			return 0;
-	return 1;
-}
+	size_t ord[GRAPH_OVERLAP_MAX];
 
-/* Counts row r and puts it on the page if the page has reached it. */
-static void overlap_emit(const graph_index *ix, uint32_t r, unsigned mask,
-			 const graph_page *pg, uint32_t limit,
-			 graph_overlap_row *rows, size_t *n, uint64_t *total)
-{
-	if (*total >= pg->offset && *n < limit) {
-		uint32_t d = ARR(ix, F_BYRANK, uint32_t)[r];
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i;
 
-		rows[*n].domain = dom_name(ix, d);
-		rows[*n].domain_score = ix->dom[d].score;
-		rows[*n].links_to = mask;
-		(*n)++;
+		for (; j > 0 && it[ord[j - 1]].end - it[ord[j - 1]].start >
+				       it[i].end - it[i].start; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
 	}
-	(*total)++;
+	w->drive = &it[ord[0]];
+	for (size_t i = 1; i < k; i++)
+		w->need[w->nneed++] = &it[ord[i]];
+	walk_rows(w);
 }
 
-/* The referrers of all k domains: each list leaps to the largest current
- * position, so the long lists are read in a tight loop rather than merged
- * entry by entry. The same rows as the merge. */
-static int overlap_all(const graph_index *ix, in_iter *it, uint32_t *cur,
-		       int *live, size_t k, const uint32_t *self,
-		       size_t nself, const graph_page *pg, uint32_t limit,
-		       graph_overlap_row *rows, size_t *n, uint64_t *total)
+/*
+ * The referrers of at least min_count of the k domains in slots marked
+ * live, where those are sparse: a k-way merge. The set of the domains
+ * each row links to goes to masks[], beside the page.
+ */
+static void any_merge(in_iter *it, const int *live, size_t k,
+		      unsigned min_count, rows_walk *w, unsigned *masks)
 {
+	uint32_t cur[GRAPH_OVERLAP_MAX];
+	int more[GRAPH_OVERLAP_MAX];
+
 	for (size_t i = 0; i < k; i++)
-		if (!live[i])
-			return 0;
+		more[i] = live[i] && in_next(&it[i], &cur[i]);
 	for (;;) {
-		uint32_t r = cur[0];
-		int same = 1;
+		uint32_t r = UINT32_MAX;
+		unsigned mask = 0, count = 0;
 
-		for (size_t i = 1; i < k; i++)
-			if (cur[i] > r)
-				r = cur[i];
-		for (size_t i = 0; i < k; i++) {
-			while (cur[i] < r)
-				if (!in_next(&it[i], &cur[i]))
-					return 0;
-			same &= cur[i] == r;
-		}
-		if (!same)
-			continue;
-		if (overlap_keeps(it, cur, live, k, self, nself, r))
-			overlap_emit(ix, r, (1u << k) - 1, pg, limit, rows, n,
-				     total);
 		for (size_t i = 0; i < k; i++)
-			if (!in_next(&it[i], &cur[i]))
-				return 0;
+			if (more[i] && cur[i] < r)
+				r = cur[i];
+		if (r == UINT32_MAX)
+			return;
+		for (size_t i = 0; i < k; i++)
+			if (more[i] && cur[i] == r) {
+				mask |= 1u << i;
+				count++;
+				more[i] = in_next(&it[i], &cur[i]);
+			}
+		if (count < min_count || (w->excl && in_has(w->excl, r)) ||
+		    is_self(w, r))
+			continue;
+		if (w->total >= w->offset && w->n < w->limit)
+			masks[w->n] = mask;
+		walk_put(w, r);
 	}
+}
+
+/*
+ * any_merge() where the lists are dense: SPAN positions at a time from
+ * the lowest next entry, each list's entries marked by its bit in a byte
+ * per position (the excluded list and the domains asked about by the high
+ * bit), then the bytes read eight at a time: a row where at least
+ * min_count low bits are set and not the high one.
+ */
+static void any_span(in_iter *it, const int *live, size_t k,
+		     unsigned min_count, rows_walk *w, unsigned *masks)
+{
+	uint64_t need = (uint64_t)(0x80 - (min_count ? min_count : 1)) *
+			BYTES_ONE;
+	uint8_t hit[SPAN];
+
+	for (;;) {
+		uint32_t lo = UINT32_MAX, hi;
+
+		for (size_t i = 0; i < k; i++) {
+			uint32_t h = live[i] ? in_head(&it[i]) : UINT32_MAX;
+
+			lo = h < lo ? h : lo;
+		}
+		if (lo == UINT32_MAX)
+			return;
+		hi = lo < UINT32_MAX - SPAN ? lo + SPAN - 1 : UINT32_MAX - 1;
+		memset(hit, 0, sizeof(hit));
+		for (size_t i = 0; i < k; i++)
+			if (live[i])
+				in_mark(&it[i], lo, hi, hit, (uint8_t)(1u << i));
+		if (w->excl)
+			in_mark(w->excl, lo, hi, hit, 0x80);
+		for (size_t i = 0; i < w->nself; i++)
+			if (w->self[i] >= lo && w->self[i] <= hi)
+				hit[w->self[i] - lo] |= 0x80;
+		for (uint32_t o = 0; o <= hi - lo; o += 8) {
+			uint64_t x, c, rows;
+
+			memcpy(&x, hit + o, sizeof(x));
+			if (!x)
+				continue;
+			/* per byte: the low bits set, then whether they reach
+			 * min_count and the high bit is clear */
+			c = x & ~BYTES_HIGH;
+			c -= (c >> 1) & 0x5555555555555555ULL;
+			c = (c & 0x3333333333333333ULL) +
+			    ((c >> 2) & 0x3333333333333333ULL);
+			c = (c + (c >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+			rows = (c + need) & ~x & BYTES_HIGH;
+			/* the word's rows (eight at most) all come before the
+			 * page, or the page is full: only counted */
+			if (w->n == w->limit || w->total + 8 <= w->offset) {
+				w->total += ((rows >> 7) * BYTES_ONE) >> 56;
+				continue;
+			}
+			for (; rows; rows &= rows - 1) {
+				uint32_t b = (uint32_t)__builtin_ctzll(rows) / 8;
+
+				if (w->total >= w->offset && w->n < w->limit)
+					masks[w->n] = hit[o + b] & 0x7fu;
+				walk_put(w, lo + o + b);
+			}
+		}
+	}
+}
+
+/*
+ * The referrers of at least min_count of the k domains (the link gap of
+ * several competitors). A window costs a pass over SPAN bytes, and there
+ * are at most n / SPAN of them: they pay where the lists hold about an
+ * entry every eight positions (their bytes, at least one an entry, come
+ * to n / 8); sparser lists are merged.
+ */
+static void overlap_any(const graph_index *ix, in_iter *it,
+			const int *live, size_t k, unsigned min_count,
+			rows_walk *w, unsigned *masks)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < k; i++)
+		bytes += live[i] ? (uint64_t)(it[i].end - it[i].start) : 0;
+	if (bytes * 8 >= ix->n)
+		any_span(it, live, k, min_count, w, masks);
+	else
+		any_merge(it, live, k, min_count, w, masks);
 }
 
 int graph_domain_overlap(const graph_index *ix, const char *const *domains,
@@ -1482,12 +1840,14 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 			 seo_arena *a, graph_overlap_row **rows, size_t *n,
 			 uint64_t *total)
 {
+	const uint32_t *by_rank = ARR(ix, F_BYRANK, uint32_t);
 	in_iter it[GRAPH_OVERLAP_MAX + 1];
-	uint32_t cur[GRAPH_OVERLAP_MAX + 1], self[GRAPH_OVERLAP_MAX + 1];
+	uint32_t self[GRAPH_OVERLAP_MAX + 1], page[GRAPH_LIMIT_MAX], id;
+	unsigned masks[GRAPH_LIMIT_MAX];
 	int live[GRAPH_OVERLAP_MAX + 1] = { 0 };
-	uint32_t limit = page_limit(pg), id;
-	size_t k = n_domains, nself = 0;
-	int rc;
+	rows_walk w = { .self = self, .page = page };
+	size_t k = n_domains;
+	int every = 1, rc;
 
 	*rows = NULL;
 	*n = 0;
@@ -1505,37 +1865,37 @@ int graph_domain_overlap(const graph_index *ix, const char *const *domains,
 			continue;
 		if (rc)
 			return rc;
-		self[nself++] = ix->dom[id].rank;
+		self[w.nself++] = ix->dom[id].rank;
 		in_begin(ix, ix->dom[id].rank, &it[i]);
-		live[i] = in_next(&it[i], &cur[i]);
+		live[i] = 1;
 	}
-	*rows = rows_alloc(a, limit, sizeof(**rows));
+	w.offset = pg->offset;
+	w.limit = page_limit(pg);
+	w.excl = live[k] ? &it[k] : NULL;
+	*rows = rows_alloc(a, w.limit, sizeof(**rows));
 	if (!*rows)
 		return SEO_ENOMEM;
-	if (k > 1 && min_count >= k)
-		return overlap_all(ix, it, cur, live, k, self, nself, pg, limit,
-				   *rows, n, total);
-	/* every in-list ascends by position: a k-way merge keeps the
-	 * importance order */
-	for (;;) {
-		uint32_t r = UINT32_MAX;
-		unsigned mask = 0, count = 0;
-
-		for (size_t i = 0; i < k; i++)
-			if (live[i] && cur[i] < r)
-				r = cur[i];
-		if (r == UINT32_MAX)
-			break;
-		for (size_t i = 0; i < k; i++)
-			if (live[i] && cur[i] == r) {
-				mask |= 1u << i;
-				count++;
-				live[i] = in_next(&it[i], &cur[i]);
-			}
-		if (count >= min_count &&
-		    overlap_keeps(it, cur, live, k, self, nself, r))
-			overlap_emit(ix, r, mask, pg, limit, *rows, n, total);
+	for (size_t i = 0; i < k; i++)
+		every &= live[i];
+	/* with one domain, the rows of any are those of all (and none link
+	 * to two) */
+	if (k == 1 || min_count >= k) {
+		if (every && (k > 1 || min_count <= 1))
+			overlap_all(it, k, &w);
+		for (size_t i = 0; i < w.n; i++)
+			masks[i] = (1u << k) - 1;
+	} else {
+		overlap_any(ix, it, live, k, min_count, &w, masks);
 	}
+	for (size_t i = 0; i < w.n; i++) {
+		uint32_t d = by_rank[page[i]];
+
+		(*rows)[i].domain = dom_name(ix, d);
+		(*rows)[i].domain_score = ix->dom[d].score;
+		(*rows)[i].links_to = masks[i];
+	}
+	*n = w.n;
+	*total = w.total;
 	return 0;
 }
 

@@ -439,43 +439,51 @@ typedef struct sim_graph {
 	uint32_t pos[SIM_N];     /* importance position of each domain */
 } sim_graph;
 
-/* Reads the position of every domain from byrank.u32 and domfwd.* (the
- * documented layout) of the index at dir. */
-static int sim_positions(const char *dir, sim_graph *g)
+/* The number in the name ("s17.com" with fmt "s%u.com") of the domain at
+ * each importance position, below `n`, read from byrank.u32 and domfwd.*
+ * (the documented layout) of the n-domain index at dir. */
+static int index_numbers(const char *dir, uint32_t n, const char *fmt,
+			 uint32_t *num)
 {
-	char path[4500];
-	uint32_t byrank[SIM_N];
-	uint64_t off[SIM_N + 1];
-	static char names[SIM_N * 16];
+	uint64_t *off = malloc((n + 1) * sizeof(*off));
+	char *names = malloc((size_t)n * 16), path[4500];
 	FILE *f;
-	int ok;
+	int ok = off && names;
 
 	snprintf(path, sizeof(path), "%s/byrank.u32", dir);
-	f = fopen(path, "rb");
-	ok = f && fread(byrank, 4, SIM_N, f) == SIM_N;
+	f = ok ? fopen(path, "rb") : NULL;
+	ok = f && fread(num, 4, n, f) == n;
 	if (f)
 		fclose(f);
 	snprintf(path, sizeof(path), "%s/domfwd.off", dir);
-	f = fopen(path, "rb");
-	ok = ok && f && fread(off, 8, SIM_N + 1, f) == SIM_N + 1 &&
-	     off[SIM_N] <= sizeof(names);
+	f = ok ? fopen(path, "rb") : NULL;
+	ok = ok && f && fread(off, 8, n + 1, f) == n + 1 &&
+	     off[n] <= (uint64_t)n * 16;
 	if (f)
 		fclose(f);
 	snprintf(path, sizeof(path), "%s/domfwd.str", dir);
-	f = fopen(path, "rb");
-	ok = ok && f && fread(names, 1, off[SIM_N], f) == off[SIM_N];
+	f = ok ? fopen(path, "rb") : NULL;
+	ok = ok && f && fread(names, 1, off[n], f) == off[n];
 	if (f)
 		fclose(f);
-	for (uint32_t r = 0; ok && r < SIM_N; r++) {
-		unsigned d;
-
-		ok = byrank[r] < SIM_N &&
-		     sscanf(names + off[byrank[r]], "s%u.com", &d) == 1 &&
-		     d < SIM_N;
-		if (ok)
-			g->pos[d] = r;
-	}
+	for (uint32_t r = 0; ok && r < n; r++)
+		ok = num[r] < n && sscanf(names + off[num[r]], fmt, &num[r]) == 1 &&
+		     num[r] < n;
+	free(off);
+	free(names);
 	return ok ? 0 : -1;
+}
+
+/* The importance position of every domain of the index at dir. */
+static int sim_positions(const char *dir, sim_graph *g)
+{
+	uint32_t num[SIM_N];
+
+	if (index_numbers(dir, SIM_N, "s%u.com", num))
+		return -1;
+	for (uint32_t r = 0; r < SIM_N; r++)
+		g->pos[num[r]] = r;
+	return 0;
 }
 
 typedef struct sim_want {
@@ -1067,6 +1075,235 @@ static void test_overlap(void)
 	CU_ASSERT_STRING_EQUAL(r[0].domain, "beta.com");
 	CU_ASSERT_EQUAL(graph_domain_overlap(ix, bad, 2, 1, NULL, &P100, arena, &r, &n, &total), SEO_EINVAL);
 	CU_ASSERT_EQUAL(graph_domain_overlap(ix, both, 0, 1, NULL, &P100, arena, &r, &n, &total), SEO_EINVAL);
+}
+
+/* ---- overlap, gap and intersect against the edges ---- */
+
+/*
+ * OV_N domains "oNNNNN.com"; the first OV_T are the targets asked about,
+ * linked from about 70, 40, 3 and 1.5 % of the others (dense lists read a
+ * block against the span of its positions, sparse ones an entry at a
+ * time, leaping over the dense ones' blocks), from exactly 127, 128, 129,
+ * 256 and 257 of them (lists ending on either side of a skip block), from
+ * 3 and from none. Some targets link to others, so that the domains asked
+ * about are in each other's lists.
+ */
+#define OV_N 30000
+#define OV_T 11
+
+static const unsigned ov_permille[OV_T] = { 700, 400, 30, 15 };
+static const unsigned ov_exact[OV_T] = { 0, 0, 0, 0, 127, 128, 129, 256, 257, 3, 0 };
+static const unsigned ov_links[][2] = {
+	{ 1, 0 }, { 2, 0 }, { 2, 1 }, { 0, 2 }, { 3, 0 }, { 3, 1 },
+	{ 4, 0 }, { 5, 1 }, { 6, 2 }, { 9, 0 }, { 10, 3 },
+};
+
+static unsigned char ov_in[OV_T][OV_N];  /* ov_in[t][a]: a links to t */
+static uint32_t ov_vert[OV_N];           /* importance position -> domain */
+
+typedef struct ov_row {
+	unsigned d, mask;
+} ov_row;
+
+enum { OV_INTERSECT, OV_ALL, OV_ANY };
+
+static int ov_crawl(graph_input *in)
+{
+	unsigned seed = 5;
+	FILE *fv, *fe;
+
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, seo_arena_strdup(arena, path_of("ov-v.txt")) };
+	in[1] = (graph_input){ GRAPH_IN_EDGES, seo_arena_strdup(arena, path_of("ov-e.txt")) };
+	if (!in[0].path || !in[1].path)
+		return -1;
+	fv = fopen(in[0].path, "w");
+	fe = fopen(in[1].path, "w");
+	if (!fv || !fe)
+		return -1;
+	memset(ov_in, 0, sizeof(ov_in));
+	for (unsigned a = 0; a < OV_N; a++)
+		fprintf(fv, "%u\tcom.o%05u\t1\n", a, a);
+	for (unsigned t = 0; t < OV_T; t++)
+		for (unsigned j = 0; j < OV_N - OV_T; j++) {
+			unsigned a = OV_T + j;
+
+			if (ov_exact[t] ? j * 113 + t < (OV_N - OV_T) && j < ov_exact[t] :
+					  sim_rand(&seed) % 1000 < ov_permille[t]) {
+				a = ov_exact[t] ? OV_T + j * 113 + t : a;
+				fprintf(fe, "%u\t%u\n", a, t);
+				ov_in[t][a] = 1;
+			}
+		}
+	for (size_t i = 0; i < sizeof(ov_links) / sizeof(ov_links[0]); i++) {
+		fprintf(fe, "%u\t%u\n", ov_links[i][0], ov_links[i][1]);
+		ov_in[ov_links[i][1]][ov_links[i][0]] = 1;
+	}
+	fclose(fv);
+	fclose(fe);
+	return 0;
+}
+
+/* Each position's domain, of the index at dir. */
+static int ov_positions(const char *dir)
+{
+	return index_numbers(dir, OV_N, "o%u.com", ov_vert);
+}
+
+/* The rows of question q about targets t[0..k) (OV_ANY: linking to at
+ * least `min` of them and not to `mine`, unless that is OV_N), read from
+ * the edges in importance order. */
+static size_t ov_expect(int q, const unsigned *t, size_t k, unsigned min,
+			unsigned mine, ov_row *want)
+{
+	unsigned need = min < 1 ? 1 : k > 1 && min > k ? (unsigned)k : min;
+	size_t n = 0;
+
+	for (unsigned p = 0; p < OV_N; p++) {
+		unsigned a = ov_vert[p], mask = 0, cnt = 0, self = 0, keep;
+
+		for (size_t i = 0; i < k; i++) {
+			mask |= (unsigned)ov_in[t[i]][a] << i;
+			cnt += ov_in[t[i]][a];
+			self |= a == t[i];
+		}
+		if (q == OV_INTERSECT)
+			keep = mask == 1 && a != t[1];
+		else if (q == OV_ALL)
+			keep = cnt == k && !self;
+		else
+			keep = cnt >= need && !self &&
+			       !(mine < OV_N && (a == mine || ov_in[mine][a]));
+		if (keep)
+			want[n++] = (ov_row){ a, q == OV_INTERSECT ? 0 : mask };
+	}
+	return n;
+}
+
+/* The library's answer to the same question, one page. */
+static int ov_ask(graph_index *x, int q, const unsigned *t, size_t k,
+		  unsigned min, unsigned mine, const graph_page *pg,
+		  ov_row *got, size_t *n, uint64_t *total)
+{
+	char names[GRAPH_OVERLAP_MAX][16], other[16];
+	const char *d[GRAPH_OVERLAP_MAX];
+	int rc;
+
+	for (size_t i = 0; i < k; i++) {
+		snprintf(names[i], sizeof(names[i]), "o%05u.com", t[i]);
+		d[i] = names[i];
+	}
+	snprintf(other, sizeof(other), "o%05u.com", mine);
+	if (q == OV_INTERSECT) {
+		graph_intersect_row *r;
+
+		rc = graph_link_intersect(x, d[0], d[1], pg, arena, &r, n, total);
+		for (size_t i = 0; rc == 0 && i < *n; i++) {
+			got[i].mask = 0;
+			rc = sscanf(r[i].domain, "o%u.com", &got[i].d) == 1 ? 0 : -1;
+		}
+	} else {
+		graph_overlap_row *r;
+
+		rc = graph_domain_overlap(x, d, k, q == OV_ALL ? (unsigned)k : min,
+					  mine < OV_N ? other : NULL, pg, arena, &r, n,
+					  total);
+		for (size_t i = 0; rc == 0 && i < *n; i++) {
+			got[i].mask = r[i].links_to;
+			rc = sscanf(r[i].domain, "o%u.com", &got[i].d) == 1 ? 0 : -1;
+		}
+	}
+	return rc;
+}
+
+/* Pages of the question at the edges of skip blocks and of the result,
+ * against the edges; the number of wrong pages. */
+static unsigned ov_check(graph_index *x, int q, const unsigned *t, size_t k,
+			 unsigned min, unsigned mine)
+{
+	static ov_row want[OV_N], got[GRAPH_LIMIT_MAX];
+	size_t nw = ov_expect(q, t, k, min, mine, want);
+	const graph_page pages[] = {
+		{ 100, 0 }, { 1000, 0 }, { 1, 1 }, { 100, 127 }, { 1, 128 },
+		{ 100, 129 }, { 100, 1000 }, { 1000, nw > 1000 ? nw - 1000 : 0 },
+		{ 1, nw > 0 ? nw - 1 : 0 }, { 10, nw }, { 10, nw + 1 },
+	};
+	unsigned bad = 0;
+
+	for (size_t p = 0; p < sizeof(pages) / sizeof(pages[0]); p++) {
+		const graph_page *pg = &pages[p];
+		size_t n, expect = pg->offset >= nw ? 0 :
+				   nw - pg->offset < pg->limit ? nw - pg->offset :
+								  pg->limit;
+		uint64_t total;
+		int ok = ov_ask(x, q, t, k, min, mine, pg, got, &n, &total) == 0 &&
+			 total == nw && n == expect;
+
+		for (size_t i = 0; ok && i < n; i++)
+			ok = got[i].d == want[pg->offset + i].d &&
+			     got[i].mask == want[pg->offset + i].mask;
+		if (!ok && bad++ < 3)
+			printf("\n  question %d about o%05u.com and %zu more, page %zu: wrong ",
+			       q, t[0], k - 1, p);
+	}
+	return bad;
+}
+
+static unsigned ov_all_questions(graph_index *x)
+{
+	static const unsigned sets[][GRAPH_OVERLAP_MAX] = {
+		{ 0, 1, 2 }, { 2, 0, 3 }, { 1, 0, 2, 3 }, { 0, 1, 2, 3, 5 },
+		{ 3, 2, 1, 0, 9 }, { 0, 1, 10 }, { 8, 0, 6, 1 }, { 4, 5, 6, 7, 8 },
+	};
+	static const size_t ks[] = { 3, 3, 4, 5, 5, 3, 4, 5 };
+	unsigned bad = 0;
+
+	for (unsigned a = 0; a < OV_T; a++)
+		for (unsigned b = 0; b < OV_T; b++) {
+			const unsigned ab[2] = { a, b };
+
+			bad += ov_check(x, OV_INTERSECT, ab, 2, 0, OV_N);
+			bad += ov_check(x, OV_ALL, ab, 2, 0, OV_N);
+			/* the gap of b against one competitor, a */
+			bad += ov_check(x, OV_ANY, ab, 1, 1, b);
+		}
+	for (size_t s = 0; s < sizeof(ks) / sizeof(ks[0]); s++) {
+		bad += ov_check(x, OV_ALL, sets[s], ks[s], 0, OV_N);
+		bad += ov_check(x, OV_ANY, sets[s], ks[s], 1, OV_N);
+		bad += ov_check(x, OV_ANY, sets[s], ks[s], 2, 0);
+		bad += ov_check(x, OV_ANY, sets[s], ks[s], 1, 4);
+		bad += ov_check(x, OV_ANY, sets[s], ks[s], 0, 3);
+		bad += ov_check(x, OV_ANY, sets[s], ks[s], (unsigned)ks[s] + 1, 1);
+	}
+	bad += ov_check(x, OV_ANY, sets[0], 1, 2, OV_N);
+	bad += ov_check(x, OV_ANY, sets[0], 1, 0, OV_N);
+	return bad;
+}
+
+/*
+ * Link-intersect, domain-overlap and link-gap of targets whose in-lists
+ * are dense, sparse, one entry short of, on and past the skip blocks'
+ * edges, against the crawl's own edges, every page checked; and the same
+ * from an index of format 2, whose lists have no skip entries.
+ */
+static void test_overlap_exact(void)
+{
+	char dir[4400], v2[4400];
+	graph_input in[2];
+	graph_index *x = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(ov_crawl(in), 0);
+	snprintf(dir, sizeof(dir), "%s/ov-index", tmp);
+	snprintf(v2, sizeof(v2), "%s/ov-v2", tmp);
+	CU_ASSERT_EQUAL_FATAL(ingest(dir, in, 2, 0, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(ov_positions(dir), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(dir, &x), 0);
+	CU_ASSERT_EQUAL(ov_all_questions(x), 0);
+	graph_index_close(x);
+	x = NULL;
+	CU_ASSERT_EQUAL_FATAL(older_index(dir, v2, 2), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(v2, &x), 0);
+	CU_ASSERT_EQUAL(ov_all_questions(x), 0);
+	graph_index_close(x);
 }
 
 static void test_domain_objects(void)
@@ -1885,6 +2122,7 @@ int main(void)
 	CU_add_test(s, "similar domains, both ways, against a brute-force count", test_similar_exact);
 	CU_add_test(s, "similar domains stored at ingest, deep pages", test_precomputed);
 	CU_add_test(s, "domain overlap and link gap", test_overlap);
+	CU_add_test(s, "overlap, gap and intersect against the edges", test_overlap_exact);
 	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
 	CU_add_test(s, "status codes and url index", test_captures);
 	CU_add_test(s, "link quality and anchor type", test_enrichment);
