@@ -10,6 +10,12 @@
  * receive path always ends with a send and the send loop runs until nghttp2
  * has nothing left.
  *
+ * On a cleartext socket the pump reads the socket itself, with an event of
+ * its own: the bufferevent's reads ask the kernel how much is waiting
+ * first (one more system call per read) and take at most 4 KiB each, a
+ * wake-up per 4 KiB of a large answer. Bytes the bufferevent already holds
+ * (a peeked preface) are fed before that event is added.
+ *
  * When nghttp2 wants neither to read nor to write and every byte has been
  * handed to the kernel, the pump half-closes the socket and waits briefly
  * for the peer's FIN before reporting the close: closing with unread input
@@ -21,6 +27,7 @@
 #include "seo/errors.h"
 #include "seo/log.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +43,10 @@
 #define H2IO_HIGH_WATER (256 * 1024)
 /* How long a finished connection waits for the peer to close its side. */
 #define H2IO_LINGER_MS 1000
+/* Cleartext reads: bytes per recv() (on the stack), and recv() calls per
+ * wake-up before other connections get their turn. */
+#define H2IO_READ_CHUNK (64 * 1024)
+#define H2IO_READS_MAX 16
 
 enum h2io_state {
 	H2IO_OPEN,
@@ -49,17 +60,27 @@ struct seo_h2io {
 	seo_h2io_close_fn on_close;
 	void *ud;
 	struct event *close_ev; /* delivers on_close; also the linger timer */
+	struct event *read_ev;  /* cleartext: reads the socket itself */
 	enum h2io_state state;
 	int busy; /* inside nghttp2_session_mem_recv() or _mem_send() */
-	int cleartext; /* SEO_H2IO_CLEARTEXT: frames written straight out */
+	int cleartext; /* SEO_H2IO_CLEARTEXT: frames written straight out,
+			* the socket read by read_ev */
 };
+
+/* No more reading or writing on the socket. */
+static void h2io_stop(seo_h2io *io)
+{
+	io->state = H2IO_CLOSED;
+	bufferevent_disable(io->bev, EV_READ | EV_WRITE);
+	if (io->read_ev != NULL)
+		event_del(io->read_ev);
+}
 
 static void h2io_fail(seo_h2io *io)
 {
 	if (io->state == H2IO_CLOSED)
 		return;
-	io->state = H2IO_CLOSED;
-	bufferevent_disable(io->bev, EV_READ | EV_WRITE);
+	h2io_stop(io);
 	event_del(io->close_ev);
 	event_active(io->close_ev, EV_TIMEOUT, 1);
 }
@@ -70,11 +91,9 @@ static void h2io_close_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (io->state != H2IO_CLOSED) {
-		/* The linger timer ran out. */
-		io->state = H2IO_CLOSED;
-		bufferevent_disable(io->bev, EV_READ | EV_WRITE);
-	}
+	/* Not closed yet: the linger timer ran out. */
+	if (io->state != H2IO_CLOSED)
+		h2io_stop(io);
 	/* Last statement: on_close may free the pump. */
 	io->on_close(io, io->ud);
 }
@@ -154,34 +173,70 @@ static int h2io_send(seo_h2io *io)
 	return rc;
 }
 
+/* Feeds `len` received bytes to nghttp2 (dropped while lingering).
+ * Returns 0, or SEO_EIO when the session failed (the pump is closing). */
+static int h2io_recv(seo_h2io *io, const uint8_t *data, size_t len)
+{
+	ssize_t rv;
+
+	if (io->state != H2IO_OPEN)
+		return io->state == H2IO_LINGER ? 0 : SEO_EIO;
+	io->busy = 1;
+	rv = nghttp2_session_mem_recv(io->session, data, len);
+	io->busy = 0;
+	if (rv < 0) {
+		log_debug("http/2 receive failed: %s",
+			  nghttp2_strerror((int)rv));
+		h2io_fail(io);
+		return SEO_EIO;
+	}
+	return 0;
+}
+
+/* What the bufferevent read: everything on TLS, the bytes it held when
+ * the pump started on cleartext. */
 static void h2io_read_cb(struct bufferevent *bev, void *arg)
 {
 	seo_h2io *io = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	size_t len;
 
-	if (io->state == H2IO_LINGER) {
-		evbuffer_drain(in, evbuffer_get_length(in));
-		return;
-	}
-	if (io->state != H2IO_OPEN)
-		return;
 	/* Feed the buffer chunk by chunk: pulling up a contiguous chunk does
 	 * not copy. */
 	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
-		const uint8_t *data = evbuffer_pullup(in, (ev_ssize_t)len);
-		ssize_t rv;
+		if (h2io_recv(io, evbuffer_pullup(in, (ev_ssize_t)len), len) !=
+		    0)
+			return;
+		evbuffer_drain(in, len);
+	}
+	if (io->cleartext && io->state != H2IO_CLOSED)
+		event_add(io->read_ev, NULL);
+	h2io_send(io);
+}
 
-		io->busy = 1;
-		rv = nghttp2_session_mem_recv(io->session, data, len);
-		io->busy = 0;
-		if (rv < 0) {
-			log_debug("http/2 receive failed: %s",
-				  nghttp2_strerror((int)rv));
+/* Cleartext: reads the socket straight into nghttp2. A short read means
+ * the socket is empty, which saves the recv() that would say so. */
+static void h2io_sock_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	seo_h2io *io = arg;
+	uint8_t buf[H2IO_READ_CHUNK];
+	ssize_t n = sizeof(buf);
+
+	(void)what;
+	for (int i = 0; i < H2IO_READS_MAX && n == (ssize_t)sizeof(buf); i++) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+			      errno == EINTR))
+			break;
+		if (n <= 0) {
+			if (n < 0 && io->state == H2IO_OPEN)
+				log_debug("http/2 connection error: %s",
+					  strerror(errno));
 			h2io_fail(io);
 			return;
 		}
-		evbuffer_drain(in, len);
+		if (h2io_recv(io, buf, (size_t)n) != 0)
+			return;
 	}
 	h2io_send(io);
 }
@@ -215,14 +270,21 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 		 unsigned flags, seo_h2io_close_fn on_close, void *ud,
 		 seo_h2io **out)
 {
+	struct event_base *base = bufferevent_get_base(bev);
+	evutil_socket_t fd = bufferevent_getfd(bev);
 	seo_h2io *io = calloc(1, sizeof(*io));
-	evutil_socket_t fd;
 	int one = 1;
 
 	if (io == NULL)
 		return SEO_ENOMEM;
-	io->close_ev = evtimer_new(bufferevent_get_base(bev), h2io_close_cb, io);
-	if (io->close_ev == NULL) {
+	io->cleartext = (flags & SEO_H2IO_CLEARTEXT) != 0;
+	io->close_ev = evtimer_new(base, h2io_close_cb, io);
+	if (io->cleartext)
+		io->read_ev = event_new(base, fd, EV_READ | EV_PERSIST,
+					h2io_sock_read_cb, io);
+	if (io->close_ev == NULL || (io->cleartext && io->read_ev == NULL)) {
+		if (io->close_ev != NULL)
+			event_free(io->close_ev);
 		free(io);
 		return SEO_ENOMEM;
 	}
@@ -231,11 +293,9 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 	io->on_close = on_close;
 	io->ud = ud;
 	io->state = H2IO_OPEN;
-	io->cleartext = (flags & SEO_H2IO_CLEARTEXT) != 0;
 
 	/* Small frames must leave at once; fails harmlessly on non-TCP
 	 * sockets. */
-	fd = bufferevent_getfd(bev);
 	if (fd >= 0)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Every byte is a frame to feed (a read watermark left from peeking
@@ -244,7 +304,10 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 	bufferevent_setwatermark(bev, EV_READ, 0, 0);
 	bufferevent_setwatermark(bev, EV_WRITE, H2IO_HIGH_WATER / 2, 0);
 	bufferevent_setcb(bev, h2io_read_cb, h2io_write_cb, h2io_event_cb, io);
-	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	if (io->cleartext)
+		bufferevent_disable(bev, EV_READ);
+	bufferevent_enable(bev, io->cleartext ? EV_WRITE : EV_READ | EV_WRITE);
+	/* The first read takes what the bufferevent holds. */
 	bufferevent_trigger(bev, EV_READ | EV_WRITE,
 			    BEV_TRIG_IGNORE_WATERMARKS |
 				    BEV_TRIG_DEFER_CALLBACKS);
@@ -298,6 +361,8 @@ void seo_h2io_free(seo_h2io *io)
 	if (io == NULL)
 		return;
 	event_free(io->close_ev);
+	if (io->read_ev != NULL)
+		event_free(io->read_ev);
 	bufferevent_free(io->bev);
 	free(io);
 }

@@ -6,9 +6,10 @@
  * the handler when the request ends: inline on the loop thread when the
  * server has no workers or the method runs inline (the built-in health
  * check does), else on the worker pool, which hands finished calls
- * back through a mutex-protected list and an event activated from the
- * worker (libevent must have been made thread-aware with
- * evthread_use_pthreads() before the event_base was created).
+ * back through a mutex-protected list and an eventfd the loop reads. Not
+ * event_active(): from a worker it takes the event_base's lock, which the
+ * loop holds between callbacks, and a thread blocked on it costs two more
+ * system calls and a wake-up per call.
  *
  * A call has up to two owners, counted in `refs` (touched on the loop
  * thread only): its open stream, and a worker job. A deadline or a reset
@@ -41,7 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -133,7 +136,8 @@ struct rpc_server {
 	int stop;
 	struct rpc_ctx *jobs_head, *jobs_tail; /* under lock */
 	struct rpc_ctx *done;                  /* under lock */
-	struct event *done_ev;
+	int done_fd;            /* eventfd: `done` became non-empty */
+	struct event *done_ev;  /* reads done_fd */
 	size_t jobs_out; /* loop thread: handed to workers, not back yet */
 };
 
@@ -391,6 +395,7 @@ out:
 static void *worker_main(void *arg)
 {
 	rpc_server *srv = arg;
+	const uint64_t one = 1;
 
 	pthread_mutex_lock(&srv->lock);
 	for (;;) {
@@ -419,8 +424,13 @@ static void *worker_main(void *arg)
 		wake = srv->done == NULL;
 		call->job_next = srv->done;
 		srv->done = call;
-		if (wake)
-			event_active(srv->done_ev, EV_READ, 1);
+		pthread_mutex_unlock(&srv->lock);
+		/* Outside the lock, which the loop may be waiting for; a
+		 * wake-up that finds the list already taken is harmless. */
+		if (wake && write(srv->done_fd, &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
+			log_error("cannot wake the loop: %s", strerror(errno));
+		pthread_mutex_lock(&srv->lock);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	return NULL;
@@ -430,9 +440,13 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	rpc_server *srv = arg;
 	struct rpc_ctx *call, *next;
+	uint64_t n;
 
 	(void)fd;
 	(void)what;
+	if (read(srv->done_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("cannot read the workers' wake-up: %s",
+			  strerror(errno));
 	pthread_mutex_lock(&srv->lock);
 	call = srv->done;
 	srv->done = NULL;
@@ -581,8 +595,9 @@ static void on_request_end(struct rpc_ctx *call)
 	else
 		srv->jobs_head = call;
 	srv->jobs_tail = call;
-	pthread_cond_signal(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
+	/* After unlocking: the worker woken does not block on the lock. */
+	pthread_cond_signal(&srv->cond);
 }
 
 static void *msg_alloc(void *arena, size_t n)
@@ -858,6 +873,7 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 	srv->n_methods = n_methods;
 	srv->service = service;
 	srv->serving = 1;
+	srv->done_fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	srv->inline_of = calloc(n_methods ? n_methods : 1,
@@ -876,9 +892,14 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 		cb, on_stream_close);
 
 	if (workers > 0) {
-		srv->done_ev = event_new(base, -1, 0, done_cb, srv);
+		srv->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (srv->done_fd >= 0)
+			srv->done_ev = event_new(base, srv->done_fd,
+						 EV_READ | EV_PERSIST, done_cb,
+						 srv);
 		srv->threads = calloc((size_t)workers, sizeof(pthread_t));
-		if (srv->done_ev == NULL || srv->threads == NULL)
+		if (srv->done_ev == NULL || srv->threads == NULL ||
+		    event_add(srv->done_ev, NULL) != 0)
 			goto out;
 		for (; srv->n_workers < workers; srv->n_workers++) {
 			if (pthread_create(&srv->threads[srv->n_workers], NULL,
@@ -999,6 +1020,8 @@ void rpc_server_free(rpc_server *srv)
 	}
 	if (srv->done_ev != NULL)
 		event_free(srv->done_ev);
+	if (srv->done_fd >= 0)
+		close(srv->done_fd);
 	nghttp2_session_callbacks_del(srv->callbacks);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);

@@ -74,8 +74,9 @@ int rpc_service_main(const char *name, const char *addr,
 	int rc = 1;
 
 	seo_log_init(name);
-	/* Before the event_base exists: workers hand replies back through
-	 * event_active(), which needs a lock-aware base. */
+	/* Before the event_base exists: a lock-aware base, so that code on
+	 * a handler's thread may activate its events (rpc_server's own
+	 * workers hand calls back through an eventfd instead). */
 	if (evthread_use_pthreads() != 0) {
 		log_error("cannot enable libevent threading");
 		return 1;
