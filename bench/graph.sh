@@ -16,9 +16,11 @@
 # heavy/100k pair, failing when an SQL answer differs from the library's;
 # then svc-graph serves the index and the gateway fronts it (svc-account in
 # that database, on free ports, the rate limit off) and graph-bench times
-# the same queries over gRPC and over HTTP/1.1 keep-alive, with a null
-# round trip per transport. Prints Markdown tables; docs/benchmarks.md
-# describes the method.
+# the same queries over gRPC and over HTTP/1.1 keep-alive; every row of
+# the service, the gateway and PostgreSQL is timed beside its transport's
+# null round trip (a null call before each of the query's calls), and its
+# work is its latency minus that null. Prints Markdown tables;
+# docs/benchmarks.md describes the method.
 #
 # Environment:
 #   BENCH_DOMAINS      domains of the synthetic crawl (default 1000000)
@@ -358,19 +360,32 @@ bench_say "bench: timing the queries at svc-graph (gRPC) and through the gateway
 "$BENCH_BIN/graph-bench" http --addr "$SEO_HTTP_ADDR" --key "$key" --reps "$REPS" --budget-ms "$BUDGET_MS" \
   "${targets[@]}" >"$BENCH_TMP/http.tsv" 2>"$BENCH_TMP/log/http.log" \
   || { cat "$BENCH_TMP/log/http.log" >&2; bench_logs; bench_die "graph-bench http failed"; }
-# One line per (domain, query) in the same order on every side.
+# One line per (domain, query) in the same order on every side: label,
+# query, total, library p50 p99, PostgreSQL p50 p99 and its null's p50
+# p99 (queries.tsv); label, query, service p50 p99, null p50 p99
+# (grpc.tsv); the same for the gateway (http.tsv).
 paste "$BENCH_TMP/queries.tsv" "$BENCH_TMP/grpc.tsv" "$BENCH_TMP/http.tsv" >"$BENCH_TMP/all.tsv"
-awk -F'\t' '$1 != $8 || $2 != $9 || $1 != $12 || $2 != $13 || NF != 15 { exit 1 }' "$BENCH_TMP/all.tsv" \
+awk -F'\t' '$1 != $10 || $2 != $11 || $1 != $16 || $2 != $17 || NF != 21 { exit 1 }' "$BENCH_TMP/all.tsv" \
   || bench_die "the library, gRPC and HTTP timings do not line up"
 
 # ---- report -------------------------------------------------------------------------
 fmt_us() { awk -v v="$1" 'BEGIN { if (v == "-") print "-"; else if (v >= 1000) printf "%.1f ms", v / 1000; else printf "%.1f us", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b <= 0) print "-"; else printf "%.2g", a / b }'; }
-# A latency minus the median null round trip of its transport, at least 0.
+# A latency minus its row's null round trip (p50), at least 0.
 work() { awk -v v="$1" -v z="$2" 'BEGIN { if (v == "-" || z == "-") print "-"; else printf "%.1f", (v > z ? v - z : 0) }'; }
 row_name() { if [ "$1" = null ]; then echo -; else echo "$1 (${referrers[$1]})"; fi; }
-# The null round trips: svc-graph's health check, SELECT 1.
-read -r null_s50 null_s99 null_p50 null_p99 < <(awk -F'\t' '$1 == "null" { print $10, $11, $6, $7 }' "$BENCH_TMP/all.tsv")
+# A null's p50 and p99 in one cell.
+fmt_null() { if [ "$1" = - ]; then echo -; else echo "$(fmt_us "$1") / $(fmt_us "$2")"; fi; }
+# The p50s of the nulls timed beside the rows in column $1 of all.tsv:
+# "lowest to highest (median M)".
+null_range() {
+  awk -F'\t' -v c="$1" '$1 != "null" && $c != "-" { print $c }' "$BENCH_TMP/all.tsv" | sort -g |
+    awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
+      printf "%.1f to %.1f us (median %.1f us)\n", v[1], v[NR], v[int((NR + 1) / 2)] }'
+}
+# The null round trips timed alone before the first row: svc-graph's
+# health check, the gateway's 404, SELECT 1.
+read -r null_s50 null_s99 null_g50 null_g99 null_p50 null_p99 < <(awk -F'\t' '$1 == "null" { print $12, $13, $18, $19, $6, $7 }' "$BENCH_TMP/all.tsv")
 rate=$(awk -v e="$n_edges" -v s="$ingest_wall" 'BEGIN { printf "%.0f", e / s }')
 proj_h=$(awk -v r="$rate" -v e="$FULL_EDGES" 'BEGIN { printf "%.1f", e / r / 3600 }')
 report="$BENCH_TMP/report.md"
@@ -391,29 +406,32 @@ report="$BENCH_TMP/report.md"
   echo "| projected full release ($FULL_DOMAINS domains, $FULL_EDGES edges) | $proj_h h at the measured rate |"
   echo "| projected full-release memory | $(awk -v b="$dom_bytes" -v n="$FULL_DOMAINS" 'BEGIN { printf "%.1f", b * n / 2^30 }') GiB resident for full speed: $dom_bytes bytes a domain (rank columns, name index), none an edge (sorted runs on disk); all within --mem-mb, of which 4096 leaves the sorts $(awk -v b="$dom_bytes" -v n="$FULL_DOMAINS" 'BEGIN { printf "%.1f", 4 - b * n / 2^30 }') GiB |"
   echo
-  echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as prepared SQL statements (libpq; every answer checked equal to the library's); the ratio is library / PostgreSQL. The null round trip is svc-graph's gRPC health check and \`SELECT 1\`:"
+  echo "Latency, first page of 100 rows, one request at a time: on the library (graph-bench, one thread, index in the page cache), at svc-graph over gRPC (one HTTP/2 connection), through the gateway over HTTP/1.1 (one keep-alive connection, API key, credits debited), and of the same question as prepared SQL statements (libpq; every answer checked equal to the library's); the ratio is library / PostgreSQL. Each row of the service, the gateway and PostgreSQL is timed beside its transport's null round trip, the calls alternated (a null call before each of the query's calls, warm-up included), and the null's p50 / p99 is printed beside it: svc-graph's gRPC health check, a \`GET\` the gateway answers 404 from its route table (no service asked), and \`SELECT 1\`. The rows' nulls (p50) ranged from $(null_range 14) at the service, $(null_range 20) at the gateway and $(null_range 8) on PostgreSQL. The row \`null round trip\` is each null timed alone, before the first row:"
   echo
-  echo "| domain (referring domains) | query | total | library p50 | library p99 | service p50 | service p99 | gateway p50 | gateway p99 | PostgreSQL p50 | PostgreSQL p99 | ratio p50 | ratio p99 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  while IFS=$'\t' read -r label q total o50 o99 p50 p99 _ _ s50 s99 _ _ g50 g99; do
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" "$total" \
-      "$(fmt_us "$o50")" "$(fmt_us "$o99")" "$(fmt_us "$s50")" "$(fmt_us "$s99")" \
-      "$(fmt_us "$g50")" "$(fmt_us "$g99")" "$(fmt_us "$p50")" "$(fmt_us "$p99")" \
+  echo "| domain (referring domains) | query | total | library p50 | library p99 | service p50 | service p99 | service null p50 / p99 | gateway p50 | gateway p99 | gateway null p50 / p99 | PostgreSQL p50 | PostgreSQL p99 | PostgreSQL null p50 / p99 | ratio p50 | ratio p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r label q total o50 o99 p50 p99 pn50 pn99 _ _ s50 s99 sn50 sn99 _ _ g50 g99 gn50 gn99; do
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+      "$(row_name "$label")" "$q" "$total" "$(fmt_us "$o50")" "$(fmt_us "$o99")" \
+      "$(fmt_us "$s50")" "$(fmt_us "$s99")" "$(fmt_null "$sn50" "$sn99")" \
+      "$(fmt_us "$g50")" "$(fmt_us "$g99")" "$(fmt_null "$gn50" "$gn99")" \
+      "$(fmt_us "$p50")" "$(fmt_us "$p99")" "$(fmt_null "$pn50" "$pn99")" \
       "$(ratio "$o50" "$p50")" "$(ratio "$o99" "$p99")"
   done <"$BENCH_TMP/all.tsv"
   echo
-  echo "The same latencies as ratios ours / PostgreSQL at the service and through the gateway, and the work of the service and of PostgreSQL: each latency, p50 and p99, minus the median null round trip of its transport ($(fmt_us "$null_s50") for svc-graph's health check over gRPC, p99 $(fmt_us "$null_s99"); $(fmt_us "$null_p50") for \`SELECT 1\` over libpq, p99 $(fmt_us "$null_p99")), at least 0; the work ratio is service work / PostgreSQL work:"
+  echo "The same latencies as ratios ours / PostgreSQL at the service and through the gateway, and the work of the service, of PostgreSQL and of the gateway: each latency, p50 and p99, minus the p50 of the null timed beside it in its row (the p99 too: a null's p99 is mostly scheduling noise), at least 0; the work ratio is service work / PostgreSQL work. The gateway's work is what a call costs beyond its HTTP round trip: authorisation and the debit through svc-account, and the call to svc-graph with its round trip. Timed alone before the first row, the nulls were $(fmt_null "$null_s50" "$null_s99") (p50 / p99) at the service, $(fmt_null "$null_g50" "$null_g99") at the gateway and $(fmt_null "$null_p50" "$null_p99") on PostgreSQL:"
   echo
-  echo "| domain (referring domains) | query | service / PostgreSQL p50 | service / PostgreSQL p99 | gateway / PostgreSQL p50 | gateway / PostgreSQL p99 | service work p50 | PostgreSQL work p50 | work ratio p50 | service work p99 | PostgreSQL work p99 | work ratio p99 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-  while IFS=$'\t' read -r label q _ _ _ p50 p99 _ _ s50 s99 _ _ g50 g99; do
+  echo "| domain (referring domains) | query | service / PostgreSQL p50 | service / PostgreSQL p99 | gateway / PostgreSQL p50 | gateway / PostgreSQL p99 | service work p50 | PostgreSQL work p50 | work ratio p50 | service work p99 | PostgreSQL work p99 | work ratio p99 | gateway work p50 | gateway work p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r label q _ _ _ p50 p99 pn50 _ _ _ s50 s99 sn50 _ _ _ g50 g99 gn50 _; do
     [ "$label" != null ] && [ "$p50" != - ] || continue
-    sw50=$(work "$s50" "$null_s50") pw50=$(work "$p50" "$null_p50")
-    sw99=$(work "$s99" "$null_s50") pw99=$(work "$p99" "$null_p50")
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" \
+    sw50=$(work "$s50" "$sn50") pw50=$(work "$p50" "$pn50") gw50=$(work "$g50" "$gn50")
+    sw99=$(work "$s99" "$sn50") pw99=$(work "$p99" "$pn50") gw99=$(work "$g99" "$gn50")
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" \
       "$(ratio "$s50" "$p50")" "$(ratio "$s99" "$p99")" "$(ratio "$g50" "$p50")" "$(ratio "$g99" "$p99")" \
       "$(fmt_us "$sw50")" "$(fmt_us "$pw50")" "$(ratio "$sw50" "$pw50")" \
-      "$(fmt_us "$sw99")" "$(fmt_us "$pw99")" "$(ratio "$sw99" "$pw99")"
+      "$(fmt_us "$sw99")" "$(fmt_us "$pw99")" "$(ratio "$sw99" "$pw99")" \
+      "$(fmt_us "$gw50")" "$(fmt_us "$gw99")"
   done <"$BENCH_TMP/all.tsv"
 } >"$report"
 cat "$report"

@@ -22,8 +22,9 @@
  * on those tables; the untimed first run of each side is compared, total
  * and rows, and a difference fails the run. `query` prints one
  * tab-separated line per (domain, query), the first one the null round
- * trip (`SELECT 1`): label, query, the library's total (rows of the whole
- * result; see qtab), our p50 and p99, PostgreSQL's p50 and p99
+ * trip (`SELECT 1`) timed alone: label, query, the library's total (rows
+ * of the whole result; see qtab), our p50 and p99, PostgreSQL's p50 and
+ * p99, and the p50 and p99 of PostgreSQL's null timed beside that row
  * (microseconds; "-" when that side has no figure). `check` only
  * compares, every difference, and prints label, query and "same",
  * "differs" or "-" (nothing to compare).
@@ -32,8 +33,15 @@
  * other on one HTTP/2 connection (its null round trip:
  * grpc.health.v1.Health/Check); `http` as GET requests to the gateway
  * with an API key, one after the other on one HTTP/1.1 keep-alive
- * connection. Both print label, query, p50 and p99 (microseconds), in the
+ * connection (its null round trip: a path no route matches, answered 404
+ * from the route table). Both print label, query, p50 and p99, and the
+ * p50 and p99 of the null timed beside that row (microseconds), in the
  * order of `query`.
+ *
+ * A transport's round trip moves with where the scheduler puts client
+ * and server, from one minute to the next: each row's null is timed
+ * beside it, a null call before each of its calls (measure), so that the
+ * row's latency minus its own null is the work.
  *
  * svc-graph keeps similar-domains and link-audit answers in its result
  * cache: their rows are timed at the service with `cache-control:
@@ -44,6 +52,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,9 +271,11 @@ static const struct qdesc {
 	unsigned flags;
 	stmt_id sql[MAX_STMTS + 1];
 } qtab[Q_COUNT] = {
-	[Q_NULL] = { "null round trip", NULL, "/grpc.health.v1.Health/Check",
+	/* over HTTP, a path no route matches: the gateway's 404 touches no
+	 * service, where /healthz asks every one */
+	[Q_NULL] = { "null round trip", "null", "/grpc.health.v1.Health/Check",
 		     &grpc__health__v1__health_check_response__descriptor,
-		     R_HEALTH, ON_GRPC, { S_NULL } },
+		     R_HEALTH, ON_GRPC | ON_HTTP, { S_NULL } },
 	[Q_REFDOMAINS] = { "referring-domains", "referring-domains",
 			   RPC("ReferringDomains"), RESP(referring_domains),
 			   R_PAGE, ON_ALL, { S_REFDOMAINS } },
@@ -1136,10 +1147,11 @@ static int http_connect(http_side *h)
 }
 
 /* Reads one answer (the gateway always frames it with Content-Length);
- * 0 when its status is 200. */
-static int http_read(http_side *h)
+ * 0 when its status is `status`. */
+static int http_read(http_side *h, int status)
 {
 	size_t len = 0, head = 0, body = 0;
+	char line[16];
 
 	while (!head || len < head + body) {
 		ssize_t r;
@@ -1173,7 +1185,8 @@ static int http_read(http_side *h)
 			body = strtoull(cl + 17, NULL, 10);
 		}
 	}
-	if (len != head + body || strncmp(h->buf, "HTTP/1.1 200 ", 13)) {
+	snprintf(line, sizeof(line), "HTTP/1.1 %d ", status);
+	if (len != head + body || strncmp(h->buf, line, strlen(line))) {
 		fprintf(stderr, "graph-bench: unexpected answer: %.300s\n",
 			h->buf);
 		return SEO_EUPSTREAM;
@@ -1194,6 +1207,9 @@ static int run_http(void *ctx, query q, const target *t, seo_arena *a,
 	 * importance order). The bench's names need no escaping
 	 * (parse_target). */
 	switch (qtab[q].req) {
+	case R_HEALTH:
+		n = snprintf(path, sizeof(path), "%s", qtab[q].route);
+		break;
 	case R_INTERSECT:
 		n = snprintf(path, sizeof(path),
 			     "link-intersect?domain_a=%s&domain_b=%s", t->a,
@@ -1226,53 +1242,82 @@ static int run_http(void *ctx, query q, const target *t, seo_arena *a,
 			return SEO_EIO;
 		off += (int)w;
 	}
-	return http_read(h);
+	return http_read(h, qtab[q].req == R_HEALTH ? 404 : 200);
 }
 
 /* ---- timing ------------------------------------------------------------- */
 
 typedef struct timing {
 	double p50, p99;
-	uint64_t total; /* of the warm-up */
+	double null_p50, null_p99; /* of the nulls beside it, if any */
+	uint64_t total;            /* of the warm-up */
 } timing;
+
+/* p50 and p99 of samples[0..n), n > 0; sorts them. */
+static void percentiles(double *samples, unsigned n, double *p50,
+			double *p99)
+{
+	qsort(samples, n, sizeof(double), cmp_double);
+	*p50 = samples[(n - 1) / 2];
+	*p99 = samples[(size_t)((n - 1) * 0.99 + 0.5)];
+}
+
+/* One run of q on side s, its time in microseconds to *us. */
+static int timed_run(const side *s, query q, const target *t, answer *ans,
+		     double *us)
+{
+	seo_arena *a = seo_arena_new(64 * 1024);
+	int rc;
+
+	if (!a)
+		return SEO_ENOMEM;
+	*us = now_us();
+	rc = s->run(s->ctx, q, t, a, ans);
+	*us = now_us() - *us;
+	seo_arena_free(a);
+	return rc;
+}
 
 /*
  * Runs one query `reps` times after WARMUP untimed runs, or fewer when
- * `budget_ms` is spent (at least 3 timed runs); the percentiles are of the
- * runs made. The warm-up's answer goes to `warm` when not NULL.
+ * `budget_ms` is spent (at least 3 timed runs; the query's time counts,
+ * not the nulls'); the percentiles are of the runs made. With `nulls`
+ * (NULL: none), every run, warm-up included, follows one call of the
+ * side's null round trip (Q_NULL), timed into `nulls`; their percentiles
+ * go to out->null_p50 and null_p99. The warm-up's answer goes to `warm`
+ * when not NULL.
  */
 static int measure(const side *s, query q, const target *t, unsigned reps,
-		   double budget_ms, double *samples, text *warm, timing *out)
+		   double budget_ms, double *samples, double *nulls,
+		   text *warm, timing *out)
 {
 	unsigned done = 0;
 	double spent = 0;
 	int rc = 0;
 
 	for (unsigned i = 0; !rc && i < reps + WARMUP; i++) {
-		seo_arena *a = seo_arena_new(64 * 1024);
-		answer ans = { 0, i == 0 ? warm : NULL };
-		double t0;
+		answer ans = { 0, i == 0 ? warm : NULL }, none = { 0, NULL };
+		double us = 0, null_us = 0;
 
-		if (!a)
-			return SEO_ENOMEM;
-		t0 = now_us();
-		rc = s->run(s->ctx, q, t, a, &ans);
-		t0 = now_us() - t0;
-		seo_arena_free(a);
+		if (nulls && (rc = timed_run(s, Q_NULL, t, &none, &null_us)))
+			break;
+		rc = timed_run(s, q, t, &ans, &us);
 		if (i == 0)
 			out->total = ans.total;
 		if (i < WARMUP)
 			continue;
-		samples[done++] = t0;
-		spent += t0 / 1e3;
+		if (nulls)
+			nulls[done] = null_us;
+		samples[done++] = us;
+		spent += us / 1e3;
 		if (done >= 3 && spent > budget_ms)
 			break;
 	}
 	if (rc || done == 0)
 		return rc;
-	qsort(samples, done, sizeof(double), cmp_double);
-	out->p50 = samples[(done - 1) / 2];
-	out->p99 = samples[(size_t)((done - 1) * 0.99 + 0.5)];
+	percentiles(samples, done, &out->p50, &out->p99);
+	if (nulls)
+		percentiles(nulls, done, &out->null_p50, &out->null_p99);
 	return 0;
 }
 
@@ -1342,18 +1387,33 @@ static const unsigned mode_side[] = {
 typedef struct run {
 	mode m;
 	unsigned reps;
-	double budget_ms, *samples;
+	double budget_ms, *samples, *nulls;
 	side ours, sql; /* sql.ctx NULL: no PostgreSQL */
 	text a, b;      /* the warm-up answers compared */
 	int differ;     /* answers that differed (check) */
 } run;
 
-/* Times (or, for check, compares) query q for t and prints its line. */
+/* p50 and p99 of a side, or "-" when it has none. */
+static void print_pair(int have, double p50, double p99)
+{
+	if (have)
+		printf("\t%.1f\t%.1f", p50, p99);
+	else
+		printf("\t-\t-");
+}
+
+/*
+ * Times (or, for check, compares) query q for t and prints its line. Every
+ * row but the null's own is timed beside its side's null round trip,
+ * where the side has one (the library has none).
+ */
 static int one_row(run *r, query q, const target *t)
 {
 	int ours = (qtab[q].flags & mode_side[r->m]) != 0;
 	int sql = r->sql.ctx && qstmt_count(q) > 0;
 	int compare = ours && sql;
+	int paired = r->m != M_CHECK && q != Q_NULL;
+	int ours_null = paired && (qtab[Q_NULL].flags & mode_side[r->m]);
 	unsigned reps = r->m == M_CHECK ? 0 : r->reps;
 	timing a = { 0 }, b = { 0 };
 	int rc = 0;
@@ -1361,9 +1421,11 @@ static int one_row(run *r, query q, const target *t)
 	r->a.len = r->b.len = 0;
 	if (ours)
 		rc = measure(&r->ours, q, t, reps, r->budget_ms, r->samples,
+			     ours_null ? r->nulls : NULL,
 			     compare ? &r->a : NULL, &a);
 	if (!rc && sql)
 		rc = measure(&r->sql, q, t, reps, r->budget_ms, r->samples,
+			     paired ? r->nulls : NULL,
 			     compare ? &r->b : NULL, &b);
 	if (rc) {
 		fprintf(stderr, "graph-bench: %s %s failed: %s\n", t->label,
@@ -1384,14 +1446,13 @@ static int one_row(run *r, query q, const target *t)
 		printf("\t%llu", (unsigned long long)a.total);
 	else if (r->m == M_QUERY)
 		printf("\t-");
-	if (ours)
-		printf("\t%.1f\t%.1f", a.p50, a.p99);
-	else
-		printf("\t-\t-");
-	if (sql)
-		printf("\t%.1f\t%.1f", b.p50, b.p99);
-	else if (r->m == M_QUERY)
-		printf("\t-\t-");
+	print_pair(ours, a.p50, a.p99);
+	if (r->m == M_QUERY) {
+		print_pair(sql, b.p50, b.p99);
+		print_pair(sql && paired, b.null_p50, b.null_p99);
+	} else {
+		print_pair(ours && ours_null, a.null_p50, a.null_p99);
+	}
 	printf("\n");
 	fflush(stdout);
 	return 0;
@@ -1445,8 +1506,9 @@ static int cmd_time(mode m, int argc, char **argv)
 	    r.reps > MAX_REPS)
 		goto usage;
 	r.samples = malloc((MAX_REPS + 1) * sizeof(double));
+	r.nulls = malloc((MAX_REPS + 1) * sizeof(double));
 	targets = calloc((size_t)(argc - optind), sizeof(*targets));
-	if (!r.samples || !targets) {
+	if (!r.samples || !r.nulls || !targets) {
 		rc = SEO_ENOMEM;
 		goto out;
 	}
@@ -1526,6 +1588,7 @@ out:
 		close(h.fd);
 	free(h.buf);
 	free(r.samples);
+	free(r.nulls);
 	free(r.a.p);
 	free(r.b.p);
 	free(targets);
@@ -2035,6 +2098,8 @@ int main(int argc, char **argv)
 	};
 	const char *cmd = argc >= 2 ? argv[1] : "";
 
+	/* a server gone away is an error to report, not a signal */
+	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(cmd, "synth") == 0)
 		return cmd_synth(argc - 1, argv + 1) ? 1 : 0;
 	if (strcmp(cmd, "dump") == 0)
