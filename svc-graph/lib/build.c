@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1242,59 +1241,19 @@ out:
 
 /* ---- URL-level links, grouped by target domain ---- */
 
-/*
- * The records of a sort that share the u32 at `key` (a domain id), in
- * memory, their URL and anchor ids made final (`final`) and sorted again
- * by the sort's order: a string spilled in several generations had a
- * temporary id in each, so equal records could lie apart.
- */
-typedef struct rgroup {
-	graph__xsort *s;
-	size_t size, key;
-	void (*final)(graph__builder *b, void *rec);
-	void *v;
+typedef struct grp {
+	graph__lrec *v;
 	size_t n, cap;
-	char next[sizeof(graph__lrec)]; /* the next group's first record */
-	int have_next;
-} rgroup;
+} grp;
 
-static int rgroup_push(rgroup *g, const void *rec)
+static int grp_push(grp *g, const graph__lrec *r)
 {
-	int rc = grow(&g->v, g->n, &g->cap, g->size, 256);
+	int rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256);
 
-	if (!rc)
-		memcpy((char *)g->v + g->n++ * g->size, rec, g->size);
-	return rc;
-}
-
-/* 1 with the next group in g->v, 0 at the end, or an error. */
-static int rgroup_next(graph__builder *b, graph__cmp_fn cmp, rgroup *g)
-{
-	const void *rec = g->next;
-	int rc;
-
-	g->n = 0;
-	if (!g->have_next && (rc = graph__xsort_next(g->s, &rec)) != 1)
+	if (rc)
 		return rc;
-	if ((rc = rgroup_push(g, rec)))
-		return rc;
-	g->have_next = 0;
-	while ((rc = graph__xsort_next(g->s, &rec)) == 1) {
-		if (memcmp((const char *)rec + g->key,
-			   (const char *)g->v + g->key, sizeof(uint32_t))) {
-			memcpy(g->next, rec, g->size);
-			g->have_next = 1;
-			break;
-		}
-		if ((rc = rgroup_push(g, rec)))
-			return rc;
-	}
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < g->n; i++)
-		g->final(b, (char *)g->v + i * g->size);
-	qsort(g->v, g->n, g->size, cmp);
-	return 1;
+	g->v[g->n++] = *r;
+	return 0;
 }
 
 static void final_link(graph__builder *b, void *rec)
@@ -1313,16 +1272,40 @@ static void final_cap(graph__builder *b, void *rec)
 	r->url = graph__sdict_id(&b->urls, r->url);
 }
 
-/* Keeps the first (the newest) of each link seen in several crawls, in a
- * group in either sort's order; returns how many are left. */
-static size_t dedupe_links(graph__lrec *v, size_t n)
+/*
+ * Makes the URL and anchor ids of the sort at *s final: its records, in
+ * the order of temporary ids, go through `final` into a new sort of the
+ * same order, which replaces it. External and within the budget like the
+ * first: a string spilled in several generations had a temporary id in
+ * each, so equal records may lie apart until sorted on their final ids.
+ */
+static int sort_final(graph__builder *b, graph__xsort **s, size_t size,
+		      graph__cmp_fn cmp, size_t share,
+		      void (*final)(graph__builder *b, void *rec))
 {
-	size_t m = 0;
+	graph__xsort *x = NULL;
+	char rec[sizeof(graph__lrec)];
+	const void *r;
+	int rc;
 
-	for (size_t i = 0; i < n; i++)
-		if (m == 0 || !same_link(&v[m - 1], &v[i]))
-			v[m++] = v[i];
-	return m;
+	if ((rc = graph__xsort_finish(*s)) ||
+	    (rc = graph__xsort_new(size, cmp, share, b->opts->tmp_dir, &b->mem,
+				   &x)))
+		goto out;
+	while ((rc = graph__xsort_next(*s, &r)) == 1) {
+		memcpy(rec, r, size);
+		final(b, rec);
+		if ((rc = graph__xsort_add(x, rec)))
+			goto out;
+	}
+	if (rc < 0 || (rc = graph__xsort_finish(x)))
+		goto out;
+	sort_done(b, s);
+	*s = x;
+	x = NULL;
+out:
+	graph__xsort_free(x);
+	return rc;
 }
 
 /* While a group is sorted its to_dom, the same for the whole group,
@@ -1411,7 +1394,7 @@ typedef struct linkw {
 	size_t cap;
 } linkw;
 
-/* Writes the links of one target domain, `n` at `v` (deduplicated). */
+/* Writes the links of one target domain, `n` at `v`. */
 static int flush_group(wctx *c, linkw *lw, graph__lrec *v, size_t n)
 {
 	uint32_t to = v[0].to_dom, referrers = 0;
@@ -1487,13 +1470,14 @@ static int flush_group(wctx *c, linkw *lw, graph__lrec *v, size_t n)
 static int write_links(wctx *c)
 {
 	linkw lw = { 0 };
-	rgroup g = { .s = c->b->links, .size = sizeof(graph__lrec),
-		     .key = offsetof(graph__lrec, to_dom),
-		     .final = final_link };
+	grp g = { 0 };
+	const void *rec;
 	int rc;
 
 	c->b->phase = "links";
-	if ((rc = graph__xsort_finish(c->b->links)) ||
+	if ((rc = sort_final(c->b, &c->b->links, sizeof(graph__lrec),
+			     cmp_link_by_target, c->b->mem.cap / 4,
+			     final_link)) ||
 	    (rc = w_open(&lw.off.w, c->dir, "links.off")) ||
 	    (rc = w_open(&lw.poff.w, c->dir, "pages.off")) ||
 	    (rc = w_open(&lw.aoff.w, c->dir, "anchortext.off")) ||
@@ -1503,10 +1487,25 @@ static int write_links(wctx *c)
 	    (rc = w_open(&lw.anchors, c->dir, "anchortext.bin")) ||
 	    (rc = skip_open(&lw.skip, c->dir, "linkskip")))
 		goto out;
-	while ((rc = rgroup_next(c->b, cmp_link_by_target, &g)) == 1)
-		if ((rc = flush_group(c, &lw, g.v, dedupe_links(g.v, g.n))))
+	while ((rc = graph__xsort_next(c->b->links, &rec)) == 1) {
+		const graph__lrec *r = rec;
+
+		if (g.n > 0 && g.v[g.n - 1].to_dom == r->to_dom &&
+		    same_link(&g.v[g.n - 1], r))
+			continue;
+		if (g.n > 0 && g.v[0].to_dom != r->to_dom) {
+			rc = flush_group(c, &lw, g.v, g.n);
+			if (rc)
+				goto out;
+			g.n = 0;
+		}
+		rc = grp_push(&g, r);
+		if (rc)
 			goto out;
+	}
 	if (rc < 0)
+		goto out;
+	if (g.n > 0 && (rc = flush_group(c, &lw, g.v, g.n)))
 		goto out;
 	if ((rc = off_upto(&lw.off, c->n, lw.dat.bytes / sizeof(graph__link))) ||
 	    (rc = off_upto(&lw.poff, c->n, lw.pages.bytes / sizeof(graph__agg))) ||
@@ -1579,71 +1578,71 @@ static int outg_flush(wctx *c, outg *g, offw *off, wfile *dat)
 	return rc;
 }
 
-/* Counts the links of one source domain (deduplicated, in the sort's
- * order: by target domain, URL, anchor and type) into its rows. */
-static int outg_add(wctx *c, outg *g, const graph__lrec *v, size_t n)
+static int write_outbound(wctx *c)
 {
-	graph__dom *d = graph__b_dom(c->b, v[0].from_dom);
+	offw off = { 0 };
+	wfile dat = { 0 };
+	outg g = { .cur_dom = GRAPH__NONE };
+	graph__lrec prev = { .from_dom = GRAPH__NONE };
+	const void *rec;
 	int rc;
 
-	g->from = v[0].from_dom;
-	for (size_t i = 0; i < n; i++) {
-		const graph__lrec *r = &v[i];
-		graph__outl *last = g->n ? &g->v[g->n - 1] : NULL;
+	c->b->phase = "outbound links";
+	if ((rc = sort_final(c->b, &c->b->outl, sizeof(graph__lrec),
+			     cmp_link_by_source, c->b->mem.cap / 4,
+			     final_link)) ||
+	    (rc = w_open(&off.w, c->dir, "outl.off")) ||
+	    (rc = w_open(&dat, c->dir, "outl.bin")))
+		goto out;
+	while ((rc = graph__xsort_next(c->b->outl, &rec)) == 1) {
+		const graph__lrec *r = rec;
+		graph__outl *last = g.n ? &g.v[g.n - 1] : NULL;
+		graph__dom *d;
 
-		d->out_links++;
-		if (r->to_dom != g->cur_dom) {
-			if (g->cur_links > d->top_out_links) {
-				d->top_out_links = g->cur_links;
-				d->top_out_domain = g->cur_dom;
-			}
-			g->cur_dom = r->to_dom;
-			g->cur_links = 0;
+		if (prev.from_dom == r->from_dom && prev.to_dom == r->to_dom &&
+		    same_link(&prev, r))
+			continue;
+		prev = *r;
+
+		if (g.n > 0 && g.from != r->from_dom) {
+			rc = outg_flush(c, &g, &off, &dat);
+			if (rc)
+				goto out;
+			last = NULL;
 		}
-		g->cur_links++;
+		g.from = r->from_dom;
+		d = graph__b_dom(c->b, r->from_dom);
+		d->out_links++;
+		if (r->to_dom != g.cur_dom) {
+			if (g.cur_links > d->top_out_links) {
+				d->top_out_links = g.cur_links;
+				d->top_out_domain = g.cur_dom;
+			}
+			g.cur_dom = r->to_dom;
+			g.cur_links = 0;
+		}
+		g.cur_links++;
 		if (last && last->to_dom == r->to_dom &&
 		    last->to_url == r->to_url && last->anchor == r->anchor &&
 		    last->type == r->type) {
 			last->count++;
 			continue;
 		}
-		if ((rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256)))
-			return rc;
-		g->v[g->n++] = (graph__outl){ r->to_dom, r->to_url, r->anchor,
-					      r->type, 1 };
-	}
-	return 0;
-}
-
-static int write_outbound(wctx *c)
-{
-	offw off = { 0 };
-	wfile dat = { 0 };
-	outg g = { .cur_dom = GRAPH__NONE };
-	rgroup rg = { .s = c->b->outl, .size = sizeof(graph__lrec),
-		      .key = offsetof(graph__lrec, from_dom),
-		      .final = final_link };
-	int rc;
-
-	c->b->phase = "outbound links";
-	if ((rc = graph__xsort_finish(c->b->outl)) ||
-	    (rc = w_open(&off.w, c->dir, "outl.off")) ||
-	    (rc = w_open(&dat, c->dir, "outl.bin")))
-		goto out;
-	while ((rc = rgroup_next(c->b, cmp_link_by_source, &rg)) == 1)
-		if ((rc = outg_add(c, &g, rg.v, dedupe_links(rg.v, rg.n))) ||
-		    (rc = outg_flush(c, &g, &off, &dat)))
+		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
 			goto out;
+		g.v[g.n++] = (graph__outl){ r->to_dom, r->to_url, r->anchor,
+					    r->type, 1 };
+	}
 	if (rc < 0)
 		goto out;
-	if ((rc = off_upto(&off, c->n, dat.bytes / sizeof(graph__outl))) ||
+	if ((rc = outg_flush(c, &g, &off, &dat)) ||
+	    (rc = off_upto(&off, c->n, dat.bytes / sizeof(graph__outl))) ||
 	    (rc = w_close(&dat)) || (rc = w_close(&off.w)))
 		goto out;
 out:
 	w_close(&dat);
 	w_close(&off.w);
 	free(g.v);
-	free(rg.v);
 	sort_done(c->b, &c->b->outl);
 	return rc;
 }
@@ -1686,71 +1685,64 @@ static int capg_flush(wctx *c, capg *g, offw *uoff, wfile *udat,
 	return rc;
 }
 
-/* Adds the captures of one domain, in the sort's order (by URL, which
- * is the URLs' byte order, newest first). */
-static int capg_add(capg *g, graph__dom *d, const graph__crec *v, size_t n)
-{
-	int rc;
-
-	g->dom = v[0].dom;
-	for (size_t i = 0; i < n; i++) {
-		const graph__crec *r = &v[i];
-		size_t k;
-
-		if (r->ts && (!d->first_seen || r->ts < d->first_seen))
-			d->first_seen = r->ts;
-		if (r->ts > d->last_seen)
-			d->last_seen = r->ts;
-		if (r->status) {
-			for (k = 0; k < g->nst && g->st[k].status != r->status;
-			     k++)
-				;
-			/* more than 64 distinct statuses is not HTTP */
-			if (k < sizeof(g->st) / sizeof(g->st[0])) {
-				if (k == g->nst)
-					g->st[g->nst++] =
-						(graph__status){ r->status, 0 };
-				g->st[k].count++;
-			}
-		}
-		/* the first of a URL is its latest */
-		if (i > 0 && r->url == v[i - 1].url)
-			continue;
-		if ((rc = grow(&g->v, g->n, &g->cap, sizeof(*g->v), 256)))
-			return rc;
-		g->v[g->n++] = (graph__cap){ r->url, r->ts, r->mime, r->status };
-	}
-	return 0;
-}
-
+/* The captures come by domain, then URL (whose final ids are the URLs'
+ * byte order), newest first: each domain's URL rows are in order. */
 static int write_captures(wctx *c)
 {
 	offw uoff = { 0 }, soff = { 0 };
 	wfile udat = { 0 }, sdat = { 0 };
 	capg g = { 0 };
-	rgroup rg = { .s = c->b->caps, .size = sizeof(graph__crec),
-		      .key = offsetof(graph__crec, dom), .final = final_cap };
+	const void *rec;
+	uint32_t prev_url = GRAPH__NONE;
 	int rc;
 
 	c->b->phase = "captures";
-	if ((rc = graph__xsort_finish(c->b->caps)) ||
+	if ((rc = sort_final(c->b, &c->b->caps, sizeof(graph__crec), cmp_cap,
+			     c->b->mem.cap / 8, final_cap)) ||
 	    (rc = w_open(&uoff.w, c->dir, "urlidx.off")) ||
 	    (rc = w_open(&udat, c->dir, "urlidx.bin")) ||
 	    (rc = w_open(&soff.w, c->dir, "status.off")) ||
 	    (rc = w_open(&sdat, c->dir, "status.bin")))
 		goto out;
-	while ((rc = rgroup_next(c->b, cmp_cap, &rg)) == 1) {
-		const graph__crec *v = rg.v;
+	while ((rc = graph__xsort_next(c->b->caps, &rec)) == 1) {
+		const graph__crec *r = rec;
+		graph__dom *d = graph__b_dom(c->b, r->dom);
+		size_t k;
 
-		c->n_captures += rg.n;
-		if ((rc = capg_add(&g, graph__b_dom(c->b, v[0].dom), v,
-				   rg.n)) ||
-		    (rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat)))
+		c->n_captures++;
+		if (g.n > 0 && g.dom != r->dom) {
+			rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat);
+			if (rc)
+				goto out;
+			prev_url = GRAPH__NONE;
+		}
+		g.dom = r->dom;
+		if (r->ts && (!d->first_seen || r->ts < d->first_seen))
+			d->first_seen = r->ts;
+		if (r->ts > d->last_seen)
+			d->last_seen = r->ts;
+		if (r->status) {
+			for (k = 0; k < g.nst && g.st[k].status != r->status; k++)
+				;
+			/* more than 64 distinct statuses is not HTTP */
+			if (k < sizeof(g.st) / sizeof(g.st[0])) {
+				if (k == g.nst)
+					g.st[g.nst++] = (graph__status){ r->status, 0 };
+				g.st[k].count++;
+			}
+		}
+		/* sorted newest first per URL: the first is the latest */
+		if (r->url == prev_url)
+			continue;
+		prev_url = r->url;
+		if ((rc = grow(&g.v, g.n, &g.cap, sizeof(*g.v), 256)))
 			goto out;
+		g.v[g.n++] = (graph__cap){ r->url, r->ts, r->mime, r->status };
 	}
 	if (rc < 0)
 		goto out;
-	if ((rc = off_upto(&uoff, c->n, udat.bytes / sizeof(graph__cap))) ||
+	if ((rc = capg_flush(c, &g, &uoff, &udat, &soff, &sdat)) ||
+	    (rc = off_upto(&uoff, c->n, udat.bytes / sizeof(graph__cap))) ||
 	    (rc = off_upto(&soff, c->n, sdat.bytes / sizeof(graph__status))) ||
 	    (rc = w_close(&udat)) || (rc = w_close(&uoff.w)) ||
 	    (rc = w_close(&sdat)) || (rc = w_close(&soff.w)))
@@ -1761,7 +1753,6 @@ out:
 	w_close(&sdat);
 	w_close(&soff.w);
 	free(g.v);
-	free(rg.v);
 	sort_done(c->b, &c->b->caps);
 	return rc;
 }
