@@ -95,6 +95,7 @@ void acct_free(acct_service *a);
 /* Counters since acct_new(), for tests and metrics. */
 typedef struct acct_stats {
 	uint64_t key_db_lookups;  /* key cache misses answered by PostgreSQL */
+	uint64_t ledger_queued;   /* debits and refunds handed to the ledger */
 	uint64_t ledger_ops;      /* debits and refunds decided */
 	uint64_t ledger_batches;  /* ledger transactions (one commit each) */
 	uint64_t notifications;   /* seo_auth payloads received */

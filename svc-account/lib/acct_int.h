@@ -52,6 +52,8 @@ typedef enum acct__q {
 	ACCT_Q_WEBSITE_LIST,
 	ACCT_Q_WEBSITE_INSERT,
 	ACCT_Q_WEBSITE_POLICY,
+	ACCT_Q_BEGIN,
+	ACCT_Q_COMMIT,
 	ACCT__Q_COUNT
 } acct__q;
 
@@ -74,6 +76,43 @@ typedef struct acct__conn {
  */
 int acct__exec(acct__conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err);
+
+/* ---- several statements in one round trip (db.c) ---------------------- */
+
+#define ACCT__PIPE_MAX 6
+#define ACCT__PIPE_PARAMS 8
+
+/*
+ * Statements queued with acct__pipe_add() and sent by acct__pipe_run()
+ * together, in libpq's pipeline mode with one Sync: one round trip
+ * whatever their number. The pipe keeps the parameter pointers, not the
+ * text, which must stay valid until the run. Once a statement fails the
+ * server skips the rest up to the Sync, so a COMMIT queued after it never
+ * runs; a transaction begun before is then left aborted, for the caller to
+ * roll back.
+ */
+typedef struct acct__pipe {
+	int n;
+	int overflow; /* more than ACCT__PIPE_MAX statements were added */
+	struct {
+		acct__q q;
+		int nparams;
+		const char *params[ACCT__PIPE_PARAMS];
+	} st[ACCT__PIPE_MAX];
+	PGresult *res[ACCT__PIPE_MAX]; /* by acct__pipe_run(), owned by the pipe */
+} acct__pipe;
+
+void acct__pipe_init(acct__pipe *p);
+void acct__pipe_add(acct__pipe *p, acct__q q, int nparams,
+		    const char *const *params);
+/* Prepares what is not yet, sends, and reads every result into res[] in
+ * order (res[i] of the i-th statement added). 0 when all succeeded, else
+ * the first failure as acct__exec() reports it; the connection is out of
+ * pipeline mode either way unless it broke. May run again (e.g. on a new
+ * connection): the previous results are freed first. */
+int acct__pipe_run(acct__conn *c, acct__pipe *p, acct_err *err);
+/* Frees the results; the pipe is empty again. */
+void acct__pipe_clear(acct__pipe *p);
 
 /* BEGIN, COMMIT; ROLLBACK ignores failures (the connection is then
  * dropped by the pool). */
@@ -230,16 +269,22 @@ void acct__limiter_forget(acct__limiter *l, const char *key);
 
 typedef struct acct__op acct__op;
 
+/*
+ * The queue of debits and refunds and the one connection they are written
+ * on, by a caller or the writer thread, whichever finds no batch being
+ * written (see ledger.c).
+ */
 typedef struct acct__ledger {
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t work;  /* the queue got an op, or stop */
+	pthread_cond_t work;  /* the writer may take the queue, or stop */
 	pthread_cond_t done;  /* a batch finished */
 	acct__op *head, *tail;
+	int writing;          /* a batch is being written on conn */
 	int stop;
 	acct__conn conn;
 	char *url;
-	atomic_uint_fast64_t ops, batches;
+	atomic_uint_fast64_t queued, ops, batches;
 } acct__ledger;
 
 int acct__ledger_start(acct__ledger *l, const char *url, acct_err *err);

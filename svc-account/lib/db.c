@@ -101,6 +101,9 @@ static const struct {
 	[ACCT_Q_WEBSITE_POLICY] = {"website_policy",
 		"UPDATE websites SET indexnow_policy = $2 WHERE id = $1 "
 		"RETURNING indexnow_policy"},
+	/* For pipelines, where a plain PQexec() is not allowed. */
+	[ACCT_Q_BEGIN] = {"begin", "BEGIN"},
+	[ACCT_Q_COMMIT] = {"commit", "COMMIT"},
 };
 
 _Static_assert(ACCT__Q_COUNT <= 64, "the prepared mask holds 64 statements");
@@ -127,35 +130,57 @@ static int result_fail(acct__conn *c, PGresult *r, const char *what,
 	return rc;
 }
 
-int acct__exec(acct__conn *c, acct__q q, int nparams,
-	       const char *const *params, PGresult **res, acct_err *err)
+static void stmt_name(acct__q q, char name[32])
+{
+	snprintf(name, 32, "acct_%s", stmts[q].name);
+}
+
+/* Prepares `q` on `c` unless it already is (or `c` is oneshot). */
+static int prepare(acct__conn *c, acct__q q, acct_err *err)
 {
 	uint64_t bit = UINT64_C(1) << q;
 	char name[32];
-	PGresult *r = NULL;
-	ExecStatusType st;
+	PGresult *r;
 	int rc = 0;
+
+	if (c->oneshot || (c->prepared & bit) != 0)
+		return 0;
+	stmt_name(q, name);
+	r = PQprepare(c->pg, name, stmts[q].sql, 0, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = result_fail(c, r, stmts[q].name, err);
+	else
+		c->prepared |= bit;
+	PQclear(r);
+	return rc;
+}
+
+static int result_ok(const PGresult *r)
+{
+	ExecStatusType st = PQresultStatus(r);
+
+	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+int acct__exec(acct__conn *c, acct__q q, int nparams,
+	       const char *const *params, PGresult **res, acct_err *err)
+{
+	char name[32];
+	PGresult *r = NULL;
+	int rc;
 
 	if (res != NULL)
 		*res = NULL;
-	snprintf(name, sizeof(name), "acct_%s", stmts[q].name);
-	if (c->oneshot) {
+	rc = prepare(c, q, err);
+	if (rc != 0)
+		return rc;
+	stmt_name(q, name);
+	if (c->oneshot)
 		r = PQexecParams(c->pg, stmts[q].sql, nparams, NULL, params,
 				 NULL, NULL, 0);
-	} else {
-		if ((c->prepared & bit) == 0) {
-			r = PQprepare(c->pg, name, stmts[q].sql, 0, NULL);
-			if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-				rc = result_fail(c, r, stmts[q].name, err);
-				goto out;
-			}
-			PQclear(r);
-			c->prepared |= bit;
-		}
+	else
 		r = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
-	}
-	st = PQresultStatus(r);
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+	if (!result_ok(r)) {
 		rc = result_fail(c, r, stmts[q].name, err);
 		goto out;
 	}
@@ -166,6 +191,105 @@ int acct__exec(acct__conn *c, acct__q q, int nparams,
 out:
 	PQclear(r);
 	return rc;
+}
+
+void acct__pipe_init(acct__pipe *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void acct__pipe_add(acct__pipe *p, acct__q q, int nparams,
+		    const char *const *params)
+{
+	if (p->n == ACCT__PIPE_MAX || nparams > ACCT__PIPE_PARAMS) {
+		p->overflow = 1;
+		return;
+	}
+	p->st[p->n].q = q;
+	p->st[p->n].nparams = nparams;
+	for (int i = 0; i < nparams; i++)
+		p->st[p->n].params[i] = params[i];
+	p->n++;
+}
+
+static int pipe_send(acct__conn *c, const acct__pipe *p, int i)
+{
+	acct__q q = p->st[i].q;
+	char name[32];
+
+	if (c->oneshot)
+		return PQsendQueryParams(c->pg, stmts[q].sql, p->st[i].nparams,
+					 NULL, p->st[i].params, NULL, NULL, 0);
+	stmt_name(q, name);
+	return PQsendQueryPrepared(c->pg, name, p->st[i].nparams,
+				   p->st[i].params, NULL, NULL, 0);
+}
+
+/* Reads the results of `sent` statements and the Sync's; 0 when the
+ * pipeline ended where it should (whatever each statement's status). */
+static int pipe_read(acct__conn *c, acct__pipe *p, int sent)
+{
+	PGresult *r;
+
+	for (int i = 0; i < sent; i++) {
+		p->res[i] = PQgetResult(c->pg);
+		if (p->res[i] == NULL)
+			return SEO_EDB;
+		/* Each statement's results end with a NULL. */
+		while ((r = PQgetResult(c->pg)) != NULL)
+			PQclear(r);
+	}
+	r = PQgetResult(c->pg);
+	if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+		PQclear(r);
+		return SEO_EDB;
+	}
+	PQclear(r);
+	return 0;
+}
+
+int acct__pipe_run(acct__conn *c, acct__pipe *p, acct_err *err)
+{
+	int sent = 0, rc = 0;
+
+	if (p->overflow)
+		return acct__fail(err, SEO_EINVAL, "internal_error",
+				  "too many statements in one round trip");
+	for (int i = 0; i < ACCT__PIPE_MAX; i++) {
+		PQclear(p->res[i]);
+		p->res[i] = NULL;
+	}
+	/* PQprepare() waits for its answer, which pipeline mode forbids. */
+	for (int i = 0; i < p->n; i++) {
+		rc = prepare(c, p->st[i].q, err);
+		if (rc != 0)
+			return rc;
+	}
+	if (!PQenterPipelineMode(c->pg))
+		return acct__db_fail(err, "pipeline", PQerrorMessage(c->pg));
+	while (sent < p->n && pipe_send(c, p, sent))
+		sent++;
+	/* What was sent is synced and read even after a failed send, so that
+	 * the connection leaves pipeline mode idle. */
+	if (sent < p->n)
+		rc = acct__db_fail(err, stmts[p->st[sent].q].name,
+				   PQerrorMessage(c->pg));
+	if (!PQpipelineSync(c->pg) || pipe_read(c, p, sent) != 0 ||
+	    !PQexitPipelineMode(c->pg))
+		return rc != 0 ? rc : acct__db_fail(err, "pipeline",
+						    PQerrorMessage(c->pg));
+	for (int i = 0; i < sent && rc == 0; i++)
+		if (!result_ok(p->res[i]))
+			rc = result_fail(c, p->res[i], stmts[p->st[i].q].name,
+					 err);
+	return rc;
+}
+
+void acct__pipe_clear(acct__pipe *p)
+{
+	for (int i = 0; i < ACCT__PIPE_MAX; i++)
+		PQclear(p->res[i]);
+	acct__pipe_init(p);
 }
 
 static int exec_plain(acct__conn *c, const char *sql, acct_err *err)

@@ -1,14 +1,18 @@
 /*
- * The ledger writer: every debit and refund of this process goes through
- * one thread that group-commits. Handler threads queue an operation and
- * wait; the writer takes everything queued, decides each operation in
- * queue order against balances it locked, writes all rows with a few
- * array-bound statements and commits once. Throughput is bounded by
- * commits (fsyncs) per second, never by calls.
+ * The ledger: every debit and refund of this process is written in
+ * group-committed batches, one at a time, on one connection. Handler
+ * threads queue an operation and wait. A caller that finds no batch being
+ * written writes one itself; batches that queue up meanwhile are written
+ * by the writer thread, back to back. A batch takes everything queued,
+ * decides each operation in queue order against balances it locked,
+ * writes all rows with a few array-bound statements and commits once, in
+ * two round trips (pipelined). Throughput is bounded by commits (fsyncs)
+ * per second, never by calls.
  *
  * Invariants kept here: a workspace balance equals the sum of its ledger
  * rows and never goes negative; a charge's credits_used never drops below
- * zero; nothing is answered before its commit.
+ * zero; nothing is answered before its commit; rows are locked charges
+ * first, then workspaces, each in id order.
  */
 #include "acct_int.h"
 
@@ -48,14 +52,18 @@ typedef struct row {
 	int changed;
 } row;
 
-/* The rows a batch writes, as unnest() parameters in statement order. */
+/* The rows a batch writes, as unnest() parameters in statement order;
+ * a changed row (C_) is an id and its new value. */
 enum { L_WS, L_DELTA, L_REASON, L_REF, L_N };
 enum { U_ID, U_WS, U_USER, U_KEY, U_ENDPOINT, U_DOMAIN, U_AMOUNT, U_N };
+enum { C_ID, C_VALUE, C_N };
 
 typedef struct writes {
 	acct__pgarr ledger[L_N];
 	acct__pgarr usage[U_N];
-	size_t n_ledger, n_usage;
+	acct__pgarr used[C_N];    /* charges whose credits_used changed */
+	acct__pgarr balance[C_N]; /* workspaces whose balance changed */
+	size_t n_ledger, n_usage, n_used, n_balance;
 } writes;
 
 static int row_cmp(const void *key, const void *elem)
@@ -184,11 +192,11 @@ static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 	op->used = charge->value;
 }
 
-/* Runs `q` with the finished arrays, then `extra` as the last parameter. */
-static int exec_arrays(acct__conn *c, acct__q q, acct__pgarr *arrs,
-		       size_t narrs, const char *extra, acct_err *err)
+/* Queues `q` with the finished arrays, then `extra` as the last parameter. */
+static int add_arrays(acct__pipe *p, acct__q q, acct__pgarr *arrs,
+		      size_t narrs, const char *extra, acct_err *err)
 {
-	const char *params[12];
+	const char *params[ACCT__PIPE_PARAMS];
 	size_t n = 0;
 
 	for (size_t i = 0; i < narrs; i++) {
@@ -199,133 +207,23 @@ static int exec_arrays(acct__conn *c, acct__q q, acct__pgarr *arrs,
 	}
 	if (extra != NULL)
 		params[n++] = extra;
-	return acct__exec(c, q, (int)n, params, NULL, err);
-}
-
-/* The changed rows of `rows` as (id, value) arrays, then `q`. */
-static int exec_changed(acct__conn *c, acct__q q, const row *rows, size_t n,
-			acct_err *err)
-{
-	acct__pgarr arrs[2];
-	size_t changed = 0;
-	int rc = 0;
-
-	acct__pgarr_init(&arrs[0]);
-	acct__pgarr_init(&arrs[1]);
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].changed) {
-			acct__pgarr_add(&arrs[0], rows[i].id);
-			acct__pgarr_addi(&arrs[1], rows[i].value);
-			changed++;
-		}
-	}
-	if (changed > 0)
-		rc = exec_arrays(c, q, arrs, 2, NULL, err);
-	acct__pgarr_free(&arrs[0]);
-	acct__pgarr_free(&arrs[1]);
-	return rc;
-}
-
-/* Locks the rows listed in `ids` with query `q`. */
-static int lock_rows(acct__conn *c, acct__q q, acct__pgarr *ids,
-		     int has_workspace, PGresult **res, row **rows, size_t *n,
-		     acct_err *err)
-{
-	const char *param = acct__pgarr_done(ids);
-	int rc;
-
-	if (param == NULL)
-		return acct__fail(err, SEO_ENOMEM, "internal_error",
-				  "out of memory");
-	rc = acct__exec(c, q, 1, &param, res, err);
-	if (rc != 0)
-		return rc;
-	rc = rows_from(*res, has_workspace, rows, n);
-	if (rc != 0)
-		return acct__fail(err, rc, "internal_error", "out of memory");
+	acct__pipe_add(p, q, (int)n, params);
 	return 0;
 }
 
-/* Inside a transaction begun by the caller, which this ends. */
-static int apply(acct__conn *c, acct__op **ops, size_t n, acct_err *err)
+/* The changed rows of `rows` as (id, value) arrays; returns how many. */
+static size_t changed_rows(const row *rows, size_t n, acct__pgarr out[C_N])
 {
-	PGresult *ch_res = NULL, *ws_res = NULL;
-	row *ch = NULL, *ws = NULL;
-	size_t nch = 0, nws = 0;
-	acct__pgarr charge_ids, ws_ids;
-	writes w;
-	char now[24];
-	int rc, in_tx = 1;
-
-	acct__pgarr_init(&charge_ids);
-	acct__pgarr_init(&ws_ids);
-	for (size_t i = 0; i < L_N; i++)
-		acct__pgarr_init(&w.ledger[i]);
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_init(&w.usage[i]);
-	w.n_ledger = w.n_usage = 0;
-	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
-
-	/* Charges first, then workspaces, always: one lock order. */
-	for (size_t i = 0; i < n; i++)
-		if (ops[i]->kind == OP_REFUND)
-			acct__pgarr_add(&charge_ids, ops[i]->charge_ref);
-	if (charge_ids.len > 0) {
-		rc = lock_rows(c, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids, 1,
-			       &ch_res, &ch, &nch, err);
-		if (rc != 0)
-			goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (ops[i]->kind == OP_DEBIT)
-			acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
-	for (size_t i = 0; i < nch; i++)
-		acct__pgarr_add(&ws_ids, ch[i].workspace);
-	rc = lock_rows(c, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids, 0, &ws_res,
-		       &ws, &nws, err);
-	if (rc != 0)
-		goto out;
+	size_t changed = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (ops[i]->kind == OP_DEBIT)
-			decide_debit(ops[i], ws, nws, &w);
-		else
-			decide_refund(ops[i], ch, nch, ws, nws, &w);
+		if (rows[i].changed) {
+			acct__pgarr_add(&out[C_ID], rows[i].id);
+			acct__pgarr_addi(&out[C_VALUE], rows[i].value);
+			changed++;
+		}
 	}
-
-	if (w.n_ledger > 0) {
-		rc = exec_arrays(c, ACCT_Q_LEDGER_INSERT, w.ledger, L_N, now,
-				 err);
-		if (rc != 0)
-			goto out;
-	}
-	if (w.n_usage > 0) {
-		rc = exec_arrays(c, ACCT_Q_USAGE_INSERT, w.usage, U_N, now, err);
-		if (rc != 0)
-			goto out;
-	}
-	rc = exec_changed(c, ACCT_Q_USAGE_REFUND, ch, nch, err);
-	if (rc != 0)
-		goto out;
-	rc = exec_changed(c, ACCT_Q_BALANCE_SET, ws, nws, err);
-	if (rc != 0)
-		goto out;
-	rc = acct__commit(c, err);
-	in_tx = 0;
-out:
-	if (in_tx)
-		acct__rollback(c);
-	for (size_t i = 0; i < L_N; i++)
-		acct__pgarr_free(&w.ledger[i]);
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_free(&w.usage[i]);
-	acct__pgarr_free(&charge_ids);
-	acct__pgarr_free(&ws_ids);
-	free(ch);
-	free(ws);
-	PQclear(ch_res);
-	PQclear(ws_res);
-	return rc;
+	return changed;
 }
 
 static int reconnect(acct__ledger *l, acct_err *err)
@@ -336,28 +234,162 @@ static int reconnect(acct__ledger *l, acct_err *err)
 	return acct__connect(l->url, &l->conn.pg, err);
 }
 
-/* BEGIN, on a fresh connection when the server had dropped ours: nothing
- * was sent yet, so the batch loses nothing by waiting for it. */
-static int begin(acct__ledger *l, acct_err *err)
+/* Runs `p`. The round trip that begins the transaction has written
+ * nothing, so it runs again on a fresh connection when the server had
+ * dropped ours. */
+static int round_trip(acct__ledger *l, acct__pipe *p, acct_err *err)
 {
-	int rc;
+	int begins = p->n > 0 && p->st[0].q == ACCT_Q_BEGIN;
+	int rc = acct__pipe_run(&l->conn, p, err);
 
-	if (l->conn.pg != NULL && PQstatus(l->conn.pg) == CONNECTION_OK) {
-		rc = acct__begin(&l->conn, err);
-		if (rc == 0 || PQstatus(l->conn.pg) == CONNECTION_OK)
-			return rc;
+	if (rc != 0 && begins && PQstatus(l->conn.pg) != CONNECTION_OK) {
+		rc = reconnect(l, err);
+		if (rc == 0)
+			rc = acct__pipe_run(&l->conn, p, err);
 	}
-	rc = reconnect(l, err);
-	return rc == 0 ? acct__begin(&l->conn, err) : rc;
+	return rc;
+}
+
+/* Queues the lock of the rows listed in `ids` after what `p` holds, runs
+ * the round trip and reads the locked rows. */
+static int lock_rows(acct__ledger *l, acct__pipe *p, acct__q q,
+		     acct__pgarr *ids, int has_workspace, PGresult **res,
+		     row **rows, size_t *n, acct_err *err)
+{
+	const char *param = acct__pgarr_done(ids);
+	int slot = p->n, rc;
+
+	if (param == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	acct__pipe_add(p, q, 1, &param);
+	rc = round_trip(l, p, err);
+	if (rc == 0) {
+		*res = p->res[slot];
+		p->res[slot] = NULL;
+		rc = rows_from(*res, has_workspace, rows, n);
+		if (rc != 0)
+			acct__fail(err, rc, "internal_error", "out of memory");
+	}
+	acct__pipe_clear(p);
+	return rc;
+}
+
+/*
+ * One transaction in two round trips: BEGIN and the locks, then every
+ * write and COMMIT (three when refunds need their charges' workspaces
+ * locked first). Statements with nothing to do are not sent.
+ */
+static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
+{
+	PGresult *ch_res = NULL, *ws_res = NULL;
+	row *ch = NULL, *ws = NULL;
+	size_t nch = 0, nws = 0;
+	acct__pgarr charge_ids, ws_ids;
+	acct__pipe p;
+	writes w;
+	char now[24];
+	int rc = 0;
+
+	acct__pgarr_init(&charge_ids);
+	acct__pgarr_init(&ws_ids);
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_init(&w.ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_init(&w.usage[i]);
+	for (size_t i = 0; i < C_N; i++) {
+		acct__pgarr_init(&w.used[i]);
+		acct__pgarr_init(&w.balance[i]);
+	}
+	w.n_ledger = w.n_usage = 0;
+	acct__pipe_init(&p);
+	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
+
+	/* Charges first, then workspaces, always: one lock order. */
+	acct__pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (ops[i]->kind == OP_REFUND)
+			acct__pgarr_add(&charge_ids, ops[i]->charge_ref);
+	if (charge_ids.len > 0) {
+		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids,
+			       1, &ch_res, &ch, &nch, err);
+		if (rc != 0)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ops[i]->kind == OP_DEBIT)
+			acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
+	for (size_t i = 0; i < nch; i++)
+		acct__pgarr_add(&ws_ids, ch[i].workspace);
+	if (ws_ids.len > 0) {
+		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids,
+			       0, &ws_res, &ws, &nws, err);
+		if (rc != 0)
+			goto out;
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i]->kind == OP_DEBIT)
+			decide_debit(ops[i], ws, nws, &w);
+		else
+			decide_refund(ops[i], ch, nch, ws, nws, &w);
+	}
+	w.n_used = changed_rows(ch, nch, w.used);
+	w.n_balance = changed_rows(ws, nws, w.balance);
+
+	if (w.n_ledger > 0)
+		rc = add_arrays(&p, ACCT_Q_LEDGER_INSERT, w.ledger, L_N, now,
+				err);
+	if (rc == 0 && w.n_usage > 0)
+		rc = add_arrays(&p, ACCT_Q_USAGE_INSERT, w.usage, U_N, now, err);
+	if (rc == 0 && w.n_used > 0)
+		rc = add_arrays(&p, ACCT_Q_USAGE_REFUND, w.used, C_N, NULL, err);
+	if (rc == 0 && w.n_balance > 0)
+		rc = add_arrays(&p, ACCT_Q_BALANCE_SET, w.balance, C_N, NULL,
+				err);
+	if (rc != 0)
+		goto out;
+	acct__pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
+	rc = round_trip(l, &p, err);
+out:
+	/* A failure leaves the transaction open, aborted or ended: ROLLBACK
+	 * ends it, and only warns when none is open. */
+	if (rc != 0)
+		acct__rollback(&l->conn);
+	acct__pipe_clear(&p);
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_free(&w.ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_free(&w.usage[i]);
+	for (size_t i = 0; i < C_N; i++) {
+		acct__pgarr_free(&w.used[i]);
+		acct__pgarr_free(&w.balance[i]);
+	}
+	acct__pgarr_free(&charge_ids);
+	acct__pgarr_free(&ws_ids);
+	free(ch);
+	free(ws);
+	PQclear(ch_res);
+	PQclear(ws_res);
+	return rc;
+}
+
+/* A connection left broken or busy by the last batch is replaced. */
+static int ready(acct__ledger *l, acct_err *err)
+{
+	if (l->conn.pg != NULL && PQstatus(l->conn.pg) == CONNECTION_OK &&
+	    PQtransactionStatus(l->conn.pg) == PQTRANS_IDLE)
+		return 0;
+	return reconnect(l, err);
 }
 
 static void run_batch(acct__ledger *l, acct__op **ops, size_t n)
 {
 	acct_err err = {0};
-	int rc = begin(l, &err);
+	int rc = ready(l, &err);
 
 	if (rc == 0)
-		rc = apply(&l->conn, ops, n, &err);
+		rc = apply(l, ops, n, &err);
 	atomic_fetch_add(&l->batches, 1);
 	atomic_fetch_add(&l->ops, n);
 	if (rc == 0)
@@ -371,6 +403,37 @@ static void run_batch(acct__ledger *l, acct__op **ops, size_t n)
 	}
 }
 
+/* Under l->mu: takes up to BATCH_MAX operations off the queue. */
+static size_t take(acct__ledger *l, acct__op **batch)
+{
+	size_t n = 0;
+
+	while (l->head != NULL && n < BATCH_MAX) {
+		batch[n++] = l->head;
+		l->head = l->head->next;
+	}
+	if (l->head == NULL)
+		l->tail = NULL;
+	return n;
+}
+
+/* Under l->mu, released while writing: writes one batch and answers it. */
+static void write_batch(acct__ledger *l, acct__op **batch)
+{
+	size_t n = take(l, batch);
+
+	l->writing = 1;
+	pthread_mutex_unlock(&l->mu);
+	run_batch(l, batch, n);
+	pthread_mutex_lock(&l->mu);
+	for (size_t i = 0; i < n; i++)
+		batch[i]->done = 1;
+	l->writing = 0;
+	pthread_cond_broadcast(&l->done);
+}
+
+/* Writes the batches that queue up while another is written, one after
+ * the other without waiting to be woken. */
 static void *writer_main(void *arg)
 {
 	acct__ledger *l = arg;
@@ -378,26 +441,11 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
-		size_t n = 0;
-
-		while (l->head == NULL && !l->stop)
+		while (l->writing || (l->head == NULL && !l->stop))
 			pthread_cond_wait(&l->work, &l->mu);
 		if (l->head == NULL)
 			break;
-		while (l->head != NULL && n < BATCH_MAX) {
-			batch[n++] = l->head;
-			l->head = l->head->next;
-		}
-		if (l->head == NULL)
-			l->tail = NULL;
-		pthread_mutex_unlock(&l->mu);
-
-		run_batch(l, batch, n);
-
-		pthread_mutex_lock(&l->mu);
-		for (size_t i = 0; i < n; i++)
-			batch[i]->done = 1;
-		pthread_cond_broadcast(&l->done);
+		write_batch(l, batch);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -447,17 +495,32 @@ void acct__ledger_stop(acct__ledger *l)
 	free(l->url);
 }
 
+/*
+ * Queues `op` and waits for its commit. A caller that finds no batch being
+ * written writes one itself (everything queued, its own operation
+ * included): a call alone wakes no other thread. What queues meanwhile is
+ * left to the writer thread, woken once.
+ */
 static int submit(acct__ledger *l, acct__op *op, acct_err *err)
 {
+	acct__op *batch[BATCH_MAX];
+
 	pthread_mutex_lock(&l->mu);
 	if (l->tail != NULL)
 		l->tail->next = op;
 	else
 		l->head = op;
 	l->tail = op;
-	pthread_cond_signal(&l->work);
-	while (!op->done)
-		pthread_cond_wait(&l->done, &l->mu);
+	atomic_fetch_add(&l->queued, 1);
+	while (!op->done) {
+		if (l->writing) {
+			pthread_cond_wait(&l->done, &l->mu);
+			continue;
+		}
+		write_batch(l, batch);
+		if (l->head != NULL || l->stop)
+			pthread_cond_signal(&l->work);
+	}
 	pthread_mutex_unlock(&l->mu);
 	if (op->rc != 0)
 		*err = op->err;

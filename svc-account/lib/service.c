@@ -90,6 +90,7 @@ void acct_free(acct_service *a)
 void acct_get_stats(acct_service *a, acct_stats *out)
 {
 	out->key_db_lookups = atomic_load(&a->key_db_lookups);
+	out->ledger_queued = atomic_load(&a->ledger.queued);
 	out->ledger_ops = atomic_load(&a->ledger.ops);
 	out->ledger_batches = atomic_load(&a->ledger.batches);
 	out->notifications = atomic_load(&a->listener.notifications);

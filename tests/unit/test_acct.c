@@ -688,6 +688,209 @@ static void test_refunds(void)
 			      a.charge_id, NULL), 1);
 }
 
+/* ---- batches through the pipeline ------------------------------------ */
+
+/* One ledger call on its own thread: a debit (Authorize) of `cost`, a
+ * Charge of `cost` at `endpoint`, or a refund of `charge`. */
+typedef struct ledger_call {
+	enum { CALL_DEBIT, CALL_CHARGE, CALL_REFUND } kind;
+	const char *key;          /* CALL_DEBIT */
+	const acct_caller *who;   /* CALL_CHARGE, CALL_REFUND */
+	const char *endpoint;     /* CALL_CHARGE */
+	const char *charge;       /* CALL_REFUND */
+	int64_t cost;             /* CALL_REFUND: the amount, 0 = all */
+	int rc;
+	char code[32];
+	int64_t remaining, used;
+} ledger_call;
+
+static void *ledger_thread(void *arg)
+{
+	ledger_call *c = arg;
+	acct_authorization az;
+	char charge[ACCT_ID_LEN];
+	acct_err err;
+
+	switch (c->kind) {
+	case CALL_DEBIT:
+		c->rc = authz(svc, c->key, c->cost, 0, 0, &az, &err);
+		c->remaining = az.credits_remaining;
+		break;
+	case CALL_CHARGE:
+		c->rc = acct_charge(svc, c->who, c->endpoint, c->cost, NULL,
+				    charge, &c->remaining, &err);
+		break;
+	case CALL_REFUND:
+		c->rc = acct_refund(svc, c->who, c->charge, c->cost,
+				    &c->remaining, &c->used, &err);
+		break;
+	}
+	snprintf(c->code, sizeof(c->code), "%s", c->rc != 0 ? err.code : "ok");
+	return NULL;
+}
+
+/* Waits (at most 10 s) until a backend of our database waits for a row
+ * lock: the ledger's batch is then stuck behind the test's transaction. */
+static int wait_lock_waiter(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (q_int("SELECT count(*) FROM pg_stat_activity WHERE "
+			  "datname = current_database() AND wait_event_type = 'Lock'",
+			  NULL) > 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * Runs calls[0] alone in a batch held back by a row lock of `workspace`,
+ * while the other calls queue behind it; once the lock is released they
+ * form the next batch, all together. Returns the batches written.
+ */
+static uint64_t run_held(const char *workspace, ledger_call *calls, int n)
+{
+	pthread_t t[16];
+	acct_stats before, after;
+
+	acct_get_stats(svc, &before);
+	q_int("BEGIN", NULL);
+	q_int("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", workspace, NULL);
+	pthread_create(&t[0], NULL, ledger_thread, &calls[0]);
+	CU_ASSERT(wait_lock_waiter());
+	for (int i = 1; i < n; i++)
+		pthread_create(&t[i], NULL, ledger_thread, &calls[i]);
+	/* All queued before the lock goes: one that came late would be a
+	 * third batch (at most 10 s) */
+	for (int i = 0; i < 1000; i++) {
+		acct_get_stats(svc, &after);
+		if (after.ledger_queued - before.ledger_queued >= (uint64_t)n)
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT_EQUAL(after.ledger_queued - before.ledger_queued, (uint64_t)n);
+	q_int("COMMIT", NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	acct_get_stats(svc, &after);
+	CU_ASSERT_EQUAL(after.ledger_ops - before.ledger_ops, (uint64_t)n);
+	return after.ledger_batches - before.ledger_batches;
+}
+
+static void test_mixed_batch(void)
+{
+	acct_new_user ws, other;
+	acct_authorization c1, c2, c3;
+	char hash[ACCT_HASH_LEN], ohash[ACCT_HASH_LEN];
+	acct_caller who, other_c;
+	ledger_call calls[9];
+	int n;
+	acct_err err;
+
+	new_workspace(100, "mixed@example.com", &ws);
+	new_workspace(10, "mixed2@example.com", &other);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	other_c = caller(&other, ACCT_ROLE_OWNER, ohash);
+	CU_ASSERT_EQUAL_FATAL(authz(svc, ws.api_key, 5, 0, 0, &c1, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(authz(svc, ws.api_key, 5, 0, 0, &c2, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(authz(svc, ws.api_key, 5, 0, 0, &c3, &err), 0);
+
+	/* Debits and refunds of two workspaces in one batch: charges are
+	 * locked, then their workspaces with the debits', then written. */
+	calls[0] = (ledger_call){.kind = CALL_DEBIT, .key = ws.api_key, .cost = 1};
+	calls[1] = (ledger_call){.kind = CALL_DEBIT, .key = ws.api_key, .cost = 2};
+	calls[2] = (ledger_call){.kind = CALL_REFUND, .who = &who,
+				 .charge = c1.charge_id};
+	calls[3] = (ledger_call){.kind = CALL_DEBIT, .key = other.api_key, .cost = 4};
+	calls[4] = (ledger_call){.kind = CALL_REFUND, .who = &who,
+				 .charge = c2.charge_id, .cost = 3};
+	calls[5] = (ledger_call){.kind = CALL_REFUND, .who = &who,
+				 .charge = c2.charge_id, .cost = 3};
+	calls[6] = (ledger_call){.kind = CALL_REFUND, .who = &who,
+				 .charge = "chg_unknown"};
+	calls[7] = (ledger_call){.kind = CALL_REFUND, .who = &other_c,
+				 .charge = c3.charge_id};
+	calls[8] = (ledger_call){.kind = CALL_DEBIT, .key = other.api_key, .cost = 7};
+	n = 9;
+
+	CU_ASSERT_EQUAL(run_held(ws.workspace_id, calls, n), 2);
+	CU_ASSERT_STRING_EQUAL(calls[0].code, "ok");
+	CU_ASSERT_STRING_EQUAL(calls[1].code, "ok");
+	CU_ASSERT_STRING_EQUAL(calls[2].code, "ok");
+	CU_ASSERT_STRING_EQUAL(calls[4].code, "ok");
+	CU_ASSERT_STRING_EQUAL(calls[5].code, "ok");
+	CU_ASSERT_STRING_EQUAL(calls[6].code, "not_found");
+	CU_ASSERT_STRING_EQUAL(calls[7].code, "not_found");
+	/* Whichever came first, 10 credits of `other` cover only one. */
+	CU_ASSERT((strcmp(calls[3].code, "ok") == 0) !=
+		  (strcmp(calls[8].code, "ok") == 0));
+	CU_ASSERT_STRING_EQUAL(strcmp(calls[3].code, "ok") == 0 ? calls[8].code
+								 : calls[3].code,
+			       "insufficient_credits");
+	/* 100 - 15 - 1 - 2 + 5 + 5 */
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 92);
+	CU_ASSERT_EQUAL(q_int("SELECT sum(delta) FROM ledger WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), 92);
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      other.workspace_id, NULL),
+			strcmp(calls[3].code, "ok") == 0 ? 6 : 3);
+	CU_ASSERT_EQUAL(q_int("SELECT sum(delta) FROM ledger WHERE workspace_id = $1",
+			      other.workspace_id, NULL),
+			q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      other.workspace_id, NULL));
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE id = $1",
+			      c1.charge_id, NULL), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE id = $1",
+			      c2.charge_id, NULL), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE id = $1",
+			      c3.charge_id, NULL), 5);
+}
+
+static void test_failed_batch(void)
+{
+	acct_new_user ws;
+	char hash[ACCT_HASH_LEN];
+	acct_caller who;
+	ledger_call calls[3];
+	acct_authorization az;
+	acct_err err;
+
+	new_workspace(10, "failing@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	/* The usage insert fails after the ledger insert, in the same round
+	 * trip as COMMIT. */
+	q_int("CREATE FUNCTION usage_boom() RETURNS trigger LANGUAGE plpgsql AS "
+	      "$$BEGIN IF NEW.endpoint = 'boom' THEN RAISE EXCEPTION 'boom'; END IF; "
+	      "RETURN NEW; END$$", NULL);
+	q_int("CREATE TRIGGER usage_boom BEFORE INSERT ON usage FOR EACH ROW "
+	      "EXECUTE FUNCTION usage_boom()", NULL);
+
+	calls[0] = (ledger_call){.kind = CALL_DEBIT, .key = ws.api_key, .cost = 1};
+	calls[1] = (ledger_call){.kind = CALL_DEBIT, .key = ws.api_key, .cost = 2};
+	calls[2] = (ledger_call){.kind = CALL_CHARGE, .who = &who,
+				 .endpoint = "boom", .cost = 3};
+
+	CU_ASSERT_EQUAL(run_held(ws.workspace_id, calls, 3), 2);
+	CU_ASSERT_STRING_EQUAL(calls[0].code, "ok");
+	CU_ASSERT_EQUAL(calls[0].remaining, 9);
+	/* The whole second batch failed, its innocent debit too. */
+	CU_ASSERT_STRING_EQUAL(calls[1].code, "internal_error");
+	CU_ASSERT_STRING_EQUAL(calls[2].code, "internal_error");
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 9);
+	CU_ASSERT_EQUAL(q_int("SELECT sum(delta) FROM ledger WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), 9);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), 1);
+
+	q_int("DROP TRIGGER usage_boom ON usage", NULL);
+	q_int("DROP FUNCTION usage_boom()", NULL);
+	/* The connection came back out of the pipeline, usable. */
+	CU_ASSERT_EQUAL(authz(svc, ws.api_key, 4, 0, 0, &az, &err), 0);
+	CU_ASSERT_EQUAL(az.credits_remaining, 5);
+}
+
 /* ---- usage, pricing, websites ----------------------------------------- */
 
 static void test_usage_listing(void)
@@ -1119,6 +1322,8 @@ int main(void)
 	CU_add_test(suite, "rate limiter", test_rate_limiter);
 	CU_add_test(suite, "group commit", test_group_commit);
 	CU_add_test(suite, "refunds", test_refunds);
+	CU_add_test(suite, "debits and refunds in one batch", test_mixed_batch);
+	CU_add_test(suite, "a failed statement fails its whole batch", test_failed_batch);
 	CU_add_test(suite, "usage listing", test_usage_listing);
 	CU_add_test(suite, "pricing order", test_pricing_order);
 	CU_add_test(suite, "websites", test_websites);
