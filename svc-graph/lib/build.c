@@ -2,11 +2,13 @@
  * build.c: the ingest driver and the index writer.
  *
  * Reading fills dictionaries, the per-domain records of domains.bin (a
- * file-backed array) and six external sorts (domain edges, links by
- * target, links by source, captures, platform pairs, changes to domain
- * records). Writing then streams each sort once, in domain-id order, into
- * the CSR files of docs/index-format.md. Everything goes to a temporary sibling of the
- * output directory which is renamed into place only when complete.
+ * file-backed array), external sorts (domain edges, platform pairs,
+ * changes to domain records) and spools (URL-level links, captures: their
+ * URL and anchor ids become final only when reading ends, and they are
+ * sorted then). Writing streams each sort once, in domain-id order, into
+ * the CSR files of docs/index-format.md. Everything goes to a temporary
+ * sibling of the output directory which is renamed into place only when
+ * complete.
  *
  * Memory is bounded by --mem-mb (b->mem): the sorts and the dictionaries of
  * URLs and anchors spill runs, per-domain arrays live in files of which
@@ -231,8 +233,8 @@ struct graph__names {
 /* The sorts still filling, whose buffers can go to disk to make room. */
 static size_t open_sorts(graph__builder *b, graph__xsort **s)
 {
-	graph__xsort *all[] = { b->edges, b->links, b->outl, b->caps,
-				b->plats, b->upd };
+	graph__xsort *all[] = { b->edges, b->links_in, b->caps_in, b->links,
+				b->outl, b->caps, b->plats, b->upd };
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -252,7 +254,7 @@ static int mem_make_room(graph__builder *b, size_t need)
 	graph__marr *arrays[] = { &b->dom, &b->vmap, &b->names->str,
 				  &b->names->off };
 	graph__sdict *dicts[] = { &b->urls, &b->anchors };
-	graph__xsort *s[8];
+	graph__xsort *s[16];
 	size_t n = open_sorts(b, s);
 
 	while (b->mem.used + need > b->mem.cap) {
@@ -1273,38 +1275,35 @@ static void final_cap(graph__builder *b, void *rec)
 }
 
 /*
- * Makes the URL and anchor ids of the sort at *s final: its records, in
- * the order of temporary ids, go through `final` into a new sort of the
- * same order, which replaces it. External and within the budget like the
- * first: a string spilled in several generations had a temporary id in
- * each, so equal records may lie apart until sorted on their final ids.
+ * Sorts the records of the spool at *spool (as read, in no order, their
+ * URL and anchor ids temporary) into the `n` new sorts *out[i] of orders
+ * cmp[i], each record through `final` once: the ids are final, so equal
+ * records lie next to each other, which they need not do on temporary
+ * ids (a string spilled in several generations has one in each). The
+ * spool is freed; the sorts are finished, and the caller's to free.
  */
-static int sort_final(graph__builder *b, graph__xsort **s, size_t size,
-		      graph__cmp_fn cmp, size_t share,
-		      void (*final)(graph__builder *b, void *rec))
+static int sort_final(graph__builder *b, graph__xsort **spool, size_t size,
+		      void (*final)(graph__builder *b, void *rec),
+		      const graph__cmp_fn *cmp, graph__xsort **const *out,
+		      size_t n)
 {
-	graph__xsort *x = NULL;
 	char rec[sizeof(graph__lrec)];
 	const void *r;
-	int rc;
+	int rc = graph__xsort_finish(*spool);
 
-	if ((rc = graph__xsort_finish(*s)) ||
-	    (rc = graph__xsort_new(size, cmp, share, b->opts->tmp_dir, &b->mem,
-				   &x)))
-		goto out;
-	while ((rc = graph__xsort_next(*s, &r)) == 1) {
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = graph__xsort_new(size, cmp[i], b->mem.cap / 4,
+				      b->opts->tmp_dir, &b->mem, out[i]);
+	while (!rc && (rc = graph__xsort_next(*spool, &r)) == 1) {
 		memcpy(rec, r, size);
 		final(b, rec);
-		if ((rc = graph__xsort_add(x, rec)))
-			goto out;
+		rc = 0;
+		for (size_t i = 0; !rc && i < n; i++)
+			rc = graph__xsort_add(*out[i], rec);
 	}
-	if (rc < 0 || (rc = graph__xsort_finish(x)))
-		goto out;
-	sort_done(b, s);
-	*s = x;
-	x = NULL;
-out:
-	graph__xsort_free(x);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = graph__xsort_finish(*out[i]);
+	sort_done(b, spool);
 	return rc;
 }
 
@@ -1467,17 +1466,20 @@ static int flush_group(wctx *c, linkw *lw, graph__lrec *v, size_t n)
 	return write_aggs(lw->pairs, np, &lw->anchors, lw->aggs, &rows);
 }
 
+/* Sorts the links once their ids are final, by target for here and by
+ * source for write_outbound(). */
 static int write_links(wctx *c)
 {
+	const graph__cmp_fn by[] = { cmp_link_by_target, cmp_link_by_source };
+	graph__xsort **const sorts[] = { &c->b->links, &c->b->outl };
 	linkw lw = { 0 };
 	grp g = { 0 };
 	const void *rec;
 	int rc;
 
 	c->b->phase = "links";
-	if ((rc = sort_final(c->b, &c->b->links, sizeof(graph__lrec),
-			     cmp_link_by_target, c->b->mem.cap / 4,
-			     final_link)) ||
+	if ((rc = sort_final(c->b, &c->b->links_in, sizeof(graph__lrec),
+			     final_link, by, sorts, 2)) ||
 	    (rc = w_open(&lw.off.w, c->dir, "links.off")) ||
 	    (rc = w_open(&lw.poff.w, c->dir, "pages.off")) ||
 	    (rc = w_open(&lw.aoff.w, c->dir, "anchortext.off")) ||
@@ -1588,10 +1590,7 @@ static int write_outbound(wctx *c)
 	int rc;
 
 	c->b->phase = "outbound links";
-	if ((rc = sort_final(c->b, &c->b->outl, sizeof(graph__lrec),
-			     cmp_link_by_source, c->b->mem.cap / 4,
-			     final_link)) ||
-	    (rc = w_open(&off.w, c->dir, "outl.off")) ||
+	if ((rc = w_open(&off.w, c->dir, "outl.off")) ||
 	    (rc = w_open(&dat, c->dir, "outl.bin")))
 		goto out;
 	while ((rc = graph__xsort_next(c->b->outl, &rec)) == 1) {
@@ -1689,6 +1688,8 @@ static int capg_flush(wctx *c, capg *g, offw *uoff, wfile *udat,
  * byte order), newest first: each domain's URL rows are in order. */
 static int write_captures(wctx *c)
 {
+	const graph__cmp_fn by = cmp_cap;
+	graph__xsort **const sorts = &c->b->caps;
 	offw uoff = { 0 }, soff = { 0 };
 	wfile udat = { 0 }, sdat = { 0 };
 	capg g = { 0 };
@@ -1697,8 +1698,8 @@ static int write_captures(wctx *c)
 	int rc;
 
 	c->b->phase = "captures";
-	if ((rc = sort_final(c->b, &c->b->caps, sizeof(graph__crec), cmp_cap,
-			     c->b->mem.cap / 8, final_cap)) ||
+	if ((rc = sort_final(c->b, &c->b->caps_in, sizeof(graph__crec),
+			     final_cap, &by, &sorts, 1)) ||
 	    (rc = w_open(&uoff.w, c->dir, "urlidx.off")) ||
 	    (rc = w_open(&udat, c->dir, "urlidx.bin")) ||
 	    (rc = w_open(&soff.w, c->dir, "status.off")) ||
@@ -2681,15 +2682,10 @@ int graph_ingest(const graph_ingest_opts *opts_in, graph_ingest_stats *stats)
 	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
 				   b.mem.cap / 4, opts.tmp_dir, &b.mem,
 				   &b.edges)) ||
-	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_target,
-				   b.mem.cap / 8, opts.tmp_dir, &b.mem,
-				   &b.links)) ||
-	    (rc = graph__xsort_new(sizeof(graph__lrec), cmp_link_by_source,
-				   b.mem.cap / 8, opts.tmp_dir, &b.mem,
-				   &b.outl)) ||
-	    (rc = graph__xsort_new(sizeof(graph__crec), cmp_cap,
-				   b.mem.cap / 16, opts.tmp_dir, &b.mem,
-				   &b.caps)) ||
+	    (rc = graph__xsort_new(sizeof(graph__lrec), NULL, b.mem.cap / 4,
+				   opts.tmp_dir, &b.mem, &b.links_in)) ||
+	    (rc = graph__xsort_new(sizeof(graph__crec), NULL, b.mem.cap / 16,
+				   opts.tmp_dir, &b.mem, &b.caps_in)) ||
 	    (rc = graph__xsort_new(sizeof(graph__edge), graph__cmp_pair,
 				   b.mem.cap / 32, opts.tmp_dir, &b.mem,
 				   &b.plats)) ||
@@ -2726,6 +2722,8 @@ out:
 	if (made)
 		graph_remove_dir(tmp);
 	graph__xsort_free(b.edges);
+	graph__xsort_free(b.links_in);
+	graph__xsort_free(b.caps_in);
 	graph__xsort_free(b.links);
 	graph__xsort_free(b.outl);
 	graph__xsort_free(b.caps);

@@ -424,7 +424,9 @@ int graph__cmp_pair(const void *a, const void *b);
  * an unlinked file in tmp_dir (past 128 runs the 64 smallest are merged
  * into one). The pool is charged for the buffer, the scratch until the
  * last sort, and the read buffers of the merge. graph__xsort_free() frees
- * everything and gives the charge back.
+ * everything and gives the charge back. With `cmp` NULL it is a spool:
+ * the same bounded buffer and runs, but nothing sorted, and the records
+ * come back in no particular order.
  */
 int graph__xsort_new(size_t recsize, graph__cmp_fn cmp, size_t mem_bytes,
 		     const char *tmp_dir, graph__mem *pool,
@@ -627,9 +629,12 @@ typedef struct graph__builder {
 	int vmap_mapped;
 	uint64_t vmap_len;     /* 1 + the largest vertex id seen */
 	graph__xsort *edges;   /* (from, to) */
-	graph__xsort *links;   /* by target domain */
-	graph__xsort *outl;    /* by source domain */
-	graph__xsort *caps;    /* by domain, URL, newest first */
+	graph__xsort *links_in; /* URL-level links as read (a spool: their
+				 * URL and anchor ids are not final yet) */
+	graph__xsort *caps_in;  /* captures as read (a spool) */
+	graph__xsort *links;   /* once final: by target domain */
+	graph__xsort *outl;    /* once final: by source domain */
+	graph__xsort *caps;    /* once final: by domain, URL, newest first */
 	graph__xsort *plats;   /* (platform, domain) pairs */
 	graph__xsort *upd;     /* graph__upd by id, then arrival */
 	seo_tech_rules *tech;  /* the platforms' rules; NULL without WAT */

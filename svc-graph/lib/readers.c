@@ -279,7 +279,7 @@ static int capture(graph__builder *b, const char *url, int64_t ts,
 	}
 	if (c.ts > b->as_of)
 		b->as_of = c.ts;
-	return graph__xsort_add(b->caps, &c);
+	return graph__xsort_add(b->caps_in, &c);
 }
 
 static int cdx_line(rd *x, char *line)
@@ -390,9 +390,7 @@ static int wat_link(graph__builder *b, uint32_t from_dom, uint32_t from_url,
 		if (rc)
 			return rc;
 	}
-	rc = graph__xsort_add(b->links, &r);
-	if (!rc)
-		rc = graph__xsort_add(b->outl, &r);
+	rc = graph__xsort_add(b->links_in, &r);
 	if (!rc) {
 		graph__edge e = { from_dom, r.to_dom };
 

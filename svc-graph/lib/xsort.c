@@ -135,6 +135,8 @@ out:
 
 static int sort_buffer(graph__xsort *s)
 {
+	if (!s->cmp)
+		return 0;
 	if (s->cmp == graph__cmp_pair)
 		return radix_pairs((graph__edge *)s->mem, s->n_recs);
 	qsort(s->mem, s->n_recs, s->recsize, s->cmp);
@@ -306,7 +308,7 @@ static int advance(graph__xsort *s, size_t i)
 static int heap_less(const void *ctx, size_t a, size_t b)
 {
 	const graph__xsort *s = ctx;
-	int c = s->cmp(s->runs[a].cur, s->runs[b].cur);
+	int c = s->cmp ? s->cmp(s->runs[a].cur, s->runs[b].cur) : 0;
 
 	/* ties by run index keep the merge stable and deterministic */
 	return c < 0 || (c == 0 && a < b);
