@@ -24,7 +24,7 @@ extern const size_t rt_rpc_n_methods;
 /*
  * The state page-performance needs (psi_service.c): a pool of database
  * connections to `pg_url` (copied), opened lazily with svc-realtime's
- * migrations (seo/pg.h, SEO_PG_REALTIME), the URL policy
+ * migrations (rt_store.h), the URL policy
  * (SEO_FETCH_ALLOW_NETS, read now) and the upstream runs in flight.
  * Nothing connects here, so that the other analyses serve while the
  * database is away. Returns 0, SEO_EINVAL (a malformed variable) or
