@@ -27,9 +27,8 @@ typedef enum gw_service {
 	GW__SVC_COUNT
 } gw_service;
 
-/* The registry's service of `svc` (not GW_SVC_NONE), and back. */
+/* The registry's service of `svc` (not GW_SVC_NONE). */
 #define GW_SVC_REGISTRY(svc) ((seo_service)((svc) - 1))
-#define GW_SVC_OF(registry_svc) ((gw_service)((registry_svc) + 1))
 
 /* How the request message is filled (path parameters always are). */
 typedef enum gw_input {
