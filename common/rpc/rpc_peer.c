@@ -52,7 +52,7 @@ int rpc_peer_open(seo_service self, seo_service to, rpc_peer **out)
 }
 
 int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
-		  const ProtobufCMessage *req,
+		  ProtobufCMessage *req,
 		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
 		  rpc_result *res)
 {

@@ -74,13 +74,15 @@ static int h_back(rpc_ctx *ctx, const ProtobufCMessage *req,
 		     resp);
 }
 
-/* Front: passes its request on to the peer and its answer back. */
+/* Front: passes its request's text on to the peer and its answer back. */
 static int h_front(rpc_ctx *ctx, const ProtobufCMessage *req,
 		   ProtobufCMessage **resp)
 {
+	Msg next = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
 	rpc_result res;
 
-	if (rpc_peer_call(peer, ctx, "/t.Back/Back", req, MSG_DESC,
+	next.service = ((const Msg *)req)->service;
+	if (rpc_peer_call(peer, ctx, "/t.Back/Back", &next.base, MSG_DESC,
 			  rpc_ctx_arena(ctx), &res) != 0)
 		return rpc_peer_fail(ctx, &res);
 	*resp = res.response;

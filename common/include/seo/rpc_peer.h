@@ -34,15 +34,16 @@ int rpc_peer_open(seo_service self, seo_service to, rpc_peer **out);
 /*
  * Calls `path` on the peer and waits for the answer. `ctx` is the handler's
  * call (its metadata and deadline are carried over), or NULL for work of
- * the service's own (no identity; SEO_RPC_TIMEOUT_MS). The response and the
- * strings of *res are allocated on `arena`.
+ * the service's own (no identity; SEO_RPC_TIMEOUT_MS). `req` is completed
+ * as rpc_client_call() does. The response and the strings of *res are
+ * allocated on `arena`.
  * Returns 0 on success; SEO_EUPSTREAM when the peer answered an error,
  * SEO_ETIMEDOUT when no time was left to call, SEO_EIO when the call could
  * not be made: then *res holds the gRPC status, code and message, ready for
  * rpc_peer_fail().
  */
 int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
-		  const ProtobufCMessage *req,
+		  ProtobufCMessage *req,
 		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
 		  rpc_result *res);
 
