@@ -140,7 +140,7 @@ static void test_dropped_in_transaction(void)
 static void test_missing_migrations(void)
 {
 	static const char *const nowhere[] = {NULL};
-	static const seo_pg_set set = {"svc-example", "ex_", SEO_CFG_PG_URL, nowhere};
+	static const seo_pg_set set = {"svc-nowhere", "ex_", SEO_CFG_PG_URL, nowhere};
 	seo_pg_pool_opt opt = {.url = pgdb.url, .stmts = &stmts, .migrations = &set};
 	seo_pg_pool *p = NULL;
 	seo_pg_conn *c = NULL;
@@ -148,7 +148,7 @@ static void test_missing_migrations(void)
 
 	CU_ASSERT_EQUAL_FATAL(seo_pg_pool_new(&opt, &p), 0);
 	CU_ASSERT_EQUAL(seo_pg_pool_get(p, &c, err, sizeof(err)), SEO_ENOTFOUND);
-	CU_ASSERT(strstr(err, "svc-example migrations not found; set SEO_PG_URL") != NULL);
+	CU_ASSERT(strstr(err, "svc-nowhere migrations not found; set SEO_PG_URL") != NULL);
 	seo_pg_pool_free(p);
 }
 

@@ -37,7 +37,7 @@ typedef int (*seo_job_fn)(PGconn *pg, int64_t at_ms, int64_t *done,
 
 typedef struct seo_job {
 	const char *name;  /* "retention" */
-	const char *owner; /* the component, "svc-example" */
+	const char *owner; /* the component, "svc-<name>" */
 	/* Runs at every instant `offset_s` + k * `period_s` seconds after the
 	 * Unix epoch (UTC): daily at 03:00 is 86400, 10800; weekly on Monday
 	 * at 07:00 is 604800, 4 * 86400 + 7 * 3600 (the epoch is a

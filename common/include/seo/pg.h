@@ -42,7 +42,7 @@ int seo_pg_connect(const char *url, int timeout_s, PGconn **out, char *err,
  * owns). Its files are PREFIX + three digits + "_" + name + ".sql".
  */
 typedef struct seo_pg_set {
-	const char *name;   /* the owner, for messages ("svc-example") */
+	const char *name;   /* the owner, for messages ("svc-<name>") */
 	const char *prefix; /* before the digits ("ex_"); may be "" */
 	seo_cfg var;        /* the variable naming the directory */
 	/* NULL-terminated paths relative to the executable's directory, tried
