@@ -255,24 +255,27 @@ const char *rt_psi_strategy(const char *given);
 
 /*
  * The Page performance object of the spec, all but cached_at, from a
- * PageSpeed Insights v5 runPagespeed answer `body`: {url, the three
+ * PageSpeed Insights v5 runPagespeed answer `root` (parsed; NULL when
+ * the answer was no JSON): {url, the three
  * category scores (0..1 to integers 0..100; a category not returned is
  * 0), core_web_vitals (the lab audits' numericValue, null when absent:
  * largest-contentful-paint, cumulative-layout-shift,
  * interaction-to-next-paint, first-contentful-paint, server-response-time
  * for ttfb), crux_data (loadingExperience has field metrics), strategy}.
  * Sets *out to a new object (json_decref()). Returns 0; SEO_EINVAL when
- * the body is no successful run (not JSON, no lighthouseResult, a
+ * the answer is no successful run (not JSON, no lighthouseResult, a
  * runtimeError), with *why set (static); SEO_ENOMEM.
  */
-int rt_psi_map(const char *body, size_t len, const char *url,
-	       const char *strategy, json_t **out, const char **why);
+int rt_psi_map(const json_t *root, const char *url, const char *strategy,
+	       json_t **out, const char **why);
 
 /*
- * Runs PageSpeed Insights on `url` (blocking, libcurl): GET
+ * Runs PageSpeed Insights on `url` (blocking, seo/provider.h): GET
  * <base>/pagespeedonline/v5/runPagespeed with url, strategy, the
  * performance, accessibility and seo categories and, when `key` is not
- * empty, key; within `timeout_ms` (at most RT_PSI_TIMEOUT_MS). The answer
+ * empty, key; within `timeout_ms` (at most RT_PSI_TIMEOUT_MS); never
+ * retried, since each run is a counted attempt. The caller has checked
+ * `url` by the address policy. The answer
  * is mapped by rt_psi_map() into *out. Returns 0; SEO_EUPSTREAM when the
  * upstream failed (unreachable, too slow, an HTTP error, a body that is no
  * run), with `why` (why_len bytes) saying how in a few words fit for the
