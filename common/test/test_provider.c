@@ -7,15 +7,12 @@
 #include "seo/errors.h"
 #include "seo/provider.h"
 #include "seo/util.h"
+#include "test_site.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* test_rt_site.c */
-int rt_test_site_start(int *port);
-int rt_test_site_stop(void);
 
 static char base[64];
 
@@ -240,13 +237,13 @@ int main(void)
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	if (rt_test_site_start(&port) != 0) {
+	if (test_site_start(&port) != 0) {
 		fprintf(stderr, "cannot start tests/fakes/site_server.py\n");
-		rt_test_site_stop();
+		test_site_stop();
 		return 1;
 	}
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d/", port);
-	s = CU_add_suite("provider", NULL, rt_test_site_stop);
+	s = CU_add_suite("provider", NULL, test_site_stop);
 	CU_add_test(s, "query parameters and a query key", test_query_and_key);
 	CU_add_test(s, "a form body and a bearer key", test_form_and_bearer);
 	CU_add_test(s, "a json body and a header key", test_json_and_header_key);

@@ -9,6 +9,7 @@
 
 #include "seo/errors.h"
 #include "seo/util.h"
+#include "test_site.h"
 
 #include <CUnit/Basic.h>
 #include <arpa/inet.h>
@@ -21,10 +22,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
-
-/* test_rt_site.c */
-int rt_test_site_start(int *port);
-int rt_test_site_stop(void);
 
 static int port;
 
@@ -689,13 +686,13 @@ int main(void)
 	CU_add_test(s, "walk order and nesting", test_walk_order);
 	CU_add_test(s, "walk discovery fallbacks", test_walk_fallbacks);
 	CU_add_test(s, "walk bounds", test_walk_bounds);
-	if (rt_test_site_start(&port) == 0) {
-		s = CU_add_suite("rt_sitemap_driver", NULL, rt_test_site_stop);
+	if (test_site_start(&port) == 0) {
+		s = CU_add_suite("rt_sitemap_driver", NULL, test_site_stop);
 		CU_add_test(s, "driver against local sites", test_driver);
 		CU_add_test(s, "driver within the caller's deadline", test_driver_deadline);
 	} else {
 		fprintf(stderr, "site_server.py did not start\n");
-		rt_test_site_stop();
+		test_site_stop();
 		CU_cleanup_registry();
 		return 1;
 	}

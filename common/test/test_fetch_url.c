@@ -1,5 +1,7 @@
 /*
- * test_rt_urlcheck.c: URL validation, the private-address policy (a table
+ * test_fetch_url.c: what the fetcher applies before it connects (url.c,
+ * netpolicy.c, fetch_config.c, charset.c): URL validation, the
+ * private-address policy (a table
  * of SSRF bypass spellings, IDN ones included, every one refused), IDN
  * hosts, connect-to and allow-list parsing, and charset detection and
  * conversion.
@@ -366,7 +368,7 @@ int main(void)
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	s = CU_add_suite("rt_urlcheck", NULL, NULL);
+	s = CU_add_suite("fetch_url", NULL, NULL);
 	CU_add_test(s, "ssrf bypass spellings are refused", test_bypasses_refused);
 	CU_add_test(s, "public addresses are allowed", test_public_allowed);
 	CU_add_test(s, "allow-list exempts only its networks", test_allow_nets);

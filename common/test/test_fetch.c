@@ -1,6 +1,6 @@
 /*
- * test_rt_fetch.c: the fetcher against tests/fakes/site_server.py on
- * 127.0.0.1: redirects, limits, decompression, charsets, connect-to (500
+ * test_fetch.c: the fetcher (common/http/fetch.c) against
+ * tests/fakes/site_server.py on 127.0.0.1: redirects, limits, decompression, charsets, connect-to (500
  * entries too), and the private-address block on the first hop and after
  * redirects.
  */
@@ -8,15 +8,12 @@
 #include "seo/errors.h"
 #include "seo/fetch.h"
 #include "seo/util.h"
+#include "test_site.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* test_rt_site.c */
-int rt_test_site_start(int *port);
-int rt_test_site_stop(void);
 
 static int port;
 static seo_fetch_config cfg;
@@ -303,12 +300,12 @@ int main(void)
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	if (rt_test_site_start(&port) != 0) {
+	if (test_site_start(&port) != 0) {
 		fprintf(stderr, "cannot start tests/fakes/site_server.py\n");
-		rt_test_site_stop();
+		test_site_stop();
 		return 1;
 	}
-	s = CU_add_suite("rt_fetch", NULL, rt_test_site_stop);
+	s = CU_add_suite("fetch", NULL, test_site_stop);
 	CU_add_test(s, "a page is fetched", test_ok);
 	CU_add_test(s, "redirects are followed and bounded", test_redirects);
 	CU_add_test(s, "size and time limits", test_limits);
