@@ -671,8 +671,8 @@ static struct cli_conn *conn_open(rpc_client *c)
 	if (conn->connect_timer == NULL || bev == NULL ||
 	    bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
 				       (int)sslen) != 0 ||
-	    nghttp2_session_client_new(&conn->session, c->callbacks, conn) !=
-		    0 ||
+	    nghttp2_session_client_new3(&conn->session, c->callbacks, conn,
+					NULL, rpc__mem()) != 0 ||
 	    rpc_session_start(conn->session, NGHTTP2_SETTINGS_ENABLE_PUSH, 0,
 			      bev, conn_on_close, conn, &conn->io) != 0)
 		goto fail;
