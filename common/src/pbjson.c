@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/json_text.h"
 
 #define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
 #define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
@@ -442,7 +443,7 @@ static int raw_json_decode(const dec *d, const ProtobufCMessageDescriptor *desc,
 			   const json_t *v, ProtobufCMessage **out)
 {
 	ProtobufCMessage *r = seo_arena_alloc(d->a, desc->sizeof_message);
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
 	int rc = SEO_ENOMEM;
 
 	if (r == NULL || text == NULL)
