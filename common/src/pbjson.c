@@ -727,20 +727,19 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 }
 
 /* A nested message, null when unset. A RawJson stands for the value its
- * text holds; text that is not JSON (a service's bug) becomes null rather
- * than failing the answer. */
+ * text holds; text that does not load fails the answer (NULL): jansson
+ * cannot tell text that is not JSON from an allocation that failed, and
+ * RawJson is only ever written by raw_json_decode(), from a JSON value. */
 static json_t *message_json(const ProtobufCMessage *m)
 {
 	const char *text;
-	json_t *v;
 
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
 		return seo_pbjson_encode(m);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
-	v = text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return v != NULL ? v : json_null();
+	return text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : json_null();
 }
 
 /* One value of field f stored at slot. */
