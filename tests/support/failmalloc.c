@@ -111,17 +111,21 @@ void failmalloc_settle(void)
 		atomic_store(&settled, 1);
 }
 
-/* Says what went wrong in run `n`, and where allocation n was made. */
-static void report(const char *what, long n, long made, int rc)
+/* Says what went wrong in run `n`, and, the first time in a loop, where
+ * allocation n was made. */
+static void report(const char *what, long n, long made, int rc, int first)
 {
-	fprintf(stderr, "\n  %s: allocation %ld of %ld failed, yet %d; at\n",
-		what, n, made, rc);
-	backtrace_symbols_fd(stack, stack_depth, 2);
+	fprintf(stderr, "\n  %s: allocation %ld of %ld failed, yet %d%s\n",
+		what, n, made, rc, first ? "; at" : "");
+	if (first)
+		backtrace_symbols_fd(stack, stack_depth, 2);
 }
 
 long failmalloc_loop(const char *what, int (*run)(void *ud), void *ud,
 		     long max_runs)
 {
+	int reported = 0;
+
 	for (long n = 1; n <= max_runs; n++) {
 		long made;
 		int rc;
@@ -144,7 +148,7 @@ long failmalloc_loop(const char *what, int (*run)(void *ud), void *ud,
 		if (atomic_load(&settled) || atomic_load(&lenient))
 			continue;
 		if (rc >= 0)
-			report(what, n, made, rc);
+			report(what, n, made, rc, !reported++);
 		CU_ASSERT(rc < 0);
 	}
 	fprintf(stderr, "\n  %s: still failing after %ld runs\n", what, max_runs);
