@@ -727,19 +727,23 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 }
 
 /* A nested message, null when unset. A RawJson stands for the value its
- * text holds; text that does not load fails the answer (NULL): jansson
- * cannot tell text that is not JSON from an allocation that failed, and
- * RawJson is only ever written by raw_json_decode(), from a JSON value. */
+ * text holds; text that does not load fails the answer (NULL): without
+ * seo_json_init() jansson cannot tell text that is not JSON from an
+ * allocation that failed, and RawJson is only ever written by
+ * raw_json_decode(), from a JSON value. */
 static json_t *message_json(const ProtobufCMessage *m)
 {
 	const char *text;
+	int oom;
 
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
 		return seo_pbjson_encode(m);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
-	return text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : json_null();
+	if (text == NULL)
+		return json_null();
+	return seo_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL, &oom);
 }
 
 /* One value of field f stored at slot. */
