@@ -12,6 +12,7 @@
 #include "failmalloc.h"
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/pbjson.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
 
@@ -102,6 +103,7 @@ int main(void)
 	unsigned failed;
 
 	failmalloc_init();
+	seo_json_init();
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	s = CU_add_suite("pbjson under failing allocations", NULL, NULL);

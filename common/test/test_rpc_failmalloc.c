@@ -13,6 +13,7 @@
 
 #include "failmalloc.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 #include "seo/util.h"
 
@@ -230,6 +231,7 @@ int main(void)
 	unsigned failed;
 
 	failmalloc_init();
+	seo_json_init();
 	event_set_mem_functions(failmalloc_lenient_malloc,
 				failmalloc_lenient_realloc, free);
 	seo_log_init("test_rpc_failmalloc");

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <CUnit/Basic.h>
-#include <jansson.h>
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t nmemb, size_t size);
@@ -86,21 +85,8 @@ void *failmalloc_lenient_realloc(void *ptr, size_t size)
 	return NULL;
 }
 
-/* jansson calls these from its shared library: they call the wrapped
- * malloc from here. */
-static void *json_malloc(size_t size)
-{
-	return malloc(size);
-}
-
-static void json_free(void *ptr)
-{
-	free(ptr);
-}
-
 void failmalloc_init(void)
 {
-	json_set_alloc_funcs(json_malloc, json_free);
 	/* backtrace() loads libgcc on its first call: not in a run */
 	stack_depth = backtrace(stack, 32);
 }

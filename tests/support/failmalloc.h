@@ -6,9 +6,9 @@
  * (tests/support/CMakeLists.txt) has its malloc, calloc, realloc, strdup
  * and strndup calls, and those of every static library it links (ours),
  * routed through here by the linker's --wrap. Allocations made inside
- * shared libraries are not seen, except jansson's (failmalloc_init() gives
- * jansson the counted allocator) and nghttp2's where the caller hands
- * nghttp2 an allocator of its own (common/rpc does: rpc__mem()).
+ * shared libraries are not seen, except where our code hands the library
+ * an allocator of its own: jansson's after seo_json_init()
+ * (seo/json_text.h), nghttp2's in common/rpc (rpc__mem()).
  *
  * The counter is atomic: allocations of other threads count too, so a run
  * is deterministic only when the code under test allocates on one thread.
@@ -18,8 +18,7 @@
 
 #include <stddef.h>
 
-/* Gives jansson the counted allocator. Call first in main(), before any
- * JSON value exists. */
+/* Call first in main(). */
 void failmalloc_init(void);
 
 /*
