@@ -187,6 +187,8 @@ static int run_call(void *ud)
 	rpc_client_free(c);
 	rpc_server_free(srv);
 	seo_arena_free(a);
+	/* bufferevent_free() leaves the freeing to the loop's next turn */
+	event_base_loop(base, EVLOOP_NONBLOCK);
 	event_base_free(base);
 	return rc;
 }
