@@ -718,10 +718,11 @@ static void test_json_types(void)
 	fails(R_TYPES_J, "", "{\"pick_name\": \"a\", \"pick_id\": 1}",
 	      "invalid_parameter", "pick_id cannot be given together with pick_name");
 
-	/* Proto2 required fields, nested ones named by their path. */
+	/* "Always" fields (a [default] in the .proto), nested ones named by
+	 * their path; a message field may be left out. */
 	fails(R_REQUIRED, "", "{}", "invalid_parameter", "missing parameter: domain");
-	fails(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\"}",
-	      "invalid_parameter", "missing parameter: inner");
+	q = ok(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\"}");
+	CU_ASSERT(q->inner == NULL);
 	fails(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\","
 	      " \"inner\": {}}", "invalid_parameter", "missing parameter: inner.n");
 	q = ok(R_REQUIRED, "", "{\"domain\": \"\", \"count\": 0, \"sort\": \"unspecified\","
@@ -933,7 +934,7 @@ static void test_encode_account(void)
 		SEO__ACCOUNT__V1__PAYMENT_WEBHOOK_REQUEST__INIT;
 	Seo__Account__V1__Success ok_ = SEO__ACCOUNT__V1__SUCCESS__INIT;
 
-	/* Required strings left NULL read "", unset optionals null. */
+	/* "Always" strings left unset read "", unset optionals null. */
 	encodes_as(&u, "{\"id\":\"\",\"email\":null,\"credits\":null,\"created_at\":0}");
 	u.id = "u1";
 	u.email = "a@b.c";
@@ -1581,7 +1582,8 @@ static void test_openapi(void)
 	      "{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"},"
 	      "{\"type\":\"null\"}]}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|inner",
-	      "{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"}");
+	      "{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},"
+	      "{\"type\":\"null\"}]}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|sort",
 	      "{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]}");
 	at_is(doc, "components|schemas|seo.test.v1.AllTypes|properties",
@@ -1790,7 +1792,7 @@ static void test_openapi(void)
 	      "{\"type\":\"object\",\"properties\":{\"child\":{\"anyOf\":[{\"$ref\":"
 	      "\"#/components/schemas/seo.test.v1.Node\"},{\"type\":\"null\"}]}}}}}}");
 
-	/* Required message: body required. */
+	/* A message with "always" fields: body required. */
 	at_is(doc, "paths|/v1/test/required|post|requestBody|required", "true");
 
 	/* operationIds are unique and URL-safe. */
