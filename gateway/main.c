@@ -6,6 +6,7 @@
 #include <event2/thread.h>
 
 #include "gw.h"
+#include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 
@@ -29,6 +30,7 @@ int main(void)
 	gw_config cfg;
 	int rc;
 
+	seo_config_init();
 	seo_log_init("gateway");
 	signal(SIGPIPE, SIG_IGN);
 	evthread_use_pthreads();

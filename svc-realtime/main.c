@@ -16,6 +16,7 @@ int main(void)
 	rt_svc *svc = NULL;
 	int rc;
 
+	seo_config_init();
 	seo_log_init("svc-realtime");
 	/* Load the rules before serving: a broken rule file shows at start
 	 * (tech-stack then fails alone), and no call waits for the compile. */

@@ -693,8 +693,8 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->service_addr[GW_SVC_RANKS] = seo_config(SEO_CFG_RANKS_ADDR);
 	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
-	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
-	cfg->rpc_timeout_ms = (int)seo_config_int(SEO_CFG_RPC_TIMEOUT_MS, 30000);
+	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
+	cfg->rpc_timeout_ms = (int)seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
 }
 
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,

@@ -7,6 +7,7 @@
 
 #include "seo/arena.h"
 #include "seo/util.h"
+#include "test_config.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -21,8 +22,8 @@ static int port;
 
 static void env(const char *allow, const char *connect_to)
 {
-	setenv("SEO_FETCH_ALLOW_NETS", allow, 1);
-	setenv("SEO_FETCH_CONNECT_TO", connect_to, 1);
+	seo_test_config_set("SEO_FETCH_ALLOW_NETS", allow);
+	seo_test_config_set("SEO_FETCH_CONNECT_TO", connect_to);
 }
 
 /* Fetches http://127.0.0.1:PORT<path> into *r. */

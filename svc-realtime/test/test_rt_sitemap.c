@@ -9,6 +9,7 @@
 
 #include "seo/errors.h"
 #include "seo/util.h"
+#include "test_config.h"
 
 #include <CUnit/Basic.h>
 #include <arpa/inet.h>
@@ -556,8 +557,8 @@ static void walk_site_on(const char *origin, size_t limit, long walk_ms, int to_
 	char ct[64];
 
 	snprintf(ct, sizeof(ct), ":80:127.0.0.1:%d", to_port);
-	setenv("SEO_FETCH_ALLOW_NETS", "127.0.0.0/8", 1);
-	setenv("SEO_FETCH_CONNECT_TO", ct, 1);
+	seo_test_config_set("SEO_FETCH_ALLOW_NETS", "127.0.0.0/8");
+	seo_test_config_set("SEO_FETCH_CONNECT_TO", ct);
 	memset(r, 0, sizeof(*r));
 	r->base = event_base_new();
 	CU_ASSERT_FATAL(r->base != NULL);
@@ -613,12 +614,12 @@ static void test_driver(void)
 	json_decref(r.res);
 
 	/* a private address is refused before anything is read */
-	setenv("SEO_FETCH_CONNECT_TO", "", 1);
+	seo_test_config_set("SEO_FETCH_CONNECT_TO", "");
 	{
 		seo_arena *a = seo_arena_new(0);
 		rt_fetcher *f = NULL;
 
-		setenv("SEO_FETCH_ALLOW_NETS", "", 1);
+		seo_test_config_set("SEO_FETCH_ALLOW_NETS", "");
 		memset(&r, 0, sizeof(r));
 		r.base = event_base_new();
 		CU_ASSERT_EQUAL_FATAL(rt_fetcher_new(r.base, &f), 0);
