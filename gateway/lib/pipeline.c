@@ -35,14 +35,6 @@
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
 
-static const char *const service_names[GW__SVC_COUNT] = {
-	[GW_SVC_ACCOUNT] = "account",
-	[GW_SVC_GRAPH] = "graph",
-	[GW_SVC_REALTIME] = "realtime",
-	[GW_SVC_AGENT] = "agent",
-	[GW_SVC_RANKS] = "ranks",
-};
-
 struct gw_gateway {
 	struct event_base *base;
 	gw_http_server *http;
@@ -535,7 +527,8 @@ static void on_health_slot(const rpc_result *res, void *ud)
 		return;
 	services = json_object();
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		json_object_set_new(services, service_names[i],
+		json_object_set_new(services,
+				    seo_service_get(GW_SVC_REGISTRY(i))->name,
 				    json_string(c->health[i]));
 		ok &= strcmp(c->health[i], "ok") == 0;
 	}
@@ -686,11 +679,8 @@ void gw_config_from_env(gw_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->http_addr = seo_config(SEO_CFG_HTTP_ADDR);
-	cfg->service_addr[GW_SVC_ACCOUNT] = seo_config(SEO_CFG_ACCOUNT_ADDR);
-	cfg->service_addr[GW_SVC_GRAPH] = seo_config(SEO_CFG_GRAPH_ADDR);
-	cfg->service_addr[GW_SVC_REALTIME] = seo_config(SEO_CFG_REALTIME_ADDR);
-	cfg->service_addr[GW_SVC_AGENT] = seo_config(SEO_CFG_AGENT_ADDR);
-	cfg->service_addr[GW_SVC_RANKS] = seo_config(SEO_CFG_RANKS_ADDR);
+	for (int i = 0; i < SEO__SVC_COUNT; i++)
+		cfg->service_addr[i] = seo_service_addr((seo_service)i);
 	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
 	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
@@ -728,7 +718,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	if (gw->metrics == NULL)
 		goto out;
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		rc = rpc_client_new(base, cfg->service_addr[i], &gw->clients[i]);
+		rc = rpc_client_new(base, cfg->service_addr[GW_SVC_REGISTRY(i)],
+				    &gw->clients[i]);
 		if (rc != 0)
 			goto out;
 	}
