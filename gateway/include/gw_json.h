@@ -99,7 +99,7 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len);
  * Builds the OpenAPI 3.1 document for `routes`: every route with its
  * parameters (from the input descriptor and rules), request body, success
  * response schema (from the output descriptor, plus credits_used /
- * credits_remaining for GW_R_ENVELOPE), error responses (from the route's
+ * credits_remaining for an envelope), error responses (from the route's
  * codes and the generic ones, with the shared Error schema), credit cost
  * (x-credit-cost, x-billing) and the X-API-Key security scheme. Caller
  * json_decref()s *out. Returns 0 or SEO_ENOMEM.

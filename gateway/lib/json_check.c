@@ -85,7 +85,7 @@ static int check_default(const ProtobufCFieldDescriptor *f,
 static int check_rule(const gw_route *route, const gw_param_rule *r,
 		      char *why, size_t n)
 {
-	const ProtobufCFieldDescriptor *f = field(route->input, r->name);
+	const ProtobufCFieldDescriptor *f = field(route->in.message, r->name);
 
 	if (f == NULL)
 		return bad(why, n, "rule %s: no such field", r->name);
@@ -140,7 +140,7 @@ static int check_pattern(const gw_route *route, char *why, size_t n)
 			return bad(why, n, "%s: bad path parameter", route->pattern);
 		memcpy(name, p, len);
 		name[len] = '\0';
-		f = field(route->input, name);
+		f = field(route->in.message, name);
 		if (f == NULL || !singular(f) || f->type == PROTOBUF_C_TYPE_MESSAGE)
 			return bad(why, n, "path parameter %s: no such scalar field",
 				   name);
@@ -169,47 +169,47 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 	rc = check_pattern(route, why, why_len);
 	if (rc != 0)
 		return rc;
-	if (route->in != GW_IN_NONE && route->input == NULL)
+	if (route->in.kind != GW_IN_NONE && route->in.message == NULL)
 		return bad(why, why_len, "%s %s: input message missing",
 			   route->method, route->pattern);
-	if (route->status < 200 || route->status > 299)
+	if (route->out.status < 200 || route->out.status > 299)
 		return bad(why, why_len, "%s %s: success status %d",
-			   route->method, route->pattern, route->status);
-	for (i = 0; i < route->n_params; i++) {
-		rc = check_rule(route, &route->params[i], why, why_len);
+			   route->method, route->pattern, route->out.status);
+	for (i = 0; i < route->in.n_params; i++) {
+		rc = check_rule(route, &route->in.params[i], why, why_len);
 		if (rc != 0)
 			return rc;
 	}
-	if (route->in == GW_IN_RAW) {
-		f = field(route->input, "payload");
+	if (route->in.kind == GW_IN_RAW) {
+		f = field(route->in.message, "payload");
 		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_BYTES)
 			return bad(why, why_len, "raw input needs payload bytes");
-		f = field(route->input, "signature");
+		f = field(route->in.message, "signature");
 		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_STRING)
 			return bad(why, why_len, "raw input needs signature string");
 	}
-	if (route->bill == GW_BILL_PER_ITEM &&
-	    (!countable(route->input, route->items_field) ||
-	     !countable(route->output, route->billed_field)))
+	if (route->bill.kind == GW_BILL_PER_ITEM &&
+	    (!countable(route->in.message, route->bill.items_field) ||
+	     !countable(route->out.message, route->bill.billed_field)))
 		return bad(why, why_len, "%s %s: per-item fields missing",
 			   route->method, route->pattern);
-	if ((route->bill == GW_BILL_FIXED || route->bill == GW_BILL_AFTER) &&
-	    route->billed_field != NULL &&
-	    !countable(route->output, route->billed_field))
+	if ((route->bill.kind == GW_BILL_FIXED || route->bill.kind == GW_BILL_AFTER) &&
+	    route->bill.billed_field != NULL &&
+	    !countable(route->out.message, route->bill.billed_field))
 		return bad(why, why_len, "%s %s: billed field %s missing",
-			   route->method, route->pattern, route->billed_field);
-	if (route->surcharge_field != NULL &&
-	    (route->bill != GW_BILL_FIXED || route->surcharge <= 0 ||
-	     (f = field(route->input, route->surcharge_field)) == NULL ||
+			   route->method, route->pattern, route->bill.billed_field);
+	if (route->bill.surcharge_field != NULL &&
+	    (route->bill.kind != GW_BILL_FIXED || route->bill.surcharge <= 0 ||
+	     (f = field(route->in.message, route->bill.surcharge_field)) == NULL ||
 	     !singular(f) || f->type != PROTOBUF_C_TYPE_BOOL))
 		return bad(why, why_len, "%s %s: surcharge needs a boolean "
 			   "request field and a fixed price", route->method,
 			   route->pattern);
-	if (route->cost < 0 || (route->bill != GW_BILL_FREE && route->cost == 0))
+	if (route->bill.cost < 0 || (route->bill.kind != GW_BILL_FREE && route->bill.cost == 0))
 		return bad(why, why_len, "%s %s: cost %lld", route->method,
-			   route->pattern, route->cost);
-	if (route->strict_code != NULL && seo_error_lookup(route->strict_code) == NULL)
-		return bad(why, why_len, "unknown code %s", route->strict_code);
+			   route->pattern, route->bill.cost);
+	if (route->in.strict_code != NULL && seo_error_lookup(route->in.strict_code) == NULL)
+		return bad(why, why_len, "unknown code %s", route->in.strict_code);
 	for (i = 0; route->errors != NULL && route->errors[i] != NULL; i++)
 		if (seo_error_lookup(route->errors[i]) == NULL)
 			return bad(why, why_len, "unknown code %s", route->errors[i]);

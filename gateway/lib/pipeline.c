@@ -279,15 +279,15 @@ static void answer_success(gw_call *c)
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
-	if (c->route->flags & GW_R_HIDE_BILLED)
-		json_object_del(obj, c->route->billed_field);
-	if (c->route->flags & GW_R_ENVELOPE) {
+	if (c->route->bill.hide_billed)
+		json_object_del(obj, c->route->bill.billed_field);
+	if (c->route->bill.envelope) {
 		json_object_set_new(obj, "credits_used",
 				    json_integer(c->charged - c->refunded));
 		json_object_set_new(obj, "credits_remaining",
 				    json_integer(c->credits_remaining));
 	}
-	respond_json(c, c->route->status, obj);
+	respond_json(c, c->route->out.status, obj);
 }
 
 /* What the call finally costs by its answer: per item or billed after,
@@ -299,13 +299,13 @@ static long long cost_after(const gw_call *c)
 {
 	long long billed;
 
-	if (c->route->bill == GW_BILL_FREE || c->route->billed_field == NULL ||
-	    gw_json_field_count(c->output, c->route->billed_field, &billed) != 0)
-		return c->route->bill == GW_BILL_AFTER ? c->route->cost
+	if (c->route->bill.kind == GW_BILL_FREE || c->route->bill.billed_field == NULL ||
+	    gw_json_field_count(c->output, c->route->bill.billed_field, &billed) != 0)
+		return c->route->bill.kind == GW_BILL_AFTER ? c->route->bill.cost
 						       : c->charged;
-	if (c->route->bill == GW_BILL_FIXED)
+	if (c->route->bill.kind == GW_BILL_FIXED)
 		return billed == 0 ? 0 : c->charged;
-	return billed * c->route->cost;
+	return billed * c->route->bill.cost;
 }
 
 /* The caller's identity as the services read it; meta holds 4. */
@@ -381,7 +381,7 @@ static void on_service(const rpc_result *res, void *ud)
 	}
 	c->output = res->response;
 	due = cost_after(c);
-	if (c->route->bill == GW_BILL_AFTER) {
+	if (c->route->bill.kind == GW_BILL_AFTER) {
 		charge(c, due);
 		return;
 	}
@@ -403,7 +403,7 @@ static void call_service(gw_call *c)
 	if (c->route->timeout_ms > timeout)
 		timeout = c->route->timeout_ms;
 	if (rpc_client_call(c->gw->clients[c->route->service],
-			    c->route->rpc_path, c->input, c->route->output,
+			    c->route->rpc_path, c->input, c->route->out.message,
 			    &c->alloc, timeout, meta, n, on_service, c) != 0)
 		respond_error(c, "internal_error", "out of memory", NULL);
 }
@@ -468,17 +468,17 @@ static long long cost_before(const gw_call *c)
 
 	if (c->decode_failed)
 		return 0;
-	switch (c->route->bill) {
+	switch (c->route->bill.kind) {
 	case GW_BILL_FIXED:
-		if (c->route->surcharge_field != NULL &&
-		    gw_json_field_true(c->input, c->route->surcharge_field))
-			return c->route->cost + c->route->surcharge;
-		return c->route->cost;
+		if (c->route->bill.surcharge_field != NULL &&
+		    gw_json_field_true(c->input, c->route->bill.surcharge_field))
+			return c->route->bill.cost + c->route->bill.surcharge;
+		return c->route->bill.cost;
 	case GW_BILL_PER_ITEM:
-		if (gw_json_field_count(c->input, c->route->items_field,
+		if (gw_json_field_count(c->input, c->route->bill.items_field,
 					&items) != 0)
 			return 0;
-		return items * c->route->cost;
+		return items * c->route->bill.cost;
 	default:
 		return 0;
 	}
@@ -496,11 +496,11 @@ static void authorize(gw_call *c, const char *key)
 	req.endpoint = (char *)c->route->endpoint;
 	c->charged = cost_before(c);
 	req.cost = c->charged;
-	req.roles_allowed = c->route->roles;
+	req.roles_allowed = c->route->auth.roles;
 	if (!c->decode_failed)
 		c->usage = gw_json_usage_value(c->route, c->input, c->arena);
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
-	req.rate_limited = !(c->route->flags & GW_R_NO_RATE_LIMIT);
+	req.rate_limited = c->route->quota == GW_QUOTA_KEY;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
@@ -660,7 +660,10 @@ static void on_request(gw_http_req *req, void *ud)
 				   arena, &c->input, &c->decode_err) != 0)
 		c->decode_failed = 1;
 
-	if (c->route->flags & GW_R_NO_KEY) {
+	key = c->route->auth.key == GW_KEY_NONE
+		      ? NULL : gw_http_header_get(req, API_KEY_HEADER);
+	if ((key == NULL || *key == '\0') &&
+	    c->route->auth.key != GW_KEY_REQUIRED) {
 		if (c->decode_failed) {
 			respond_error(c, c->decode_err.code,
 				      c->decode_err.message, NULL);
@@ -669,7 +672,6 @@ static void on_request(gw_http_req *req, void *ud)
 		call_service(c);
 		return;
 	}
-	key = gw_http_header_get(req, API_KEY_HEADER);
 	if (key == NULL || *key == '\0') {
 		respond_error(c, "invalid_api_key", "missing X-API-Key header",
 			      NULL);

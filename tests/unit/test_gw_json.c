@@ -79,81 +79,109 @@ enum {
 
 static const gw_route routes[N_ROUTES] = {
 	[R_USAGE] = {.method = "GET", .pattern = "/v1/usage",
-		.endpoint = "usage", .service = GW_SVC_ACCOUNT,
+		.endpoint = "usage",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/ListUsage",
-		.input = ACCT(list_usage_request),
-		.output = ACCT(list_usage_response), .in = GW_IN_QUERY,
-		.status = 200, .roles = GW_ROLES_STAFF, .params = usage_rules,
-		.n_params = 2, .summary = "List usage rows"},
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.kind = GW_IN_QUERY, .message = ACCT(list_usage_request),
+		       .params = usage_rules, .n_params = 2},
+		.out = {.message = ACCT(list_usage_response), .status = 200},
+		.summary = "List usage rows"},
 	[R_CHECKOUT] = {.method = "POST", .pattern = "/v1/checkout",
-		.endpoint = "checkout", .service = GW_SVC_ACCOUNT,
+		.endpoint = "checkout",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/CreateCheckout",
-		.input = ACCT(checkout_request), .output = ACCT(checkout_response),
-		.in = GW_IN_JSON, .status = 200, .roles = GW_ROLES_MANAGERS,
-		.params = checkout_rules, .n_params = 1,
-		.summary = "Start a checkout", .errors = checkout_errors},
+		.auth = {.roles = GW_ROLES_MANAGERS},
+		.in = {.kind = GW_IN_JSON, .message = ACCT(checkout_request),
+		       .params = checkout_rules, .n_params = 1},
+		.out = {.message = ACCT(checkout_response), .status = 200},
+		.summary = "Start a checkout",
+		.errors = checkout_errors},
 	[R_CREATE_KEY] = {.method = "POST", .pattern = "/v1/keys",
-		.endpoint = "keys", .service = GW_SVC_ACCOUNT,
+		.endpoint = "keys",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/CreateKey",
-		.input = ACCT(create_key_request), .output = ACCT(created_key),
-		.in = GW_IN_JSON, .status = 201, .roles = GW_ROLES_STAFF,
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.kind = GW_IN_JSON, .message = ACCT(create_key_request)},
+		.out = {.message = ACCT(created_key), .status = 201},
 		.summary = "Create an API key"},
 	[R_REVOKE] = {.method = "DELETE", .pattern = "/v1/keys/:id",
-		.endpoint = "keys", .service = GW_SVC_ACCOUNT,
+		.endpoint = "keys",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/RevokeKey",
-		.input = ACCT(revoke_key_request), .output = ACCT(success),
-		.in = GW_IN_NONE, .status = 200, .roles = GW_ROLES_STAFF,
-		.summary = "Revoke an API key", .errors = revoke_errors},
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.message = ACCT(revoke_key_request)},
+		.out = {.message = ACCT(success), .status = 200},
+		.summary = "Revoke an API key",
+		.errors = revoke_errors},
 	[R_WEBHOOK] = {.method = "POST", .pattern = "/v1/payments/webhook",
-		.endpoint = "webhook", .service = GW_SVC_ACCOUNT,
+		.endpoint = "webhook",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/PaymentWebhook",
-		.input = ACCT(payment_webhook_request),
-		.output = ACCT(payment_webhook_response), .in = GW_IN_RAW,
-		.status = 200, .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
-		.params = webhook_rules, .n_params = 1,
+		.auth = {.key = GW_KEY_NONE},
+		.in = {.kind = GW_IN_RAW,
+		       .message = ACCT(payment_webhook_request),
+		       .params = webhook_rules, .n_params = 1},
+		.quota = GW_QUOTA_NONE,
+		.out = {.message = ACCT(payment_webhook_response),
+		        .status = 200},
 		.summary = "Payment provider events"},
 	[R_PRICING] = {.method = "GET", .pattern = "/v1/pricing",
-		.endpoint = "pricing", .service = GW_SVC_ACCOUNT,
+		.endpoint = "pricing",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/GetPricing",
-		.input = ACCT(empty), .output = ACCT(pricing_response),
-		.in = GW_IN_NONE, .status = 200, .flags = GW_R_NO_KEY,
+		.auth = {.key = GW_KEY_NONE},
+		.in = {.message = ACCT(empty)},
+		.out = {.message = ACCT(pricing_response), .status = 200},
 		.summary = "Credit price tiers"},
 	[R_ME] = {.method = "GET", .pattern = "/v1/me", .endpoint = "me",
-		.service = GW_SVC_ACCOUNT, .rpc_path = "/seo.account.v1.Account/GetMe",
-		.input = ACCT(empty), .output = ACCT(user), .in = GW_IN_NONE,
-		.status = 200, .summary = "The key's user", .errors = me_errors},
+		.service = GW_SVC_ACCOUNT,
+		.rpc_path = "/seo.account.v1.Account/GetMe",
+		.in = {.message = ACCT(empty)},
+		.out = {.message = ACCT(user), .status = 200},
+		.summary = "The key's user",
+		.errors = me_errors},
 	[R_TYPES_Q] = {.method = "GET", .pattern = "/v1/test/types",
-		.endpoint = "types", .service = GW_SVC_GRAPH,
-		.rpc_path = "/seo.test.v1.Test/Types", .input = TEST(all_types),
-		.output = TEST(all_types), .in = GW_IN_QUERY, .status = 200,
-		.bill = GW_BILL_FIXED, .cost = 2, .params = types_rules,
-		.n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		.endpoint = "types",
+		.service = GW_SVC_GRAPH, .rpc_path = "/seo.test.v1.Test/Types",
+		.in = {.kind = GW_IN_QUERY, .message = TEST(all_types),
+		       .params = types_rules,
+		       .n_params = sizeof(types_rules) / sizeof(types_rules[0])},
+		.bill = {.kind = GW_BILL_FIXED, .cost = 2},
+		.out = {.message = TEST(all_types), .status = 200},
 		.summary = "Every type by query"},
 	[R_TYPES_J] = {.method = "POST", .pattern = "/v1/test/types",
-		.endpoint = "types", .service = GW_SVC_REALTIME,
-		.rpc_path = "/seo.test.v1.Test/Types", .input = TEST(all_types),
-		.output = TEST(all_types), .in = GW_IN_JSON, .status = 200,
-		.bill = GW_BILL_PER_ITEM, .cost = 1, .items_field = "nums",
-		.billed_field = "nums", .flags = GW_R_STRICT | GW_R_ENVELOPE,
-		.strict_code = "invalid_proposal_input", .params = types_rules,
-		.n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		.endpoint = "types",
+		.service = GW_SVC_REALTIME,
+		.rpc_path = "/seo.test.v1.Test/Types",
+		.in = {.kind = GW_IN_JSON, .message = TEST(all_types),
+		       .params = types_rules,
+		       .n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		       .strict = 1, .strict_code = "invalid_proposal_input"},
+		.bill = {.kind = GW_BILL_PER_ITEM, .cost = 1,
+		         .items_field = "nums", .billed_field = "nums",
+		         .envelope = 1},
+		.out = {.message = TEST(all_types), .status = 200},
 		.summary = "Every type by body"},
 	[R_REQUIRED] = {.method = "POST", .pattern = "/v1/test/required",
-		.endpoint = "required", .service = GW_SVC_AGENT,
-		.rpc_path = "/seo.test.v1.Test/Required", .input = TEST(required),
-		.output = TEST(required), .in = GW_IN_JSON, .status = 200,
+		.endpoint = "required",
+		.service = GW_SVC_AGENT,
+		.rpc_path = "/seo.test.v1.Test/Required",
+		.in = {.kind = GW_IN_JSON, .message = TEST(required)},
+		.out = {.message = TEST(required), .status = 200},
 		.summary = "Required fields"},
 	[R_STRICT_Q] = {.method = "GET", .pattern = "/v1/test/strict",
-		.endpoint = "strict", .service = GW_SVC_RANKS,
-		.rpc_path = "/seo.test.v1.Test/Strict",
-		.input = ACCT(list_usage_request),
-		.output = ACCT(list_usage_response), .in = GW_IN_QUERY,
-		.status = 200, .flags = GW_R_STRICT, .params = usage_rules,
-		.n_params = 2, .summary = "Strict query"},
+		.endpoint = "strict",
+		.service = GW_SVC_RANKS, .rpc_path = "/seo.test.v1.Test/Strict",
+		.in = {.kind = GW_IN_QUERY, .message = ACCT(list_usage_request),
+		       .params = usage_rules, .n_params = 2, .strict = 1},
+		.out = {.message = ACCT(list_usage_response), .status = 200},
+		.summary = "Strict query"},
 	[R_NODE] = {.method = "PATCH", .pattern = "/v1/test/nodes/:name",
-		.endpoint = "nodes", .service = GW_SVC_AGENT,
-		.rpc_path = "/seo.test.v1.Test/Node", .input = TEST(node),
-		.output = TEST(node), .in = GW_IN_JSON, .status = 200,
+		.endpoint = "nodes",
+		.service = GW_SVC_AGENT, .rpc_path = "/seo.test.v1.Test/Node",
+		.in = {.kind = GW_IN_JSON, .message = TEST(node)},
+		.out = {.message = TEST(node), .status = 200},
 		.summary = "Path and body"},
 };
 
@@ -329,8 +357,8 @@ static void test_query_strict(void)
 	ok(R_USAGE, "%zz=1&%FF=2", NULL);
 
 	/* No query input: every parameter is unknown, refused when strict. */
-	none.flags = GW_R_STRICT;
-	none.strict_code = "invalid_proposal_input";
+	none.in.strict = 1;
+	none.in.strict_code = "invalid_proposal_input";
 	CU_ASSERT_EQUAL(gw_json_decode_request(&none, &id, 1, "id=x", NULL, 0,
 					       NULL, arena, &m, &err),
 			SEO_EINVAL);
@@ -797,7 +825,7 @@ static void test_path_and_raw(void)
 	CU_ASSERT_PTR_EQUAL(m->descriptor, ACCT(empty));
 	{
 		gw_route none = routes[R_ME];
-		none.input = NULL;
+		none.in.message = NULL;
 		m = (ProtobufCMessage *)1;
 		CU_ASSERT_EQUAL(gw_json_decode_request(&none, NULL, 0, "", NULL, 0,
 						       NULL, arena, &m, &err), 0);
@@ -849,8 +877,8 @@ static void test_rule_messages(void)
 	};
 	size_t i;
 
-	r.params = open_ends;
-	r.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
+	r.in.params = open_ends;
+	r.in.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&err, 0, sizeof(err));
 		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", cases[i].body,
@@ -873,8 +901,8 @@ static void test_rule_messages(void)
 		Seo__Test__V1__AllTypes *t;
 		const char *body = "{\"sf32\": 1e20, \"flt\": 1e300, \"dbl\": 11}";
 
-		f.params = fb;
-		f.n_params = 3;
+		f.in.params = fb;
+		f.in.n_params = 3;
 		m = NULL;
 		CU_ASSERT_EQUAL(gw_json_decode_request(&f, NULL, 0, "", body,
 						       strlen(body), NULL, arena,
@@ -890,18 +918,18 @@ static void test_rule_messages(void)
 		CU_ASSERT(t->sf32 == 7 && t->flt == 1.0f && t->has_dbl &&
 			  t->dbl == 5.0);
 		/* Without clamp or fallback, a double range is an error. */
-		f.params = &types_rules[0];
-		f.n_params = 0;
-		r.params = (const gw_param_rule[]){
+		f.in.params = &types_rules[0];
+		f.in.n_params = 0;
+		r.in.params = (const gw_param_rule[]){
 			{.name = "dbl", .flags = GW_P_RANGE, .min = 0, .max = 10}};
-		r.n_params = 1;
+		r.in.n_params = 1;
 		body = "{\"dbl\": 10.5}";
 		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", body,
 						       strlen(body), NULL, arena,
 						       &m, &err), SEO_EINVAL);
 		CU_ASSERT_STRING_EQUAL(err.message, "dbl must be between 0 and 10");
-		r.params = open_ends;
-		r.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
+		r.in.params = open_ends;
+		r.in.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
 	}
 
 	/* Clamped at the open end's type bound. */
@@ -1219,8 +1247,9 @@ static ProtobufCMessage *filled(const ProtobufCMessageDescriptor *d, int full,
 static void round_trip(const ProtobufCMessage *msg)
 {
 	const ProtobufCMessageDescriptor *d = msg->descriptor;
-	gw_route r = {.method = "POST", .pattern = "/v1/rt", .input = d,
-		      .output = d, .in = GW_IN_JSON, .status = 200,
+	gw_route r = {.method = "POST", .pattern = "/v1/rt",
+		      .in = {.kind = GW_IN_JSON, .message = d},
+		      .out = {.message = d, .status = 200},
 		      .summary = "round trip"};
 	json_t *j1 = gw_json_encode_message(msg), *j2, *j3;
 	char *s1 = dump(j1), *s2 = NULL, *s3 = NULL;
@@ -1342,8 +1371,8 @@ static void test_field_count_and_usage(void)
 			       "example.com");
 	CU_ASSERT_PTR_NOT_EQUAL(gw_json_usage_value(&r, &t.base, arena), t.str);
 	CU_ASSERT_PTR_NULL(gw_json_usage_value(&routes[R_USAGE], &lu.base, arena));
-	r.params = list_usage_rules;
-	r.n_params = 1;
+	r.in.params = list_usage_rules;
+	r.in.n_params = 1;
 	CU_ASSERT_PTR_NULL(gw_json_usage_value(&r, &t.base, arena));
 	t.tags = tags;
 	t.n_tags = 2;
@@ -1402,8 +1431,8 @@ static void test_route_check(void)
 	}
 
 #define WITH_RULES(base, rules)                                            \
-	(r = routes[base], r.params = rules,                               \
-	 r.n_params = sizeof(rules) / sizeof(rules[0]), &r)
+	(r = routes[base], r.in.params = rules,                               \
+	 r.in.n_params = sizeof(rules) / sizeof(rules[0]), &r)
 	check_fails(WITH_RULES(R_USAGE, no_field), "rule nope: no such field");
 	check_fails(WITH_RULES(R_USAGE, clamp_only),
 		    "rule limit: clamp needs a range on a number");
@@ -1442,35 +1471,35 @@ static void test_route_check(void)
 	r.pattern = "/v1/:id/:id/:id/:id/:id";
 	check_fails(&r, "/v1/:id/:id/:id/:id/:id: too many path parameters");
 	r = routes[R_WEBHOOK];
-	r.input = TEST(raw_only);
-	r.n_params = 0;
+	r.in.message = TEST(raw_only);
+	r.in.n_params = 0;
 	check_fails(&r, "raw input needs signature string");
 	r = routes[R_REVOKE];
 	r.errors = unknown;
 	check_fails(&r, "unknown code what");
 	r = routes[R_STRICT_Q];
-	r.strict_code = "nope";
+	r.in.strict_code = "nope";
 	check_fails(&r, "unknown code nope");
 	r = routes[R_CHECKOUT];
-	r.in = GW_IN_RAW;
+	r.in.kind = GW_IN_RAW;
 	check_fails(&r, "raw input needs payload bytes");
-	r.input = ACCT(payment_webhook_response);
-	r.n_params = 0;
+	r.in.message = ACCT(payment_webhook_response);
+	r.in.n_params = 0;
 	check_fails(&r, "raw input needs payload bytes");
 	r = routes[R_CHECKOUT];
-	r.input = NULL;
+	r.in.message = NULL;
 	check_fails(&r, "POST /v1/checkout: input message missing");
 	r = routes[R_TYPES_J];
-	r.items_field = "str";
+	r.bill.items_field = "str";
 	check_fails(&r, "POST /v1/test/types: per-item fields missing");
 	r = routes[R_TYPES_J];
-	r.billed_field = NULL;
+	r.bill.billed_field = NULL;
 	check_fails(&r, "POST /v1/test/types: per-item fields missing");
 	r = routes[R_TYPES_Q];
-	r.cost = 0;
+	r.bill.cost = 0;
 	check_fails(&r, "GET /v1/test/types: cost 0");
 	r = routes[R_ME];
-	r.status = 0;
+	r.out.status = 0;
 	check_fails(&r, "GET /v1/me: success status 0");
 	r.summary = NULL;
 	check_fails(&r, "method and summary are required");
@@ -1822,19 +1851,19 @@ static void test_openapi(void)
 		gw_route more[5] = {routes[R_CREATE_KEY], routes[R_ME],
 				    routes[R_CREATE_KEY], routes[R_ME],
 				    routes[R_USAGE]};
-		more[0].params = usage_only;
-		more[0].n_params = 1;
+		more[0].in.params = usage_only;
+		more[0].in.n_params = 1;
 		more[1].pattern = "/v1/me/:zzz";
 		more[2].pattern = "/v1/keys2";
-		more[2].params = name_required;
-		more[2].n_params = 1;
+		more[2].in.params = name_required;
+		more[2].in.n_params = 1;
 		more[3].pattern = "/v1/health";
-		more[3].output = NULL;
+		more[3].out.message = NULL;
 		more[3].service = GW_SVC_NONE;
-		more[3].flags = GW_R_NO_RATE_LIMIT;
-		more[4].input = TEST(required);
-		more[4].params = count_default;
-		more[4].n_params = 1;
+		more[3].quota = GW_QUOTA_NONE;
+		more[4].in.message = TEST(required);
+		more[4].in.params = count_default;
+		more[4].in.n_params = 1;
 		CU_ASSERT_EQUAL_FATAL(gw_openapi_build(more, 5, "http://x", &doc), 0);
 		at_is(doc, "paths|/v1/keys|post|requestBody|content|application/json|schema",
 		      "{\"$ref\":\"#/components/schemas/seo.account.v1.CreateKeyRequest\"}");
@@ -1899,10 +1928,13 @@ static void test_url_rule(void)
 	};
 	gw_route r = {.method = "GET", .pattern = "/v1/page-seo",
 		      .endpoint = "page-seo", .service = GW_SVC_REALTIME,
-		      .input = &seo__realtime__v1__url_request__descriptor,
-		      .output = &seo__realtime__v1__page_seo_response__descriptor,
-		      .in = GW_IN_QUERY, .status = 200, .params = url_rules,
-		      .n_params = 1, .summary = "page"};
+		      .in = {.kind = GW_IN_QUERY,
+			     .message = &seo__realtime__v1__url_request__descriptor,
+			     .params = url_rules, .n_params = 1},
+		      .out = {.message =
+				      &seo__realtime__v1__page_seo_response__descriptor,
+			      .status = 200},
+		      .summary = "page"};
 	ProtobufCMessage *m;
 	char q[256], why[160];
 
@@ -1920,23 +1952,23 @@ static void test_url_rule(void)
 		CU_ASSERT_EQUAL(err.http_status, 400);
 	}
 	r = routes[R_USAGE];
-	r.params = on_int;
-	r.n_params = 1;
+	r.in.params = on_int;
+	r.in.n_params = 1;
 	check_fails(&r, "rule limit: a URL rule needs a string field");
 	/* a fixed price refunded by a response field needs that field */
 	r = routes[R_TYPES_Q];
-	r.billed_field = "nope";
+	r.bill.billed_field = "nope";
 	check_fails(&r, "GET /v1/test/types: billed field nope missing");
-	r.billed_field = "u32";
+	r.bill.billed_field = "u32";
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
 	/* a surcharge reads a request boolean of a fixed-price route */
-	r.surcharge_field = "u32";
-	r.surcharge = 1;
+	r.bill.surcharge_field = "u32";
+	r.bill.surcharge = 1;
 	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
 			"field and a fixed price");
-	r.surcharge_field = "flag";
+	r.bill.surcharge_field = "flag";
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
-	r.surcharge = 0;
+	r.bill.surcharge = 0;
 	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
 			"field and a fixed price");
 }
@@ -1970,8 +2002,8 @@ static void test_domain_rule(void)
 	const char *resp = "paths|/v1/test/types|get|responses|200|content|"
 			   "application/json|schema|properties|";
 
-	r.params = rules;
-	r.n_params = sizeof(rules) / sizeof(rules[0]);
+	r.in.params = rules;
+	r.in.n_params = sizeof(rules) / sizeof(rules[0]);
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		snprintf(q, sizeof(q), "str=%s&tags=a.com,%s", good[i], good[i]);
@@ -1999,13 +2031,13 @@ static void test_domain_rule(void)
 	gw_json_decode_request(&r, NULL, 0, "pick_name=bad!", NULL, 0, NULL,
 			       arena, &m, &err);
 	CU_ASSERT_STRING_EQUAL(err.code, "invalid_parameter");
-	r.params = on_int;
-	r.n_params = 1;
+	r.in.params = on_int;
+	r.in.n_params = 1;
 	check_fails(&r, "rule u32: a domain rule needs a string field");
 
 	r = routes[R_TYPES_Q];
-	r.billed_field = "u32";
-	r.flags = GW_R_HIDE_BILLED;
+	r.bill.billed_field = "u32";
+	r.bill.hide_billed = 1;
 	CU_ASSERT_EQUAL(gw_openapi_build(&r, 1, "/", &doc), 0);
 	snprintf(q, sizeof(q), "%su32", resp);
 	CU_ASSERT_PTR_NULL(at(doc, q));
