@@ -4,8 +4,9 @@
  * parameter rules; and the OpenAPI 3.1 document built from the same.
  *
  * JSON names are the proto field names (snake_case, as the specification
- * shows them). Encoding emits every declared field: required and repeated
- * fields always, an unset optional field as null. int64 fields are JSON
+ * shows them). Encoding emits required and repeated fields always, and an
+ * unset optional field as null where the specification lets it be null
+ * (marked in the .proto, seo/nullable.h), else not at all. int64 fields are JSON
  * integers, double/float numbers, bool booleans, bytes base64, enums their
  * value name in lowercase without the enum-type prefix (ROLE_OWNER ->
  * "owner"), nested messages objects (null when unset), a

@@ -25,6 +25,7 @@
 #include "json_int.h"
 #include "seo/domain.h"
 #include "seo/errors.h"
+#include "seo/nullable.h"
 #include "seo/pbjson.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -1066,7 +1067,7 @@ out:
 
 json_t *gw_json_encode_message(const ProtobufCMessage *msg)
 {
-	return seo_pbjson_encode(msg);
+	return seo_pbjson_encode(msg, seo_proto_nullable);
 }
 
 /* ---- reading fields back ----------------------------------------------- */

@@ -19,6 +19,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/nullable.h"
 
 #define SCHEMA_REF "#/components/schemas/"
 
@@ -223,9 +224,10 @@ static json_t *field_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
 }
 
 /*
- * The object schema of a message as the encoder writes it: every field; an
- * unset optional one as null, hence [T, "null"]; doubles and floats may be
- * null too (not finite). Fields that are path parameters of `skip_pattern`
+ * The object schema of a message as the encoder writes it: every field; the
+ * nullable ones (seo/nullable.h) as [T, "null"], since the encoder writes
+ * them null when unset; the other optional ones may be absent but are never
+ * null. Fields that are path parameters of `skip_pattern`
  * (when not NULL) are left out: they do not travel in the body; so is
  * `skip_field` (when not NULL), a hidden billed field.
  */
@@ -239,10 +241,9 @@ static json_t *message_schema(json_t *schemas,
 
 	for (i = 0; ok && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		int nullable = (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-				!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) ||
-			       f->type == PROTOBUF_C_TYPE_FLOAT ||
-			       f->type == PROTOBUF_C_TYPE_DOUBLE;
+		int nullable = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+			       !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+			       seo_proto_nullable(desc, f);
 		if ((skip_pattern != NULL && is_path_param(skip_pattern, f->name)) ||
 		    (skip_field != NULL && strcmp(skip_field, f->name) == 0))
 			continue;

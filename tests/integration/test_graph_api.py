@@ -162,7 +162,11 @@ def score_costs_one_more_credit(c):
         check(row["anchor_type"] is not None and row["link_quality"] is not None,
               "score fills the derived fields", row)
     body = charged(c, "/v1/backlinks?score=false&domain=" + c.heavy, 2)
-    eq({row["link_quality"] for row in body["data"]}, {None}, "no score: null")
+    # optional enums the spec never makes null: left out, not null
+    eq({"anchor_type" in row or "link_quality" in row for row in body["data"]},
+       {False}, "no score: absent")
+    check(all(row["anchor_text"] is None or isinstance(row["anchor_text"], str)
+              for row in body["data"]), "anchor_text is nullable: present")
 
 
 @test

@@ -18,6 +18,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/graph/v1/graph.pb-c.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
 #include "test_gw_json.pb-c.h"
 
@@ -1023,14 +1024,11 @@ static void test_encode_types(void)
 	ProtobufCBinaryData blobs[2] = {{0, NULL}, {1, (uint8_t *)"\xff"}};
 	json_t *j;
 
+	/* No field of the test messages is nullable: unset ones are left
+	 * out. */
 	encodes_as(&t,
-		   "{\"i32\":null,\"s32\":null,\"sf32\":null,\"i64\":null,"
-		   "\"s64\":null,\"sf64\":null,\"u32\":null,\"f32\":null,"
-		   "\"u64\":null,\"f64\":null,\"flt\":null,\"dbl\":null,"
-		   "\"flag\":null,\"sort\":null,\"str\":null,\"raw\":null,"
-		   "\"inner\":null,\"nums\":[],\"tags\":[],\"items\":[],"
-		   "\"sorts\":[],\"reals\":[],\"flags\":[],\"blobs\":[],"
-		   "\"node\":null}");
+		   "{\"nums\":[],\"tags\":[],\"items\":[],"
+		   "\"sorts\":[],\"reals\":[],\"flags\":[],\"blobs\":[]}");
 
 	t.has_i32 = t.has_s32 = t.has_sf32 = t.has_i64 = t.has_s64 = 1;
 	t.has_sf64 = t.has_u32 = t.has_f32 = t.has_u64 = t.has_f64 = 1;
@@ -1076,18 +1074,19 @@ static void test_encode_types(void)
 	n1.name = "a";
 	n1.child = &n2;
 	t.node = &n1;
-	/* Unknown enum values and NaN are null; only the oneof member set. */
+	/* Unknown enum values and NaN in arrays are null; only the oneof
+	 * member set. */
 	encodes_as(&t,
 		   "{\"i32\":-1,\"s32\":-2,\"sf32\":-3,\"i64\":-4,\"s64\":-5,"
 		   "\"sf64\":-6,\"u32\":4294967295,\"f32\":8,\"u64\":9,\"f64\":10,"
 		   "\"flt\":0.5,\"dbl\":2.25,\"flag\":true,\"sort\":\"recent\","
 		   "\"str\":\"h\xc3\xa9\",\"raw\":\"aGk=\","
-		   "\"inner\":{\"n\":1,\"label\":null},\"nums\":[1,-2],"
+		   "\"inner\":{\"n\":1},\"nums\":[1,-2],"
 		   "\"tags\":[\"a\"],\"items\":[{\"n\":2,\"label\":\"x\"}],"
 		   "\"sorts\":[\"importance\",null],\"reals\":[null,1.5],"
 		   "\"flags\":[true,false],\"blobs\":[\"\",\"/w==\"],"
 		   "\"pick_id\":3,"
-		   "\"node\":{\"name\":\"a\",\"child\":{\"name\":\"\",\"child\":null}}}");
+		   "\"node\":{\"name\":\"a\",\"child\":{\"name\":\"\"}}}");
 
 	/* Beyond jansson's integers, a double; floats read as written;
 	 * invalid UTF-8 from a service becomes U+FFFD. */
@@ -1102,11 +1101,13 @@ static void test_encode_types(void)
 	CU_ASSERT(json_is_real(json_object_get(j, "u64")) &&
 		  json_real_value(json_object_get(j, "u64")) == 18446744073709551616.0);
 	CU_ASSERT(json_real_value(json_object_get(j, "flt")) == 0.1);
-	CU_ASSERT(json_is_null(json_object_get(j, "dbl")));
+	/* A number without a JSON form, in a field that is not nullable, is
+	 * no value. */
+	CU_ASSERT_PTR_NULL(json_object_get(j, "dbl"));
 	json_decref(j);
 	t.flt = NAN;
 	j = gw_json_encode_message(&t.base);
-	CU_ASSERT(json_is_null(json_object_get(j, "flt")));
+	CU_ASSERT_PTR_NULL(json_object_get(j, "flt"));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "str")),
 			       "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "pick_name")),
@@ -1603,44 +1604,43 @@ static void test_openapi(void)
 	      "{\"type\":\"array\",\"items\":{\"$ref\":"
 	      "\"#/components/schemas/seo.account.v1.UsageRow\"}}");
 	at_is(doc, "components|schemas|seo.account.v1.PriceTier|properties|price_per_credit",
-	      "{\"type\":[\"number\",\"null\"],\"format\":\"double\"}");
+	      "{\"type\":\"number\",\"format\":\"double\"}");
 	at_is(doc, "components|schemas|seo.account.v1.CreateKeyRequest",
-	      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":[\"string\",\"null\"]}}}");
+	      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}");
 	at_is(doc, "components|schemas|seo.test.v1.Node|properties|child",
-	      "{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"},"
-	      "{\"type\":\"null\"}]}");
+	      "{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|inner",
 	      "{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|sort",
 	      "{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]}");
 	at_is(doc, "components|schemas|seo.test.v1.AllTypes|properties",
-	      "{\"i32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"s32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"sf32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"i64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"s64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"sf64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"u32\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":4294967295},"
-	      "\"f32\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":4294967295},"
-	      "\"u64\":{\"type\":[\"integer\",\"null\"],\"minimum\":0},"
-	      "\"f64\":{\"type\":[\"integer\",\"null\"],\"minimum\":0},"
-	      "\"flt\":{\"type\":[\"number\",\"null\"],\"format\":\"float\"},"
-	      "\"dbl\":{\"type\":[\"number\",\"null\"],\"format\":\"double\"},"
-	      "\"flag\":{\"type\":[\"boolean\",\"null\"]},"
-	      "\"sort\":{\"type\":[\"string\",\"null\"],\"enum\":[\"unspecified\",\"importance\",\"recent\",null]},"
-	      "\"str\":{\"type\":[\"string\",\"null\"]},"
-	      "\"raw\":{\"type\":[\"string\",\"null\"],\"contentEncoding\":\"base64\"},"
-	      "\"inner\":{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},{\"type\":\"null\"}]},"
+	      "{\"i32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"s32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"sf32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"i64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"s64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"sf64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"u32\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295},"
+	      "\"f32\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295},"
+	      "\"u64\":{\"type\":\"integer\",\"minimum\":0},"
+	      "\"f64\":{\"type\":\"integer\",\"minimum\":0},"
+	      "\"flt\":{\"type\":\"number\",\"format\":\"float\"},"
+	      "\"dbl\":{\"type\":\"number\",\"format\":\"double\"},"
+	      "\"flag\":{\"type\":\"boolean\"},"
+	      "\"sort\":{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]},"
+	      "\"str\":{\"type\":\"string\"},"
+	      "\"raw\":{\"type\":\"string\",\"contentEncoding\":\"base64\"},"
+	      "\"inner\":{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},"
 	      "\"nums\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\"}},"
 	      "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 	      "\"items\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"}},"
 	      "\"sorts\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]}},"
-	      "\"reals\":{\"type\":\"array\",\"items\":{\"type\":[\"number\",\"null\"],\"format\":\"double\"}},"
+	      "\"reals\":{\"type\":\"array\",\"items\":{\"type\":\"number\",\"format\":\"double\"}},"
 	      "\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}},"
 	      "\"blobs\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"contentEncoding\":\"base64\"}},"
 	      "\"pick_name\":{\"type\":\"string\"},"
 	      "\"pick_id\":{\"type\":\"integer\",\"format\":\"int32\"},"
-	      "\"node\":{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"},{\"type\":\"null\"}]}}");
+	      "\"node\":{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"}}");
 	CU_ASSERT_PTR_NULL(at(doc, "components|schemas|seo.test.v1.AllTypes|required"));
 
 	keys_are(doc, "paths",
@@ -1816,8 +1816,8 @@ static void test_openapi(void)
 	      "\"schema\":{\"type\":\"string\"}}]");
 	at_is(op, "requestBody",
 	      "{\"required\":false,\"content\":{\"application/json\":{\"schema\":"
-	      "{\"type\":\"object\",\"properties\":{\"child\":{\"anyOf\":[{\"$ref\":"
-	      "\"#/components/schemas/seo.test.v1.Node\"},{\"type\":\"null\"}]}}}}}}");
+	      "{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":"
+	      "\"#/components/schemas/seo.test.v1.Node\"}}}}}}");
 
 	/* Required message: body required. */
 	at_is(doc, "paths|/v1/test/required|post|requestBody|required", "true");
@@ -2073,6 +2073,64 @@ static void test_raw_json(void)
 	json_decref(o);
 }
 
+/* The specification's nullability: BacklinkRow's anchor_text is "string,
+ * nullable" (present as null when unset), its anchor_type an enum that is
+ * optional but never null (absent when unset); the OpenAPI document says
+ * the same. */
+static void test_nullable(void)
+{
+	static const char *const no_errors[] = {NULL};
+	const gw_route row = {
+		.method = "GET", .pattern = "/v1/backlinks",
+		.endpoint = "backlinks", .service = GW_SVC_GRAPH,
+		.rpc_path = "/seo.graph.v1.Graph/Backlinks",
+		.in = {.kind = GW_IN_QUERY,
+		       .message = &seo__graph__v1__backlinks_request__descriptor},
+		.out = {.message = &seo__graph__v1__backlinks_response__descriptor,
+			.status = 200},
+		.summary = "Backlinks", .errors = no_errors};
+	Seo__Graph__V1__BacklinkRow r = SEO__GRAPH__V1__BACKLINK_ROW__INIT;
+	Seo__Graph__V1__CrawlHistory h = SEO__GRAPH__V1__CRAWL_HISTORY__INIT;
+	json_t *doc = NULL;
+
+	r.from_domain = "a.test";
+	r.from_url = "https://a.test/";
+	r.to_url = "https://b.test/";
+	r.link_type = "hyperlink";
+	r.crawled_at = "2024-05-10T10:00:00Z";
+	encodes_as(&r, "{\"from_domain\":\"a.test\",\"from_url\":\"https://a.test/\","
+		       "\"to_url\":\"https://b.test/\",\"anchor_text\":null,"
+		       "\"rel\":null,\"link_type\":\"hyperlink\","
+		       "\"domain_host_count\":null,"
+		       "\"crawled_at\":\"2024-05-10T10:00:00Z\"}");
+	r.anchor_type = "branded";
+	r.link_quality = "high";
+	r.has_from_domain_score = 1;
+	r.from_domain_score = 40;
+	r.has_domain_host_count = 1;
+	r.domain_host_count = NAN;
+	r.anchor_text = "a";
+	encodes_as(&r, "{\"from_domain\":\"a.test\",\"from_url\":\"https://a.test/\","
+		       "\"to_url\":\"https://b.test/\",\"anchor_text\":\"a\","
+		       "\"rel\":null,\"link_type\":\"hyperlink\","
+		       "\"domain_host_count\":null,"
+		       "\"crawled_at\":\"2024-05-10T10:00:00Z\","
+		       "\"from_domain_score\":40,\"anchor_type\":\"branded\","
+		       "\"link_quality\":\"high\"}");
+	encodes_as(&h, "{\"first_seen\":null,\"last_seen\":null,\"total_urls\":0}");
+
+	CU_ASSERT_EQUAL_FATAL(gw_openapi_build(&row, 1, NULL, &doc), 0);
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|anchor_text",
+	      "{\"type\":[\"string\",\"null\"]}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|anchor_type",
+	      "{\"type\":\"string\"}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|domain_host_count",
+	      "{\"type\":[\"number\",\"null\"],\"format\":\"double\"}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|from_domain_score",
+	      "{\"type\":\"integer\",\"format\":\"int32\"}");
+	json_decref(doc);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -2097,7 +2155,8 @@ int main(void)
 	    CU_add_test(s, "route check", test_route_check) == NULL ||
 	    CU_add_test(s, "openapi", test_openapi) == NULL ||
 	    CU_add_test(s, "url rule", test_url_rule) == NULL ||
-	    CU_add_test(s, "raw json", test_raw_json) == NULL) {
+	    CU_add_test(s, "raw json", test_raw_json) == NULL ||
+	    CU_add_test(s, "nullable", test_nullable) == NULL) {
 		CU_cleanup_registry();
 		return 1;
 	}
