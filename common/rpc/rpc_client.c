@@ -75,6 +75,8 @@ struct cli_call {
 	char *grpc_message;
 	char *code;
 	char *extra;
+	rpc_meta meta[RPC_RESP_META_MAX]; /* name and value in one malloc() */
+	size_t n_meta;
 	rpc_reader rd; /* the response message, malloc()ed */
 
 	rpc_result res;
@@ -118,6 +120,13 @@ static void call_start(struct cli_call *call);
 
 /* ---- call lifetime ------------------------------------------------------ */
 
+static void meta_clear(struct cli_call *call)
+{
+	for (size_t i = 0; i < call->n_meta; i++)
+		free((char *)call->meta[i].name);
+	call->n_meta = 0;
+}
+
 static void call_free(struct cli_call *call)
 {
 	if (call->timer != NULL)
@@ -127,6 +136,7 @@ static void call_free(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	free(call->res_message);
 	free(call);
@@ -177,6 +187,8 @@ static void call_finish_full(struct cli_call *call, int status,
 	call->res.code = code;
 	call->res.extra_json = extra;
 	call->res.response = response;
+	call->res.meta = call->meta;
+	call->res.n_meta = call->n_meta;
 	call->done_next = NULL;
 	if (c->done_tail != NULL)
 		c->done_tail->done_next = call;
@@ -295,6 +307,7 @@ static void call_reset_response(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	call->grpc_message = call->code = call->extra = NULL;
 	call->got_headers = 0;
@@ -386,6 +399,28 @@ static void set_str(char **slot, char *s)
 	*slot = s;
 }
 
+/* Keeps a response header that is not the protocol's own, for
+ * rpc_result.meta; past RPC_RESP_META_MAX they are dropped. */
+static void meta_keep(struct cli_call *call, const uint8_t *name,
+		      size_t namelen, const uint8_t *value, size_t valuelen)
+{
+	const char *n = (const char *)name;
+	char *both;
+
+	if (namelen == 0 || n[0] == ':' || strcmp(n, "content-type") == 0 ||
+	    strncmp(n, "grpc-", 5) == 0 || strncmp(n, "seo-error-", 10) == 0 ||
+	    call->n_meta == RPC_RESP_META_MAX)
+		return;
+	both = malloc(namelen + valuelen + 2);
+	if (both == NULL)
+		return;
+	memcpy(both, name, namelen + 1);
+	memcpy(both + namelen + 1, value, valuelen);
+	both[namelen + 1 + valuelen] = '\0';
+	call->meta[call->n_meta].name = both;
+	call->meta[call->n_meta++].value = both + namelen + 1;
+}
+
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 		     const uint8_t *name, size_t namelen, const uint8_t *value,
 		     size_t valuelen, uint8_t flags, void *user_data)
@@ -393,7 +428,6 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 	struct cli_call *call;
 	const char *n = (const char *)name;
 
-	(void)namelen;
 	(void)flags;
 	(void)user_data;
 	if (frame->hd.type != NGHTTP2_HEADERS)
@@ -419,6 +453,8 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 		set_str(&call->code, strndup((const char *)value, valuelen));
 	} else if (strcmp(n, "seo-error-extra") == 0) {
 		set_str(&call->extra, decoded(value, valuelen));
+	} else {
+		meta_keep(call, name, namelen, value, valuelen);
 	}
 	return 0;
 }
