@@ -39,6 +39,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_MIGRATIONS_DIR] = {"SEO_MIGRATIONS_DIR", "", "SQL migrations of svc-account (default: found beside the binary)"},
 	[SEO_CFG_REALTIME_MIGRATIONS_DIR] = {"SEO_REALTIME_MIGRATIONS_DIR", "", "SQL migrations of svc-realtime (default: found beside the binary)"},
 	[SEO_CFG_TECH_RULES] = {"SEO_TECH_RULES", "", "technology fingerprint rules of tech-stack (default: found beside the binary)"},
+	[SEO_CFG_TRUSTED_PROXIES] = {"SEO_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client IP; empty: the socket's peer is the client"},
 };
 
 const seo_cfg_def *seo_config_def(seo_cfg key)

@@ -159,6 +159,9 @@ typedef struct gw_bill_stage {
 				    * left out of the JSON answer */
 } gw_bill_stage;
 
+/* Headers of a route's forwarding or output stage: at most this many. */
+#define GW_ROUTE_MAX_HEADERS 8
+
 /* Stage 4, forwarding: what of the request the service sees besides its
  * message (the caller's identity always travels). */
 typedef struct gw_forward_stage {
@@ -231,6 +234,15 @@ typedef struct gw_kv {
 const gw_route *gw_route_match(const char *method, const char *path,
 			       char *scratch, gw_kv *params, size_t *n_params,
 			       int *path_known);
+
+/* Public names of the stages' kinds, as OpenAPI (x-billing) and the
+ * metrics (seo_route_info) show them: "free", "fixed", "per_item",
+ * "after_success"; "required", "optional", "none"; "key", "ip", "none";
+ * "json", "bytes". Static strings; "" for a value out of range. */
+const char *gw_bill_name(gw_bill kind);
+const char *gw_key_name(gw_key key);
+const char *gw_quota_name(gw_quota quota);
+const char *gw_output_name(gw_output kind);
 
 /* The role bit for "owner", "admin", "member", "client"; 0 when unknown. */
 unsigned gw_role_bit(const char *role);

@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,13 +38,6 @@ static const struct {
 	[GW_SVC_AGENT] = {"agent", "Proposals, agent tasks, activity notes and "
 			  "client reports."},
 	[GW_SVC_RANKS] = {"ranks", "Stored rank tracking."},
-};
-
-static const char *const billing_names[] = {
-	[GW_BILL_FREE] = "free",
-	[GW_BILL_FIXED] = "fixed",
-	[GW_BILL_PER_ITEM] = "per_item",
-	[GW_BILL_AFTER] = "after_success",
 };
 
 /* Optional fields some errors carry besides error, code and message. */
@@ -614,6 +608,15 @@ static json_t *parameters(json_t *schemas, const gw_route *r)
 			return NULL;
 		}
 	}
+	for (const char *const *h = r->forward.headers;
+	     params != NULL && h != NULL && *h != NULL; h++)
+		if (json_array_append_new(params, json_pack(
+			    "{s:s,s:s,s:b,s:{s:s},s:s}", "name", *h, "in",
+			    "header", "required", 0, "schema", "type", "string",
+			    "description", "Forwarded to the service.")) != 0) {
+			json_decref(params);
+			return NULL;
+		}
 	return params;
 }
 
@@ -722,6 +725,11 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 {
 	json_t *schema;
 
+	if (r->out.kind == GW_OUT_BYTES)
+		return json_pack("{s:s,s:{s:{s:{s:s,s:s}}}}", "description",
+				 seo_http_reason(r->out.status), "content",
+				 r->out.content_type, "schema", "type", "string",
+				 "format", "binary");
 	if (r->out.message == NULL)
 		return json_pack("{s:s}", "description", seo_http_reason(r->out.status));
 	/* Inline, not the component: this answer lacks its billed field. */
@@ -871,6 +879,46 @@ static int error_responses(json_t *responses, const gw_route *r)
 	return 0;
 }
 
+/* The other success statuses a service may choose: the same answer. */
+static int other_statuses(json_t *responses, json_t *schemas, const gw_route *r)
+{
+	char key[8];
+
+	for (const int *st = r->out.statuses; st != NULL && *st != 0; st++) {
+		json_t *resp = success_response(schemas, r);
+
+		snprintf(key, sizeof(key), "%d", *st);
+		if (resp == NULL ||
+		    json_object_set_new(resp, "description",
+					json_string(seo_http_reason(*st))) != 0 ||
+		    json_object_set_new(responses, key, resp) != 0)
+			return SEO_ENOMEM;
+	}
+	return 0;
+}
+
+/* The headers a service may set, on every response of the route. */
+static int answer_headers(json_t *responses, const gw_route *r)
+{
+	const char *key;
+	json_t *resp, *headers;
+
+	if (r->out.headers == NULL || r->out.headers[0] == NULL)
+		return 0;
+	json_object_foreach(responses, key, resp) {
+		headers = json_object();
+		if (json_object_set_new(resp, "headers", headers) != 0)
+			return SEO_ENOMEM;
+		for (const char *const *h = r->out.headers; *h != NULL; h++)
+			if (json_object_set_new(headers, *h, json_pack(
+					"{s:s,s:{s:s}}", "description",
+					"Set by the service when it applies.",
+					"schema", "type", "string")) != 0)
+				return SEO_ENOMEM;
+	}
+	return 0;
+}
+
 /* No key: none; an optional key: none or the key; else the key. */
 static json_t *security(const gw_route *r)
 {
@@ -908,12 +956,14 @@ static json_t *operation(json_t *schemas, json_t *ids, const gw_route *r)
 	}
 	responses = json_pack("{s:o}", status, success_response(schemas, r));
 	if (json_object_set_new(op, "responses", responses) != 0 ||
-	    error_responses(responses, r) != 0)
+	    other_statuses(responses, schemas, r) != 0 ||
+	    error_responses(responses, r) != 0 ||
+	    answer_headers(responses, r) != 0)
 		goto fail;
 	if (json_object_set_new(op, "security", security(r)) != 0 ||
 	    json_object_set_new(op, "x-credit-cost", json_integer(r->bill.cost)) != 0 ||
 	    json_object_set_new(op, "x-billing",
-				json_string(billing_names[r->bill.kind])) != 0 ||
+				json_string(gw_bill_name(r->bill.kind))) != 0 ||
 	    json_object_set_new(op, "x-roles", roles_json(r->auth.roles)) != 0)
 		goto fail;
 	json_decref(params);

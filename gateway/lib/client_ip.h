@@ -1,0 +1,38 @@
+/*
+ * client_ip.h: who the client is, for the routes that forward its address
+ * (per-IP quotas, logs): the socket's peer, or, when that peer is a proxy
+ * listed in SEO_TRUSTED_PROXIES, the address X-Forwarded-For names.
+ * Internal to the gateway.
+ */
+#ifndef GW_CLIENT_IP_H
+#define GW_CLIENT_IP_H
+
+#include <stddef.h>
+
+#include "gw_http.h"
+#include "seo/arena.h"
+
+typedef struct gw_proxies gw_proxies;
+
+/*
+ * Parses SEO_TRUSTED_PROXIES' syntax: comma-separated CIDRs
+ * ("10.0.0.0/8, ::1/128"; a bare address is one host; blanks skipped; any
+ * number of entries). Sets *out (NULL for an empty list), freed with
+ * gw__proxies_free(). Returns 0, SEO_EINVAL for a malformed entry (nothing
+ * allocated), SEO_ENOMEM.
+ */
+int gw__proxies_parse(const char *text, gw_proxies **out);
+
+void gw__proxies_free(gw_proxies *p);
+
+/*
+ * The client's address: the peer of `req`, unless the peer is a trusted
+ * proxy; then X-Forwarded-For is read from its right end, skipping the
+ * trusted proxies, and the first other address is the client's (a
+ * malformed entry stops the walk at the last trusted hop). The text is the
+ * request's or on `arena`.
+ */
+const char *gw__client_ip(const gw_proxies *p, const gw_http_req *req,
+			  seo_arena *arena);
+
+#endif
