@@ -25,6 +25,7 @@
 #include "seo/errors.h"
 #include "seo/h2io.h"
 #include "seo/log.h"
+#include "seo/pb.h"
 #include "seo/util.h"
 
 #include <ctype.h>
@@ -871,8 +872,7 @@ static int call_build_headers(struct cli_call *call, const char *path,
 	return 0;
 }
 
-int rpc_client_call(rpc_client *c, const char *path,
-		    const ProtobufCMessage *req,
+int rpc_client_call(rpc_client *c, const char *path, ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *resp_desc,
 		    ProtobufCAllocator *alloc, int timeout_ms,
 		    const rpc_meta *meta, size_t n_meta, rpc_done_fn done,
@@ -901,6 +901,7 @@ int rpc_client_call(rpc_client *c, const char *path,
 			goto out;
 		evtimer_add(call->timer, &tv);
 	}
+	seo_pb_fill(req);
 	size = protobuf_c_message_get_packed_size(req);
 	if (size > RPC_MAX_MESSAGE) {
 		/* The server would refuse it: do not upload it first. */

@@ -29,6 +29,7 @@
 #include "seo/errors.h"
 #include "seo/h2io.h"
 #include "seo/log.h"
+#include "seo/pb.h"
 #include "seo/util.h"
 
 #include "grpc/health/v1/health.pb-c.h"
@@ -382,6 +383,7 @@ static void call_run(struct rpc_ctx *call)
 					      m->path, m->output->name));
 		goto out;
 	}
+	seo_pb_fill(resp);
 	size = protobuf_c_message_get_packed_size(resp);
 	if (size > RPC_MAX_MESSAGE) {
 		outcome_fail(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,

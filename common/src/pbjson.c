@@ -2,11 +2,12 @@
  * pbjson.c: JSON <-> protobuf-c by descriptor (see seo/pbjson.h).
  *
  * Decoding walks the JSON object's members in their order, so that the
- * first fault reported is the first one the client wrote; required fields
- * are checked once the members are in. Encoding walks the descriptors, never
+ * first fault reported is the first one the client wrote; "always" fields
+ * (seo/pb.h) are checked once the members are in. Encoding walks the descriptors, never
  * looking a field up by name: it runs on every response.
  */
 #include "seo/pbjson.h"
+#include "seo/pb.h"
 
 #include <float.h>
 #include <limits.h>
@@ -134,7 +135,7 @@ int seo_pbjson_present(const ProtobufCMessage *msg,
 {
 	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
 		return *(const uint32_t *)QUANT(msg, f) == f->id;
-	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
+	if (f->label != PROTOBUF_C_LABEL_OPTIONAL || seo_pb_always(f))
 		return 1;
 	if (f->type == PROTOBUF_C_TYPE_STRING ||
 	    f->type == PROTOBUF_C_TYPE_MESSAGE) {
@@ -604,7 +605,7 @@ static int message(const dec *d, const json_t *obj,
 	}
 	for (i = 0; i < desc->n_fields; i++) {
 		seg m = {at, desc->fields[i].name, -1};
-		if (desc->fields[i].label != PROTOBUF_C_LABEL_REQUIRED)
+		if (!seo_pb_always(&desc->fields[i]))
 			continue;
 		v = json_object_get(obj, desc->fields[i].name);
 		if (v == NULL || json_is_null(v))
@@ -827,7 +828,7 @@ static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullab
 			v = value_json(f, MEMBER(msg, f), nullable);
 			/* A value without a JSON form (not finite, an enum
 			 * value this build does not know) is no value. */
-			if (json_is_null(v) && f->label != PROTOBUF_C_LABEL_REQUIRED &&
+			if (json_is_null(v) && !seo_pb_always(f) &&
 			    !null_kept(desc, f, nullable))
 				continue;
 		} else if (null_kept(desc, f, nullable)) {

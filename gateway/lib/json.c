@@ -5,8 +5,8 @@
  * Decoding fills a message allocated on the request's arena from, in
  * order, the path parameters, the body and the query string; a field may
  * come from one of them only. Scalar range rules act while a value is
- * stored; required, default, count and length rules and the proto2
- * required fields are checked once everything is in. Nested messages,
+ * stored; required, default, count and length rules and the "always"
+ * fields (seo/pb.h) are checked once everything is in. Nested messages,
  * repeated body fields and all encoding are the shared conversion's
  * (seo/pbjson.h); this file words its faults and applies the route rules.
  */
@@ -26,6 +26,7 @@
 #include "seo/domain.h"
 #include "seo/errors.h"
 #include "seo/nullable.h"
+#include "seo/pb.h"
 #include "seo/pbjson.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -1002,8 +1003,8 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 	return 0;
 }
 
-/* Proto2 required fields that nothing set. On success every required field
- * was set, so no required string is left NULL. */
+/* "Always" fields (seo/pb.h) that nothing set: the parameters a client must
+ * give. */
 static int check_required(dec *d, ProtobufCMessage *msg,
 			  const unsigned char *seen)
 {
@@ -1012,7 +1013,7 @@ static int check_required(dec *d, ProtobufCMessage *msg,
 
 	for (i = 0; i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		if (f->label != PROTOBUF_C_LABEL_REQUIRED || seen[i])
+		if (!seo_pb_always(f) || seen[i])
 			continue;
 		return fail(d->err, rule_code(gw__rule(d->route, f->name)),
 			    "missing parameter: %s", f->name);

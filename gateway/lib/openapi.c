@@ -21,6 +21,7 @@
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
 #include "seo/nullable.h"
+#include "seo/pb.h"
 
 #define SCHEMA_REF "#/components/schemas/"
 
@@ -236,6 +237,7 @@ static json_t *message_schema(json_t *schemas,
 	for (i = 0; ok && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
 		int nullable = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+			       !seo_pb_always(f) &&
 			       !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
 			       seo_proto_nullable(desc, f);
 		if ((skip_pattern != NULL && is_path_param(skip_pattern, f->name)) ||
@@ -243,7 +245,7 @@ static json_t *message_schema(json_t *schemas,
 			continue;
 		ok = json_object_set_new(props, f->name,
 					 field_schema(schemas, f, nullable)) == 0 &&
-		     (f->label != PROTOBUF_C_LABEL_REQUIRED ||
+		     (!seo_pb_always(f) ||
 		      json_array_append_new(req, json_string(f->name)) == 0);
 	}
 	if (!ok) {
@@ -597,7 +599,7 @@ static json_t *parameters(json_t *schemas, const gw_route *r)
 		const ProtobufCFieldDescriptor *f = &in->fields[i];
 		const gw_param_rule *rule = gw__rule(r, f->name);
 		int required = (rule != NULL && (rule->flags & GW_P_REQUIRED)) ||
-			       (f->label == PROTOBUF_C_LABEL_REQUIRED &&
+			       (seo_pb_always(f) &&
 				!(rule != NULL && (rule->flags & GW_P_DEFAULT)));
 		if (is_path_param(r->pattern, f->name) ||
 		    f->type == PROTOBUF_C_TYPE_MESSAGE)
@@ -680,7 +682,7 @@ static int body_required(const gw_route *r)
 	size_t i;
 
 	for (i = 0; i < r->in.message->n_fields; i++)
-		if (r->in.message->fields[i].label == PROTOBUF_C_LABEL_REQUIRED &&
+		if (seo_pb_always(&r->in.message->fields[i]) &&
 		    !is_path_param(r->pattern, r->in.message->fields[i].name))
 			return 1;
 	for (i = 0; i < r->in.n_params; i++)

@@ -43,7 +43,8 @@ typedef enum seo_pbjson_fault {
 	SEO_PBJSON_ARRAY,    /* a repeated field given no array */
 	SEO_PBJSON_UNKNOWN,  /* a member naming no field (strict) */
 	SEO_PBJSON_ONEOF,    /* a second member of one oneof */
-	SEO_PBJSON_MISSING,  /* a required field absent or null */
+	SEO_PBJSON_MISSING,  /* an "always" field (seo/pb.h) absent
+			      * or null */
 } seo_pbjson_fault;
 
 typedef struct seo_pbjson_error {
@@ -94,12 +95,12 @@ typedef int (*seo_pbjson_nullable_fn)(const ProtobufCMessageDescriptor *m,
 				      const ProtobufCFieldDescriptor *f);
 
 /* A new JSON object of `msg` (caller json_decref()s it), or NULL when out
- * of memory. Required fields always appear, repeated ones as arrays; an
- * optional field (a nested message included) without a value appears as
- * null when `nullable` (NULL: none is) says so, else not at all; of a
- * oneof only its member that is set appears. A value without a JSON form
- * (a non-finite number, an enum value this build does not know) counts as
- * no value, except in a required field, where it is null. */
+ * of memory. "Always" fields (seo/pb.h) always appear, repeated ones as
+ * arrays; another field (a nested message included) without a value
+ * appears as null when `nullable` (NULL: none is) says so, else not at
+ * all; of a oneof only its member that is set appears. A value without a
+ * JSON form (a non-finite number, an enum value this build does not know)
+ * counts as no value, except in an "always" field, where it is null. */
 json_t *seo_pbjson_encode(const ProtobufCMessage *msg,
 			  seo_pbjson_nullable_fn nullable);
 
@@ -135,8 +136,8 @@ void seo_pbjson_int_bounds(ProtobufCType t, long long *min,
 /* Bytes of one element of a repeated field of type t. */
 size_t seo_pbjson_slot_size(ProtobufCType t);
 
-/* Whether non-repeated field f of msg is set, the way protobuf-c decides
- * whether to pack it. */
+/* Whether non-repeated field f of msg is set: an "always" field (seo/pb.h)
+ * always is, another as protobuf-c decides whether to pack it. */
 int seo_pbjson_present(const ProtobufCMessage *msg,
 		       const ProtobufCFieldDescriptor *f);
 

@@ -24,7 +24,7 @@
 #include "test_crawl.h"
 #include "internal.h"
 /* graph__similar_domains(), to count both ways */
-#include "../../svc-graph/lib/internal.h"
+#include "../lib/internal.h"
 
 static char tmp[4096];
 static char ixdir[4200];

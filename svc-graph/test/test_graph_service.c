@@ -18,7 +18,7 @@
 #include "graph_service.h"
 #include "test_crawl.h"
 /* the result cache on its own */
-#include "../../svc-graph/lib/cache.h"
+#include "../lib/cache.h"
 #include "seo/graph/v1/graph.pb-c.h"
 
 #define T(name) Seo__Graph__V1__##name

@@ -327,8 +327,7 @@ static void acall_done(const rpc_result *r, void *ud)
 		(*a->counter)++;
 }
 
-static int acall_start(rpc_client *c, const char *path,
-		       const ProtobufCMessage *req,
+static int acall_start(rpc_client *c, const char *path, ProtobufCMessage *req,
 		       const ProtobufCMessageDescriptor *out, int timeout_ms,
 		       const rpc_meta *meta, size_t n_meta, struct acall *a)
 {

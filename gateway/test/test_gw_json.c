@@ -747,10 +747,11 @@ static void test_json_types(void)
 	fails(R_TYPES_J, "", "{\"pick_name\": \"a\", \"pick_id\": 1}",
 	      "invalid_parameter", "pick_id cannot be given together with pick_name");
 
-	/* Proto2 required fields, nested ones named by their path. */
+	/* "Always" fields (a [default] in the .proto), nested ones named by
+	 * their path; a message field may be left out. */
 	fails(R_REQUIRED, "", "{}", "invalid_parameter", "missing parameter: domain");
-	fails(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\"}",
-	      "invalid_parameter", "missing parameter: inner");
+	q = ok(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\"}");
+	CU_ASSERT(q->inner == NULL);
 	fails(R_REQUIRED, "", "{\"domain\": \"d\", \"count\": 1, \"sort\": \"recent\","
 	      " \"inner\": {}}", "invalid_parameter", "missing parameter: inner.n");
 	q = ok(R_REQUIRED, "", "{\"domain\": \"\", \"count\": 0, \"sort\": \"unspecified\","
@@ -962,7 +963,7 @@ static void test_encode_account(void)
 		SEO__ACCOUNT__V1__PAYMENT_WEBHOOK_REQUEST__INIT;
 	Seo__Account__V1__Success ok_ = SEO__ACCOUNT__V1__SUCCESS__INIT;
 
-	/* Required strings left NULL read "", unset optionals null. */
+	/* "Always" strings left unset read "", unset optionals null. */
 	encodes_as(&u, "{\"id\":\"\",\"email\":null,\"credits\":null,\"created_at\":0}");
 	u.id = "u1";
 	u.email = "a@b.c";
@@ -982,10 +983,9 @@ static void test_encode_account(void)
 	encodes_as(&lk, "{\"keys\":[{\"id\":\"h\",\"name\":\"Default\","
 			"\"last_four\":\"abcd\",\"created_at\":0}]}");
 
-	/* A required message left NULL is null. */
+	/* A message left NULL, not nullable, is left out. */
 	encodes_as(&ar, "{\"workspace_id\":\"\",\"user_id\":\"\",\"key_id\":\"\","
-			"\"role\":\"\",\"charge_id\":\"\",\"credits_remaining\":0,"
-			"\"rate\":null}");
+			"\"role\":\"\",\"charge_id\":\"\",\"credits_remaining\":0}");
 
 	/* Doubles that are not finite are null. */
 	t1.min = 100;
@@ -1819,7 +1819,7 @@ static void test_openapi(void)
 	      "{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":"
 	      "\"#/components/schemas/seo.test.v1.Node\"}}}}}}");
 
-	/* Required message: body required. */
+	/* A message with "always" fields: body required. */
 	at_is(doc, "paths|/v1/test/required|post|requestBody|required", "true");
 
 	/* operationIds are unique and URL-safe. */
@@ -2065,11 +2065,12 @@ static void test_raw_json(void)
 		json_object_get(o, "properties"), "n"), 1)), 2);
 	CU_ASSERT(json_is_null(json_object_get(o, "id")));
 	json_decref(o);
-	/* text that is not JSON (a service's bug) is null, not a failure */
+	/* text that is not JSON (a service's bug) is no value, not a
+	 * failure: left out, properties not being nullable */
 	raw.json = "{oops";
 	o = gw_json_encode_message(&e.base);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	CU_ASSERT(json_is_null(json_object_get(o, "properties")));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "properties"));
 	json_decref(o);
 }
 
