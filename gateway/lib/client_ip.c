@@ -131,16 +131,15 @@ static char *trim(char *s)
 	return s;
 }
 
-const char *gw__client_ip(const gw_proxies *p, const gw_http_req *req,
-			  seo_arena *arena)
+const char *gw__client_ip(const gw_proxies *p, const char *peer,
+			  const char *xff, seo_arena *arena)
 {
-	const char *client = gw_http_peer(req), *xff;
+	const char *client = peer;
 	unsigned char probe[16];
 	char *list, *comma, *hop;
 	int family;
 
-	if (!trusted(p, client) ||
-	    (xff = gw_http_header_get(req, "X-Forwarded-For")) == NULL ||
+	if (!trusted(p, client) || xff == NULL ||
 	    (list = seo_arena_strdup(arena, xff)) == NULL)
 		return client;
 	for (;;) {

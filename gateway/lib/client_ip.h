@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 
-#include "gw_http.h"
 #include "seo/arena.h"
 
 typedef struct gw_proxies gw_proxies;
@@ -26,13 +25,13 @@ int gw__proxies_parse(const char *text, gw_proxies **out);
 void gw__proxies_free(gw_proxies *p);
 
 /*
- * The client's address: the peer of `req`, unless the peer is a trusted
- * proxy; then X-Forwarded-For is read from its right end, skipping the
- * trusted proxies, and the first other address is the client's (a
- * malformed entry stops the walk at the last trusted hop). The text is the
- * request's or on `arena`.
+ * The client's address: `peer` (the socket's), unless it is a trusted
+ * proxy; then `xff` (the X-Forwarded-For value, may be NULL) is read from
+ * its right end, skipping the trusted proxies, and the first other address
+ * is the client's (a malformed entry stops the walk at the last trusted
+ * hop). The text is `peer` or on `arena`.
  */
-const char *gw__client_ip(const gw_proxies *p, const gw_http_req *req,
-			  seo_arena *arena);
+const char *gw__client_ip(const gw_proxies *p, const char *peer,
+			  const char *xff, seo_arena *arena);
 
 #endif

@@ -500,7 +500,11 @@ static size_t forward_meta(gw_call *c, rpc_meta *meta)
 
 	if (r->forward.client_ip || r->quota == GW_QUOTA_IP)
 		meta[n++] = (rpc_meta){CLIENT_IP_META,
-				       gw__client_ip(c->gw->proxies, c->req,
+				       gw__client_ip(c->gw->proxies,
+						     gw_http_peer(c->req),
+						     gw_http_header_get(
+							     c->req,
+							     "X-Forwarded-For"),
 						     c->arena)};
 	for (const char *const *h = r->forward.headers;
 	     h != NULL && *h != NULL && n <= GW_ROUTE_MAX_HEADERS; h++) {

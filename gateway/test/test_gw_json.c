@@ -1393,6 +1393,71 @@ static void check_fails(const gw_route *r, const char *why)
 		fprintf(stderr, "\n  got \"%s\" want \"%s\"\n", buf, why);
 }
 
+static void check_passes(const gw_route *r)
+{
+	char buf[160] = "";
+
+	CU_ASSERT_EQUAL(gw_json_route_check(r, buf, sizeof(buf)), 0);
+	if (buf[0] != '\0')
+		fprintf(stderr, "\n  unexpected \"%s\"\n", buf);
+}
+
+/* The stages the route check refuses: statuses outside 2xx, headers the
+ * gateway writes itself or that are no header names, the key forwarded, an
+ * optional key on a billed route, bytes without a bytes field. */
+static void check_stages(void)
+{
+	static const int redirect[] = {202, 302, 0};
+	static const char *const own[] = {"Retry-After", "Content-Type", NULL};
+	static const char *const spaced[] = {"Retry After", NULL};
+	static const char *const key[] = {"X-Service-Client", "X-API-Key", NULL};
+	static const char *const many[] = {"a", "b", "c", "d", "e", "f", "g",
+					   "h", "i", NULL};
+	gw_route r;
+
+	r = routes[R_ME];
+	r.out.statuses = redirect;
+	check_fails(&r, "GET /v1/me: success status 302");
+	r = routes[R_ME];
+	r.out.headers = own;
+	check_fails(&r, "GET /v1/me: output header Content-Type is not allowed");
+	r.out.headers = spaced;
+	check_fails(&r, "GET /v1/me: output header \"Retry After\" is no "
+		    "header name");
+	r.out.headers = many;
+	check_fails(&r, "GET /v1/me: more than 8 output headers");
+	r = routes[R_ME];
+	r.forward.headers = key;
+	check_fails(&r, "GET /v1/me: forwarded header X-API-Key is not allowed");
+	r = routes[R_TYPES_Q];
+	r.auth.key = GW_KEY_OPTIONAL;
+	check_fails(&r, "GET /v1/test/types: an optional key needs a free route "
+		    "open to any role");
+	r = routes[R_USAGE];
+	r.auth.key = GW_KEY_OPTIONAL;
+	check_fails(&r, "GET /v1/usage: an optional key needs a free route "
+		    "open to any role");
+	r.auth.roles = GW_ROLES_ANY;
+	check_passes(&r);
+	r = routes[R_REQUIRED];
+	r.out.kind = GW_OUT_BYTES;
+	r.out.body_field = "str";
+	r.out.content_type = "application/pdf";
+	check_fails(&r, "POST /v1/test/required: bytes output needs a bytes "
+		    "field");
+	r = routes[R_TYPES_Q];
+	r.bill.kind = GW_BILL_FREE;
+	r.bill.cost = 0;
+	r.out.kind = GW_OUT_BYTES;
+	r.out.body_field = "raw";
+	check_fails(&r, "GET /v1/test/types: bytes output needs a content type");
+	r.out.content_type = "application/pdf";
+	check_passes(&r);
+	r.bill.envelope = 1;
+	check_fails(&r, "GET /v1/test/types: bytes output has no JSON to add "
+		    "credits to or hide fields from");
+}
+
 static void test_route_check(void)
 {
 	static const gw_param_rule no_field[] = {
@@ -1504,6 +1569,7 @@ static void test_route_check(void)
 	check_fails(&r, "GET /v1/me: success status 0");
 	r.summary = NULL;
 	check_fails(&r, "method and summary are required");
+	check_stages();
 }
 
 /* ---- OpenAPI ------------------------------------------------------------- */
@@ -2074,6 +2140,56 @@ static void test_raw_json(void)
 	json_decref(o);
 }
 
+/* The stages in the OpenAPI document: an optional key, a second success
+ * status, a header the service may set, a forwarded header, a per-IP
+ * quota; an answer of bytes. */
+static void test_openapi_stages(void)
+{
+	static const int accepted[] = {202, 0};
+	static const char *const retry[] = {"Retry-After", NULL};
+	static const char *const client[] = {"X-Service-Client", NULL};
+	static const char *const no_errors[] = {NULL};
+	gw_route rows[2] = {routes[R_ME], routes[R_TYPES_Q]};
+	json_t *doc = NULL, *op;
+
+	rows[0].auth.key = GW_KEY_OPTIONAL;
+	rows[0].quota = GW_QUOTA_IP;
+	rows[0].forward.headers = client;
+	rows[0].out.statuses = accepted;
+	rows[0].out.headers = retry;
+	rows[0].errors = no_errors;
+	rows[1].bill.kind = GW_BILL_FREE;
+	rows[1].bill.cost = 0;
+	rows[1].out.kind = GW_OUT_BYTES;
+	rows[1].out.body_field = "raw";
+	rows[1].out.content_type = "application/pdf";
+	CU_ASSERT_EQUAL_FATAL(gw_openapi_build(rows, 2, NULL, &doc), 0);
+
+	op = at(doc, "paths|/v1/me|get");
+	at_is(op, "security", "[{},{\"ApiKey\":[]}]");
+	at_is(op, "parameters", "[{\"name\":\"X-Service-Client\",\"in\":\"header\","
+	      "\"required\":false,\"schema\":{\"type\":\"string\"},"
+	      "\"description\":\"Forwarded to the service.\"}]");
+	at_is(op, "responses|202|description", "\"Accepted\"");
+	at_is(op, "responses|202|content|application/json|schema|$ref",
+	      "\"#/components/schemas/seo.account.v1.User\"");
+	at_is(op, "responses|200|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	at_is(op, "responses|202|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	at_is(op, "responses|401|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	CU_ASSERT_PTR_NULL(at(op, "responses|429"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(at(op, "description")),
+				      "The API key is optional"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(at(op, "description")),
+				      "per client IP"));
+
+	op = at(doc, "paths|/v1/test/types|get");
+	at_is(op, "responses|200|content",
+	      "{\"application/pdf\":{\"schema\":{\"type\":\"string\","
+	      "\"format\":\"binary\"}}}");
+	at_is(op, "x-billing", "\"free\"");
+	json_decref(doc);
+}
+
 /* The specification's nullability: BacklinkRow's anchor_text is "string,
  * nullable" (present as null when unset), its anchor_type an enum that is
  * optional but never null (absent when unset); the OpenAPI document says
@@ -2157,7 +2273,8 @@ int main(void)
 	    CU_add_test(s, "openapi", test_openapi) == NULL ||
 	    CU_add_test(s, "url rule", test_url_rule) == NULL ||
 	    CU_add_test(s, "raw json", test_raw_json) == NULL ||
-	    CU_add_test(s, "nullable", test_nullable) == NULL) {
+	    CU_add_test(s, "nullable", test_nullable) == NULL ||
+	    CU_add_test(s, "openapi stages", test_openapi_stages) == NULL) {
 		CU_cleanup_registry();
 		return 1;
 	}
