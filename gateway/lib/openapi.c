@@ -25,21 +25,22 @@
 
 #define SCHEMA_REF "#/components/schemas/"
 
-/* One tag per service, in gw_service order. */
-static const struct {
-	const char *name;
-	const char *description;
-} services[GW__SVC_COUNT] = {
-	[GW_SVC_NONE] = {"gateway", "Answered by the gateway itself."},
-	[GW_SVC_ACCOUNT] = {"account", "Workspace, API keys, credits, usage, "
-			    "pricing, checkout and websites."},
-	[GW_SVC_GRAPH] = {"graph", "Link-graph, domain-metric and "
-			  "cross-domain data from the crawl."},
-	[GW_SVC_REALTIME] = {"realtime", "Live analysis of a page or site."},
-	[GW_SVC_AGENT] = {"agent", "Proposals, agent tasks, activity notes and "
-			  "client reports."},
-	[GW_SVC_RANKS] = {"ranks", "Stored rank tracking."},
-};
+/* The tag of the gateway's own routes; a service's tag is its registry
+ * row's name and summary. */
+#define GATEWAY_TAG "gateway"
+#define GATEWAY_TAG_DOC "Answered by the gateway itself."
+
+static const char *tag_name(gw_service svc)
+{
+	return svc == GW_SVC_NONE ? GATEWAY_TAG
+				  : seo_service_get(GW_SVC_REGISTRY(svc))->name;
+}
+
+static const char *tag_doc(gw_service svc)
+{
+	return svc == GW_SVC_NONE ? GATEWAY_TAG_DOC
+				  : seo_service_get(GW_SVC_REGISTRY(svc))->summary;
+}
 
 /* Optional fields some errors carry besides error, code and message. */
 static const struct {
@@ -944,7 +945,7 @@ static json_t *operation(json_t *schemas, json_t *ids, const gw_route *r)
 		       operation_id(ids, r->method, r->pattern), "summary",
 		       r->summary != NULL ? r->summary : r->pattern,
 		       "description", operation_description(r),
-		       "tags", services[r->service].name);
+		       "tags", tag_name(r->service));
 	params = parameters(schemas, r);
 	if (op == NULL || params == NULL)
 		goto fail;
@@ -987,9 +988,9 @@ static json_t *tags(const gw_route *routes, size_t n_routes)
 			;
 		if (i < n_routes &&
 		    json_array_append_new(a, json_pack("{s:s,s:s}", "name",
-						       services[svc].name,
+						       tag_name((gw_service)svc),
 						       "description",
-						       services[svc].description)) != 0) {
+						       tag_doc((gw_service)svc))) != 0) {
 			json_decref(a);
 			a = NULL;
 		}

@@ -41,14 +41,6 @@
 /* A forwarded request header longer than this is not forwarded. */
 #define FORWARD_VALUE_MAX 256
 
-static const char *const service_names[GW__SVC_COUNT] = {
-	[GW_SVC_ACCOUNT] = "account",
-	[GW_SVC_GRAPH] = "graph",
-	[GW_SVC_REALTIME] = "realtime",
-	[GW_SVC_AGENT] = "agent",
-	[GW_SVC_RANKS] = "ranks",
-};
-
 struct gw_gateway {
 	struct event_base *base;
 	gw_http_server *http;
@@ -665,7 +657,8 @@ static void on_health_slot(const rpc_result *res, void *ud)
 		return;
 	services = json_object();
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		json_object_set_new(services, service_names[i],
+		json_object_set_new(services,
+				    seo_service_get(GW_SVC_REGISTRY(i))->name,
 				    json_string(c->health[i]));
 		ok &= strcmp(c->health[i], "ok") == 0;
 	}
@@ -818,11 +811,8 @@ void gw_config_from_env(gw_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->http_addr = seo_config(SEO_CFG_HTTP_ADDR);
-	cfg->service_addr[GW_SVC_ACCOUNT] = seo_config(SEO_CFG_ACCOUNT_ADDR);
-	cfg->service_addr[GW_SVC_GRAPH] = seo_config(SEO_CFG_GRAPH_ADDR);
-	cfg->service_addr[GW_SVC_REALTIME] = seo_config(SEO_CFG_REALTIME_ADDR);
-	cfg->service_addr[GW_SVC_AGENT] = seo_config(SEO_CFG_AGENT_ADDR);
-	cfg->service_addr[GW_SVC_RANKS] = seo_config(SEO_CFG_RANKS_ADDR);
+	for (int i = 0; i < SEO__SVC_COUNT; i++)
+		cfg->service_addr[i] = seo_service_addr((seo_service)i);
 	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
 	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
@@ -869,7 +859,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	if (gw->metrics == NULL)
 		goto out;
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		rc = rpc_client_new(base, cfg->service_addr[i], &gw->clients[i]);
+		rc = rpc_client_new(base, cfg->service_addr[GW_SVC_REGISTRY(i)],
+				    &gw->clients[i]);
 		if (rc != 0)
 			goto out;
 	}

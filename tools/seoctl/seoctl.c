@@ -1,7 +1,8 @@
 /*
  * seoctl: the operator CLI (../shared/CONTRACT.md). Talks to PostgreSQL
  * directly (SEO_PG_URL, else the local cluster of ./seo) through the acct
- * library and seo/pg.h. Prints one JSON object on stdout and exits 0; on
+ * library and seo/pg.h; `seoctl services` prints the service registry
+ * without it. Prints one JSON object on stdout and exits 0; on
  * failure prints {"error": CODE, "message": TEXT} on stderr and exits 1
  * (2 for a bad command line).
  */
@@ -17,6 +18,7 @@
 #include "acct.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
+#include "seo/services.h"
 
 #define MAX_OPTS 4
 #define EXIT_FAILED 1
@@ -180,6 +182,53 @@ static int migrate(PGconn *db, const char *const *v, json_t *out,
 	return rc;
 }
 
+/* The process names of the peers service `svc` may call, or NULL. */
+static json_t *peers(seo_service svc)
+{
+	json_t *a = json_array();
+
+	for (int j = 0; a != NULL && j < SEO__SVC_COUNT; j++) {
+		if (seo_service_may_call(svc, (seo_service)j) &&
+		    json_array_append_new(a, json_string(seo_service_get(
+						     (seo_service)j)->process)) != 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
+}
+
+/* The service registry (seo/services.h) for ./seo and the tests:
+ * {"services": [{"name", "process", "addr_env", "addr", "port", "calls"}]}
+ * in registry order, "addr" as this environment sets it. */
+static int services(PGconn *db, const char *const *v, json_t *out,
+		    acct_err *err)
+{
+	json_t *list = json_array();
+
+	(void)db;
+	(void)v;
+	(void)err;
+	if (list == NULL || json_object_set_new(out, "services", list) != 0)
+		return SEO_ENOMEM;
+	for (int i = 0; i < SEO__SVC_COUNT; i++) {
+		const seo_service_def *d = seo_service_get((seo_service)i);
+		json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o?}",
+					"name", d->name, "process", d->process,
+					"addr_env", seo_config_def(d->addr_key)->name,
+					"addr", seo_service_addr((seo_service)i),
+					"port", (json_int_t)d->port,
+					"calls", peers((seo_service)i));
+
+		if (row == NULL || !json_is_array(json_object_get(row, "calls")) ||
+		    json_array_append_new(list, row) != 0) {
+			json_decref(row);
+			return SEO_ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
@@ -198,6 +247,7 @@ static const command commands[] = {
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
 	 website_policy},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate},
+	{"services", NULL, {{NULL, NULL, 0}}, services},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -326,8 +376,10 @@ int main(int argc, char **argv)
 	if (status != 0)
 		return status;
 
-	db = PQconnectdb(seo_pg_url());
-	if (PQstatus(db) != CONNECTION_OK) {
+	/* `services` alone reads no database (db stays NULL). */
+	if (c->run != services)
+		db = PQconnectdb(seo_pg_url());
+	if (db != NULL && PQstatus(db) != CONNECTION_OK) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "%s", PQerrorMessage(db));
@@ -335,7 +387,8 @@ int main(int argc, char **argv)
 		status = fail(EXIT_FAILED, "database_unavailable", msg);
 		goto out;
 	}
-	PQsetNoticeProcessor(db, quiet, NULL);
+	if (db != NULL)
+		PQsetNoticeProcessor(db, quiet, NULL);
 	out = json_object();
 	if (out == NULL) {
 		status = fail(EXIT_FAILED, "internal_error", "out of memory");
