@@ -851,8 +851,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
 		goto fail;
-	if (nghttp2_session_server_new(&conn->session, srv->callbacks, conn) !=
-	    0)
+	if (nghttp2_session_server_new3(&conn->session, srv->callbacks, conn,
+					NULL, rpc__mem()) != 0)
 		goto fail;
 	if (rpc_session_start(conn->session,
 			      NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/json_text.h"
 
 #define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
 #define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
@@ -443,7 +444,7 @@ static int raw_json_decode(const dec *d, const ProtobufCMessageDescriptor *desc,
 			   const json_t *v, ProtobufCMessage **out)
 {
 	ProtobufCMessage *r = seo_arena_alloc(d->a, desc->sizeof_message);
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
 	int rc = SEO_ENOMEM;
 
 	if (r == NULL || text == NULL)
@@ -729,21 +730,24 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullable);
 
 /* A nested message, null when unset. A RawJson stands for the value its
- * text holds; text that is not JSON (a service's bug) becomes null rather
- * than failing the answer. */
+ * text holds; text that does not load fails the answer (NULL): without
+ * seo_json_init() jansson cannot tell text that is not JSON from an
+ * allocation that failed, and RawJson is only ever written by
+ * raw_json_decode(), from a JSON value. */
 static json_t *message_json(const ProtobufCMessage *m,
 			    seo_pbjson_nullable_fn nullable)
 {
 	const char *text;
-	json_t *v;
+	int oom;
 
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
 		return encode(m, nullable);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
-	v = text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return v != NULL ? v : json_null();
+	if (text == NULL)
+		return json_null();
+	return seo_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL, &oom);
 }
 
 /* One value of field f stored at slot. */

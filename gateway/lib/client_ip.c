@@ -8,16 +8,12 @@
 #include <sys/socket.h>
 
 #include "seo/errors.h"
+#include "seo/fetch_config.h"
 
-typedef struct net {
-	int family;
-	unsigned char addr[16];
-	unsigned bits;
-} net;
-
+/* The trusted networks, in SEO_FETCH_ALLOW_NETS' syntax and parser. */
 struct gw_proxies {
+	seo_cidr *nets;
 	size_t n;
-	net nets[];
 };
 
 /* An address in text, into family and bytes. Returns 0 or SEO_EINVAL. */
@@ -32,70 +28,26 @@ static int addr_parse(const char *s, int *family, unsigned char *addr)
 	return 0;
 }
 
-/* "addr[/bits]" of s[0..len), blanks around allowed. */
-static int net_parse(const char *s, size_t len, net *out)
-{
-	char buf[INET6_ADDRSTRLEN + 5], *slash, *end;
-	unsigned long bits;
-
-	while (len > 0 && isspace((unsigned char)*s)) {
-		s++;
-		len--;
-	}
-	while (len > 0 && isspace((unsigned char)s[len - 1]))
-		len--;
-	if (len == 0 || len >= sizeof(buf))
-		return SEO_EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	slash = strchr(buf, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	memset(out, 0, sizeof(*out));
-	if (addr_parse(buf, &out->family, out->addr) != 0)
-		return SEO_EINVAL;
-	out->bits = out->family == AF_INET ? 32 : 128;
-	if (slash == NULL)
-		return 0;
-	bits = strtoul(slash + 1, &end, 10);
-	if (!isdigit((unsigned char)slash[1]) || *end != '\0' || bits > out->bits)
-		return SEO_EINVAL;
-	out->bits = (unsigned)bits;
-	return 0;
-}
-
 int gw__proxies_parse(const char *text, gw_proxies **out)
 {
-	size_t n = 1, len;
-	const char *p;
-	gw_proxies *px;
+	gw_proxies *px = calloc(1, sizeof(*px));
+	int rc;
 
 	*out = NULL;
-	for (p = text; *p != '\0'; p++)
-		n += *p == ',';
-	px = malloc(sizeof(*px) + n * sizeof(px->nets[0]));
 	if (px == NULL)
 		return SEO_ENOMEM;
-	px->n = 0;
-	for (p = text;; p += len + 1) {
-		len = strcspn(p, ",");
-		if (strspn(p, " \t") < len &&
-		    net_parse(p, len, &px->nets[px->n++]) != 0) {
-			free(px);
-			return SEO_EINVAL;
-		}
-		if (p[len] == '\0')
-			break;
-	}
-	if (px->n == 0)
+	rc = seo_fetch_parse_allow_nets(text, &px->nets, &px->n);
+	if (rc != 0 || px->n == 0)
 		free(px);
 	else
 		*out = px;
-	return 0;
+	return rc;
 }
 
 void gw__proxies_free(gw_proxies *p)
 {
+	if (p != NULL)
+		free(p->nets);
 	free(p);
 }
 
@@ -107,7 +59,7 @@ static int trusted(const gw_proxies *p, const char *ip)
 	if (p == NULL || addr_parse(ip, &family, a) != 0)
 		return 0;
 	for (size_t i = 0; i < p->n; i++) {
-		const net *m = &p->nets[i];
+		const seo_cidr *m = &p->nets[i];
 		unsigned whole = m->bits / 8, rest = m->bits % 8;
 
 		if (m->family == family && memcmp(a, m->addr, whole) == 0 &&

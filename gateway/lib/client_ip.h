@@ -14,9 +14,9 @@
 typedef struct gw_proxies gw_proxies;
 
 /*
- * Parses SEO_TRUSTED_PROXIES' syntax: comma-separated CIDRs
- * ("10.0.0.0/8, ::1/128"; a bare address is one host; blanks skipped; any
- * number of entries). Sets *out (NULL for an empty list), freed with
+ * Parses SEO_TRUSTED_PROXIES' syntax, that of SEO_FETCH_ALLOW_NETS
+ * (seo/fetch_config.h): comma-separated CIDRs ("10.0.0.0/8, ::1/128"; a
+ * bare address is one host; blanks skipped; any number of entries). Sets *out (NULL for an empty list), freed with
  * gw__proxies_free(). Returns 0, SEO_EINVAL for a malformed entry (nothing
  * allocated), SEO_ENOMEM.
  */

@@ -25,6 +25,7 @@
 #include "json_int.h"
 #include "seo/domain.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/nullable.h"
 #include "seo/pb.h"
 #include "seo/pbjson.h"
@@ -787,11 +788,15 @@ static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		       const char *body, size_t body_len, json_t **root)
 {
 	json_error_t jerr;
+	int nomem;
 
 	/* An empty body is an empty object: the required checks still run. */
 	if (body_len == 0)
 		return 0;
-	*root = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
+	*root = seo_json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr,
+			       &nomem);
+	if (nomem)
+		return oom(d->err);
 	if (*root == NULL)
 		return fail(d->err, "invalid_json",
 			    "body is not valid json (line %d, column %d): %s",

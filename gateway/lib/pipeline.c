@@ -25,6 +25,7 @@
 #include "seo/arena.h"
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 #include "seo/rpc.h"
 #include "seo/util.h"
@@ -139,7 +140,8 @@ static void respond(gw_call *c, int status, const char *ctype,
 
 static void respond_json(gw_call *c, int status, json_t *obj)
 {
-	char *text = json_dumps(obj, JSON_COMPACT);
+	size_t len = 0;
+	char *text = seo_json_dumps(obj, JSON_COMPACT, &len);
 
 	json_decref(obj);
 	if (text == NULL) {
@@ -148,7 +150,7 @@ static void respond_json(gw_call *c, int status, json_t *obj)
 		respond(c, 500, "application/json", oom, sizeof(oom) - 1);
 		return;
 	}
-	respond(c, status, "application/json", text, strlen(text));
+	respond(c, status, "application/json", text, len);
 	free(text);
 }
 

@@ -2131,13 +2131,9 @@ static void test_raw_json(void)
 		json_object_get(o, "properties"), "n"), 1)), 2);
 	CU_ASSERT(json_is_null(json_object_get(o, "id")));
 	json_decref(o);
-	/* text that is not JSON (a service's bug) is no value, not a
-	 * failure: left out, properties not being nullable */
+	/* text that does not load fails the answer: out of memory, or a bug */
 	raw.json = "{oops";
-	o = gw_json_encode_message(&e.base);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	CU_ASSERT_PTR_NULL(json_object_get(o, "properties"));
-	json_decref(o);
+	CU_ASSERT_PTR_NULL(gw_json_encode_message(&e.base));
 }
 
 /* The stages in the OpenAPI document: an optional key, a second success

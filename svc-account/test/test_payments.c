@@ -13,6 +13,7 @@
 
 #include "seo/errors.h"
 #include "seo/log.h"
+#include "seo/provider.h"
 #include "seo/util.h"
 
 #include <CUnit/Basic.h>
@@ -169,32 +170,23 @@ static long long balance(void)
 	return sql_int("SELECT balance FROM workspaces WHERE id = $1", WS, NULL);
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *ud)
+/* GET or POST (empty body) on the payments fake, through the provider
+ * client; its answer in *a. */
+static void fake_call(const char *method, const char *path, seo_provider_answer *a)
 {
-	FILE *f = ud;
+	const seo_provider fake = {.name = "payments fake", .base_url = pay_url};
+	const seo_provider_call call = {.method = method, .path = path};
+	char why[128];
 
-	return fwrite(p, size, n, f);
+	CU_ASSERT_EQUAL(seo_provider_do(&fake, &call, a, why, sizeof(why)), 0);
 }
 
-/* GET or POST (empty body) on the payments fake; the body, malloc'd. */
-static char *fake_http(const char *method, const char *path)
+static void fake_post(const char *path)
 {
-	char url[256], *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
-	CURL *c = curl_easy_init();
+	seo_provider_answer a;
 
-	snprintf(url, sizeof(url), "%s%s", pay_url, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (strcmp(method, "POST") == 0)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	CU_ASSERT_EQUAL(curl_easy_perform(c), CURLE_OK);
-	curl_easy_cleanup(c);
-	fclose(f);
-	return body;
+	fake_call("POST", path, &a);
+	seo_provider_answer_free(&a);
 }
 
 static void fake_mode(const char *mode)
@@ -202,16 +194,18 @@ static void fake_mode(const char *mode)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/_control/fail?mode=%s", mode);
-	free(fake_http("POST", path));
+	fake_post(path);
 }
 
 /* The checkout requests the fake received. */
 static json_t *fake_requests(void)
 {
-	char *body = fake_http("GET", "/_requests");
-	json_t *j = json_loads(body ? body : "", 0, NULL);
+	seo_provider_answer a;
+	json_t *j;
 
-	free(body);
+	fake_call("GET", "/_requests", &a);
+	j = json_incref(a.json);
+	seo_provider_answer_free(&a);
 	CU_ASSERT_PTR_NOT_NULL(j);
 	return j;
 }
@@ -285,7 +279,7 @@ static void test_checkout_invalid_credits(void)
 	json_t *reqs;
 	char *url;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		url = (char *)"unset";
 		code = NULL;
@@ -375,7 +369,7 @@ static void test_checkout_request_fields(void)
 	json_t *reqs, *r, *form;
 	char *url = NULL;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(db, WS, USER, 2500, &url, &code), 0);
 	reqs = fake_requests();
 	CU_ASSERT_EQUAL_FATAL(json_array_size(reqs), 1);
@@ -425,7 +419,7 @@ static void test_checkout_provider_failure(void)
 	long long payments = sql_int("SELECT count(*) FROM payments", NULL, NULL);
 	int64_t t0;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		fake_mode(modes[i]);
 		expect_checkout_failed(modes[i]);

@@ -61,27 +61,22 @@ typedef struct flight {
 
 struct rt_svc {
 	rt_db *db;
-	rt_netpolicy policy;
+	const seo_fetch_config *fetch; /* borrowed */
 	pthread_mutex_t mu;
 	pthread_cond_t landed;
 	flight *flights;
 };
 
-int rt_svc_new(const char *pg_url, rt_svc **out)
+int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out)
 {
 	char dir[PATH_MAX];
-	const char *nets = seo_config(SEO_CFG_FETCH_ALLOW_NETS);
 	rt_svc *s = calloc(1, sizeof(*s));
 	int rc;
 
 	*out = NULL;
 	if (s == NULL)
 		return SEO_ENOMEM;
-	if (rt_netpolicy_parse(nets, &s->policy) != 0) {
-		log_error("invalid SEO_FETCH_ALLOW_NETS: %s", nets);
-		free(s);
-		return SEO_EINVAL;
-	}
+	s->fetch = fetch;
 	/* Not found is reported on use, so that the other analyses serve. */
 	rc = rt_db_new(pg_url,
 		       seo_pg_migrations_dir(SEO_PG_REALTIME, dir, sizeof(dir)) == 0
@@ -95,6 +90,11 @@ int rt_svc_new(const char *pg_url, rt_svc **out)
 	pthread_cond_init(&s->landed, NULL);
 	*out = s;
 	return 0;
+}
+
+const seo_fetch_config *rt_svc_fetch(const rt_svc *s)
+{
+	return s != NULL ? s->fetch : NULL;
 }
 
 void rt_svc_free(rt_svc *s)
@@ -137,24 +137,24 @@ static int quota_fail(rpc_ctx *ctx, const char *code, int64_t to_midnight_s,
 }
 
 /* http(s), no credentials, no fragment. */
-static int parse_url(rpc_ctx *ctx, const char *url, rt_url *u)
+static int parse_url(rpc_ctx *ctx, const char *url, seo_url *u)
 {
-	if (strlen(url) > URL_MAX || rt_url_parse(url, rpc_ctx_arena(ctx), u) != 0)
+	if (strlen(url) > URL_MAX || seo_url_parse(url, rpc_ctx_arena(ctx), u) != 0)
 		return rpc_ctx_fail(ctx, "invalid_url",
 				    "\"%.200s\" is not an http(s) URL without "
 				    "credentials or fragment", url);
 	return 0;
 }
 
-/* A public host, by the live fetches' address policy. A name that does
- * not resolve here is PageSpeed's to report, like any page it cannot
- * load. */
-static int check_host(rt_svc *s, rpc_ctx *ctx, const rt_url *u)
+/* A public host, by the live fetches' address policy and allow-list,
+ * before anything is counted or sent upstream. A name that does not
+ * resolve here is PageSpeed's to report, like any page it cannot load. */
+static int check_host(rt_svc *s, rpc_ctx *ctx, const seo_url *u)
 {
 	struct sockaddr_storage addr;
 
-	if (rt_resolve_checked(s != NULL ? &s->policy : NULL, u->host, u->port,
-			       &addr) == SEO_EDENIED)
+	if (seo_resolve_checked(rt_svc_fetch(s), u->host, u->port, &addr) ==
+	    SEO_EDENIED)
 		return rpc_ctx_fail(ctx, "private_ip",
 				    "%s resolves to a private or reserved address",
 				    u->host);
@@ -414,7 +414,7 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	char day[11], message[300], *result = NULL;
 	int64_t to_midnight, cached_at;
 	PGconn *pg = NULL;
-	rt_url u;
+	seo_url u;
 	int rc;
 
 	if (user == NULL || user[0] == '\0')
@@ -423,7 +423,7 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rc = parse_url(ctx, r->url, &u);
 	/* An address is checked at once; a name is resolved only when a run
 	 * is needed, so that cache hits wait for no DNS. */
-	if (rc == 0 && u.host_kind != RT_HOST_NAME)
+	if (rc == 0 && u.host_kind != SEO_HOST_NAME)
 		rc = check_host(s, ctx, &u);
 	if (rc != 0)
 		return rc;
@@ -434,7 +434,7 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rc = cache_get(s, r->url, strategy, &result, &cached_at);
 	if (rc != 0 && rc != SEO_ENOTFOUND)
 		return unavailable(ctx);
-	if (rc == SEO_ENOTFOUND && u.host_kind == RT_HOST_NAME) {
+	if (rc == SEO_ENOTFOUND && u.host_kind == SEO_HOST_NAME) {
 		rc = check_host(s, ctx, &u);
 		if (rc != 0)
 			return rc;

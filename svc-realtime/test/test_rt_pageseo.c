@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static json_t *audit_h(const char *html, const rt_header *h, size_t nh)
+static json_t *audit_h(const char *html, const seo_header *h, size_t nh)
 {
 	rt_page p = {"https://www.example.com/a/page?x=1",
 		     "https://www.example.com/a/page?x=1", 200, 12, html,
@@ -134,7 +134,7 @@ static void test_canonical(void)
 
 static void test_robots(void)
 {
-	rt_header h[] = {{"x-robots-tag", "nofollow"}, {"x-robots-tag", "otherbot: noindex"}};
+	seo_header h[] = {{"x-robots-tag", "nofollow"}, {"x-robots-tag", "otherbot: noindex"}};
 	json_t *o = audit("<p>");
 
 	CU_ASSERT(json_is_true(get(o, "robots.index")));
@@ -159,7 +159,7 @@ static void test_robots(void)
 
 static void test_head_fields(void)
 {
-	rt_header cl[] = {{"content-language", "de-DE, en"}};
+	seo_header cl[] = {{"content-language", "de-DE, en"}};
 	json_t *o = audit(
 		"<html lang=\"en-GB\"><head>"
 		"<meta name=viewport content=\"width=device-width, initial-scale=1\">"
@@ -438,7 +438,7 @@ static void test_real_pages(void)
 			CU_ASSERT_FATAL(raw != NULL);
 			len = fread(raw, 1, (size_t)st.st_size, f);
 			fclose(f);
-			CU_ASSERT_EQUAL(rt_to_utf8(raw, len, rt_charset_detect(raw, len, NULL, a),
+			CU_ASSERT_EQUAL(seo_to_utf8(raw, len, seo_charset_detect(raw, len, NULL, a),
 						   a, &html, &p.html_len), 0);
 			p.html = html;
 			CU_ASSERT_EQUAL(rt_page_seo(&p, &o), 0);

@@ -44,10 +44,11 @@ static const char full[] =
 
 static json_t *map(const char *body, const char *strategy, int expect_rc)
 {
-	json_t *out = NULL;
+	json_t *out = NULL, *root = json_loads(body, 0, NULL);
 	const char *why = NULL;
-	int rc = rt_psi_map(body, strlen(body), "https://a.test/", strategy, &out,
-			    &why);
+	int rc = rt_psi_map(root, "https://a.test/", strategy, &out, &why);
+
+	json_decref(root);
 
 	CU_ASSERT_EQUAL(rc, expect_rc);
 	if (rc != 0)

@@ -307,7 +307,7 @@ static int check_dir(const char *dir)
 		len = fread(raw, 1, (size_t)size, in);
 		fclose(in);
 		a = seo_arena_new(0);
-		CU_ASSERT_EQUAL(rt_to_utf8(raw, len, rt_charset_detect(raw, len, NULL, a), a,
+		CU_ASSERT_EQUAL(seo_to_utf8(raw, len, seo_charset_detect(raw, len, NULL, a), a,
 					   &html, &p.html_len), 0);
 		p.html = html;
 		CU_ASSERT_EQUAL_FATAL(rt_schema_markup(&p, &o), 0);

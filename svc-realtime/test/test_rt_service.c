@@ -153,7 +153,7 @@ static void test_real_pages_fit(void)
 			CU_ASSERT_FATAL(raw != NULL && a != NULL);
 			len = fread(raw, 1, cap, f);
 			fclose(f);
-			CU_ASSERT_EQUAL(rt_to_utf8(raw, len, rt_charset_detect(raw, len, NULL, a),
+			CU_ASSERT_EQUAL(seo_to_utf8(raw, len, seo_charset_detect(raw, len, NULL, a),
 						   a, &html, &p.html_len), 0);
 			p.html = html;
 			page_fits(&p);
@@ -168,11 +168,11 @@ static void test_real_pages_fit(void)
 
 /* A probe result that answered `status` at `final_url` with `hops`
  * responses and the given headers. */
-static rt_fetch_result probe(const char *url, const char *final_url, long status,
-			     size_t hops, const rt_header *h, size_t nh,
+static seo_fetch_result probe(const char *url, const char *final_url, long status,
+			     size_t hops, const seo_header *h, size_t nh,
 			     const char *body)
 {
-	rt_fetch_result r = {0};
+	seo_fetch_result r = {0};
 
 	r.url = url;
 	r.final_url = final_url;
@@ -187,11 +187,11 @@ static rt_fetch_result probe(const char *url, const char *final_url, long status
 	return r;
 }
 
-static rt_fetch_result failed(const char *url)
+static seo_fetch_result failed(const char *url)
 {
-	rt_fetch_result r = {0};
+	seo_fetch_result r = {0};
 
-	r.error = RT_FETCH_FAILED;
+	r.error = SEO_FETCH_FAILED;
 	r.url = url;
 	r.message = "refused";
 	return r;
@@ -236,17 +236,17 @@ static void test_site_health(void)
 		{"preload", 0},
 		{"", 0},
 	};
-	rt_header robots_h[] = {{"content-type", "text/plain"}};
-	rt_fetch_result robots = probe("https://a.test/robots.txt", "https://a.test/robots.txt",
+	seo_header robots_h[] = {{"content-type", "text/plain"}};
+	seo_fetch_result robots = probe("https://a.test/robots.txt", "https://a.test/robots.txt",
 				       200, 1, robots_h, 1, "User-agent: *\nDisallow: /\n");
-	rt_fetch_result sm = failed("https://a.test/sitemap.xml");
-	rt_fetch_result http = probe("http://a.test/", "https://a.test/", 200, 2, NULL, 0, NULL);
-	rt_fetch_result www = probe("https://www.a.test/", "https://a.test/", 200, 2, NULL, 0, NULL);
+	seo_fetch_result sm = failed("https://a.test/sitemap.xml");
+	seo_fetch_result http = probe("http://a.test/", "https://a.test/", 200, 2, NULL, 0, NULL);
+	seo_fetch_result www = probe("https://www.a.test/", "https://a.test/", 200, 2, NULL, 0, NULL);
 	json_t *o;
 
 	for (size_t i = 0; i < sizeof(hsts) / sizeof(hsts[0]); i++) {
-		rt_header h[] = {{"strict-transport-security", hsts[i].sts}};
-		rt_fetch_result home = probe("https://a.test/", "https://a.test/", 200, 1, h, 1, NULL);
+		seo_header h[] = {{"strict-transport-security", hsts[i].sts}};
+		seo_fetch_result home = probe("https://a.test/", "https://a.test/", 200, 1, h, 1, NULL);
 		rt_site_probes p = {&home, &robots, &sm, &http, &www};
 
 		o = health("a.test", "a.test", &p);
@@ -261,8 +261,8 @@ static void test_site_health(void)
 	}
 	/* nothing answers: every fact false, every status null */
 	{
-		rt_fetch_result home = failed("https://b.test/"), r = failed("https://b.test/robots.txt");
-		rt_fetch_result h2 = failed("http://b.test/"), w = failed("https://www.b.test/");
+		seo_fetch_result home = failed("https://b.test/"), r = failed("https://b.test/robots.txt");
+		seo_fetch_result h2 = failed("http://b.test/"), w = failed("https://www.b.test/");
 		rt_site_probes p = {&home, &r, &sm, &h2, &w};
 
 		o = health("b.test", "b.test", &p);
@@ -276,10 +276,10 @@ static void test_site_health(void)
 	/* an https homepage over http is not HSTS; a www host that stays put
 	 * is no redirect */
 	{
-		rt_header h[] = {{"strict-transport-security", "max-age=60"}};
-		rt_fetch_result home = probe("https://c.test/", "http://c.test/", 200, 2, h, 1, NULL);
-		rt_fetch_result h2 = probe("http://c.test/", "http://c.test/", 200, 1, NULL, 0, NULL);
-		rt_fetch_result w = probe("https://www.c.test/", "https://www.c.test/", 200, 1,
+		seo_header h[] = {{"strict-transport-security", "max-age=60"}};
+		seo_fetch_result home = probe("https://c.test/", "http://c.test/", 200, 2, h, 1, NULL);
+		seo_fetch_result h2 = probe("http://c.test/", "http://c.test/", 200, 1, NULL, 0, NULL);
+		seo_fetch_result w = probe("https://www.c.test/", "https://www.c.test/", 200, 1,
 					  NULL, 0, NULL);
 		rt_site_probes p = {&home, &robots, &sm, &h2, &w};
 

@@ -9,6 +9,7 @@
 
 #include "seo/errors.h"
 #include "seo/util.h"
+#include "test_site.h"
 
 #include <CUnit/Basic.h>
 #include <arpa/inet.h>
@@ -21,10 +22,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
-
-/* test_rt_site.c */
-int rt_test_site_start(int *port);
-int rt_test_site_stop(void);
 
 static int port;
 
@@ -546,26 +543,37 @@ static void on_done(int rc, json_t *res, void *ud)
 	event_base_loopbreak(r->base);
 }
 
+/* A fetch configuration of `allow` nets and `connect_to` entries, kept
+ * until the next call. */
+static const seo_fetch_config *fetch_config(const char *allow, const char *connect_to)
+{
+	static seo_fetch_config cfg;
+
+	seo_fetch_config_clear(&cfg);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets(allow, &cfg.allow_nets, &cfg.n_allow_nets), 0);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to(connect_to, &cfg.connect_to,
+						   &cfg.n_connect_to), 0);
+	return &cfg;
+}
+
 /* Runs the walk of `origin` within `walk_ms` on a fresh fetcher whose
  * every host:80 is 127.0.0.1:`to_port`; the result in *r. */
 static void walk_site_on(const char *origin, size_t limit, long walk_ms, int to_port,
 			 run *r)
 {
 	seo_arena *a = seo_arena_new(0);
-	rt_fetcher *f = NULL;
+	seo_fetcher *f = NULL;
 	char ct[64];
 
 	snprintf(ct, sizeof(ct), ":80:127.0.0.1:%d", to_port);
-	setenv("SEO_FETCH_ALLOW_NETS", "127.0.0.0/8", 1);
-	setenv("SEO_FETCH_CONNECT_TO", ct, 1);
 	memset(r, 0, sizeof(*r));
 	r->base = event_base_new();
 	CU_ASSERT_FATAL(r->base != NULL);
-	CU_ASSERT_EQUAL_FATAL(rt_fetcher_new(r->base, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(seo_fetcher_new(r->base, fetch_config("127.0.0.0/8", ct), &f), 0);
 	CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, origin, limit, walk_ms, a, on_done, r), 0);
 	event_base_dispatch(r->base);
 	CU_ASSERT_EQUAL(r->calls, 1);
-	rt_fetcher_free(f);
+	seo_fetcher_free(f);
 	event_base_free(r->base);
 	seo_arena_free(a);
 }
@@ -613,20 +621,18 @@ static void test_driver(void)
 	json_decref(r.res);
 
 	/* a private address is refused before anything is read */
-	setenv("SEO_FETCH_CONNECT_TO", "", 1);
 	{
 		seo_arena *a = seo_arena_new(0);
-		rt_fetcher *f = NULL;
+		seo_fetcher *f = NULL;
 
-		setenv("SEO_FETCH_ALLOW_NETS", "", 1);
 		memset(&r, 0, sizeof(r));
 		r.base = event_base_new();
-		CU_ASSERT_EQUAL_FATAL(rt_fetcher_new(r.base, &f), 0);
+		CU_ASSERT_EQUAL_FATAL(seo_fetcher_new(r.base, fetch_config("", ""), &f), 0);
 		CU_ASSERT_EQUAL_FATAL(rt_sitemap_fetch(f, "http://127.0.0.1", 10, 0, a, on_done, &r), 0);
 		event_base_dispatch(r.base);
 		CU_ASSERT_EQUAL(r.rc, SEO_EDENIED);
 		CU_ASSERT_PTR_NULL(r.res);
-		rt_fetcher_free(f);
+		seo_fetcher_free(f);
 		event_base_free(r.base);
 		seo_arena_free(a);
 	}
@@ -680,13 +686,13 @@ int main(void)
 	CU_add_test(s, "walk order and nesting", test_walk_order);
 	CU_add_test(s, "walk discovery fallbacks", test_walk_fallbacks);
 	CU_add_test(s, "walk bounds", test_walk_bounds);
-	if (rt_test_site_start(&port) == 0) {
-		s = CU_add_suite("rt_sitemap_driver", NULL, rt_test_site_stop);
+	if (test_site_start(&port) == 0) {
+		s = CU_add_suite("rt_sitemap_driver", NULL, test_site_stop);
 		CU_add_test(s, "driver against local sites", test_driver);
 		CU_add_test(s, "driver within the caller's deadline", test_driver_deadline);
 	} else {
 		fprintf(stderr, "site_server.py did not start\n");
-		rt_test_site_stop();
+		test_site_stop();
 		CU_cleanup_registry();
 		return 1;
 	}

@@ -3,16 +3,17 @@
  * libevent base, many fetches in flight, with name resolution on a small
  * pool of threads (getaddrinfo blocks).
  *
- * Every hop of a fetch is: parse and canonicalise the URL, apply
- * SEO_FETCH_CONNECT_TO, resolve, refuse blocked addresses, then let curl
+ * Every hop of a fetch is: parse and canonicalise the URL, apply the
+ * connect-to entries, resolve, refuse blocked addresses, then let curl
  * connect to that one checked address only (CURLOPT_CONNECT_TO with a
  * numeric target, and an open-socket callback that refuses any other
  * address). Redirects are followed here, not by curl, so that each target
  * goes through the same steps.
  */
-#include "rt.h"
+#include "seo/fetch.h"
 
-#include "seo/config.h"
+#include "body.h"
+#include "seo/charset.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 #include "seo/util.h"
@@ -36,19 +37,18 @@
 #define DEFAULT_MAX_REDIRECTS 5
 #define RESOLVER_THREADS 4
 #define MAX_HEADERS 256
-#define USER_AGENT "Mozilla/5.0 (compatible; seo-realtime/1.0)"
 
 struct job;
 
 typedef struct fetch {
-	rt_fetcher *f;
+	seo_fetcher *f;
 	struct fetch *prev, *next;
 	seo_arena *a;
-	rt_fetch_done_fn done;
+	seo_fetch_done_fn done;
 	void *ud;
-	rt_fetch_opts o;
+	seo_fetch_opts o;
 	int64_t start_ms, deadline_ms;
-	rt_url url;            /* the current hop */
+	seo_url url;            /* the current hop */
 	struct job *job;       /* resolution in progress, or NULL */
 	struct sockaddr_storage pinned;
 	CURL *easy;
@@ -56,14 +56,12 @@ typedef struct fetch {
 	struct event *ev;      /* deadline, or a deferred failure */
 	int deferred_error;
 	const char *deferred_message;
-	char *body;            /* malloc'd, grows */
-	size_t body_len, body_cap;
-	int too_large;
-	rt_header *headers;    /* malloc'd array of arena strings */
+	seo__body body;
+	seo_header *headers;    /* malloc'd array of arena strings */
 	size_t n_headers;
-	rt_hop *hops;          /* on the arena, max_redirects + 1 */
+	seo_hop *hops;          /* on the arena, max_redirects + 1 */
 	size_t n_hops;
-	rt_fetch_result *res;  /* on the arena */
+	seo_fetch_result *res;  /* on the arena */
 } fetch;
 
 /* A resolution handed to the pool. `fetch` is touched only by the loop
@@ -77,14 +75,12 @@ struct job {
 	struct sockaddr_storage addr;
 };
 
-struct rt_fetcher {
+struct seo_fetcher {
 	struct event_base *base;
 	CURLM *multi;
 	struct event *timer;
-	rt_netpolicy policy;
-	rt_connect_to ct[RT_MAX_CONNECT_TO];
-	size_t n_ct;
-	char *ca_file;
+	const seo_fetch_config *cfg; /* borrowed, read by every thread */
+	const char *user_agent;
 	fetch *fetches;
 	size_t active;
 	/* resolver pool */
@@ -104,19 +100,19 @@ struct sock_ev {
 
 static void hop_begin(fetch *ft);
 
-const char *rt_fetch_error_code(int err)
+const char *seo_fetch_error_code(int err)
 {
 	switch (err) {
-	case RT_FETCH_INVALID_URL: return "invalid_url";
-	case RT_FETCH_PRIVATE_IP: return "private_ip";
-	case RT_FETCH_FAILED: return "fetch_failed";
-	case RT_FETCH_TIMEOUT: return "timeout";
-	case RT_FETCH_TOO_LARGE: return "response_too_large";
+	case SEO_FETCH_INVALID_URL: return "invalid_url";
+	case SEO_FETCH_PRIVATE_IP: return "private_ip";
+	case SEO_FETCH_FAILED: return "fetch_failed";
+	case SEO_FETCH_TIMEOUT: return "timeout";
+	case SEO_FETCH_TOO_LARGE: return "response_too_large";
 	default: return NULL;
 	}
 }
 
-const char *rt_fetch_header(const rt_fetch_result *res, const char *name)
+const char *seo_fetch_header(const seo_fetch_result *res, const char *name)
 {
 	for (size_t i = 0; i < res->n_headers; i++)
 		if (strcmp(res->headers[i].name, name) == 0)
@@ -128,7 +124,7 @@ const char *rt_fetch_header(const rt_fetch_result *res, const char *name)
 
 static void *resolver_main(void *arg)
 {
-	rt_fetcher *f = arg;
+	seo_fetcher *f = arg;
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&f->mu);
@@ -145,8 +141,7 @@ static void *resolver_main(void *arg)
 			f->todo_tail = NULL;
 		pthread_mutex_unlock(&f->mu);
 
-		/* the policy is never written after rt_fetcher_new() */
-		j->rc = rt_resolve_checked(&f->policy, j->host, j->port, &j->addr);
+		j->rc = seo_resolve_checked(f->cfg, j->host, j->port, &j->addr);
 
 		pthread_mutex_lock(&f->mu);
 		j->next = f->resolved;
@@ -160,7 +155,7 @@ static void *resolver_main(void *arg)
 
 static void on_resolved_ev(evutil_socket_t fd, short what, void *arg);
 
-static int pool_start(rt_fetcher *f)
+static int pool_start(seo_fetcher *f)
 {
 	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (f->efd < 0)
@@ -184,7 +179,7 @@ static void free_jobs(struct job *j)
 	}
 }
 
-static void pool_stop(rt_fetcher *f)
+static void pool_stop(seo_fetcher *f)
 {
 	pthread_mutex_lock(&f->mu);
 	f->stopping = 1;
@@ -215,7 +210,7 @@ static void easy_drop(fetch *ft)
 
 static void fetch_free(fetch *ft)
 {
-	rt_fetcher *f = ft->f;
+	seo_fetcher *f = ft->f;
 
 	easy_drop(ft);
 	if (ft->job != NULL)
@@ -229,7 +224,7 @@ static void fetch_free(fetch *ft)
 	if (ft->next != NULL)
 		ft->next->prev = ft->prev;
 	f->active--;
-	free(ft->body);
+	seo__body_free(&ft->body);
 	free(ft->headers);
 	free(ft);
 }
@@ -246,11 +241,11 @@ static int is_text(const char *content_type)
 /* Moves the last response into the result (on the arena). */
 static int result_fill(fetch *ft)
 {
-	rt_fetch_result *r = ft->res;
-	const char *ctype;
+	seo_fetch_result *r = ft->res;
+	const char *ctype, *raw = ft->body.data ? ft->body.data : "";
 	char *body;
 	size_t len;
-	rt_header *h;
+	seo_header *h;
 
 	h = seo_arena_alloc(ft->a, (ft->n_headers + 1) * sizeof(*h));
 	if (h == NULL)
@@ -258,22 +253,18 @@ static int result_fill(fetch *ft)
 	memcpy(h, ft->headers, ft->n_headers * sizeof(*h));
 	r->headers = h;
 	r->n_headers = ft->n_headers;
-	ctype = rt_fetch_header(r, "content-type");
+	ctype = seo_fetch_header(r, "content-type");
 	if (!ft->o.raw_body && is_text(ctype)) {
-		r->charset = rt_charset_detect(ft->body ? ft->body : "", ft->body_len,
-					       ctype, ft->a);
+		r->charset = seo_charset_detect(raw, ft->body.len, ctype, ft->a);
 		if (r->charset == NULL ||
-		    rt_to_utf8(ft->body ? ft->body : "", ft->body_len, r->charset,
-			       ft->a, &body, &len) != 0)
+		    seo_to_utf8(raw, ft->body.len, r->charset, ft->a, &body, &len) != 0)
 			return SEO_ENOMEM;
 	} else {
-		body = seo_arena_alloc(ft->a, ft->body_len + 1);
+		body = seo_arena_alloc(ft->a, ft->body.len + 1);
 		if (body == NULL)
 			return SEO_ENOMEM;
-		if (ft->body_len > 0)
-			memcpy(body, ft->body, ft->body_len);
-		body[ft->body_len] = '\0';
-		len = ft->body_len;
+		memcpy(body, raw, ft->body.len + 1);
+		len = ft->body.len;
 	}
 	r->body = body;
 	r->body_len = len;
@@ -283,7 +274,7 @@ static int result_fill(fetch *ft)
 /* Ends the fetch: fills the result, calls back, frees. */
 static void finish(fetch *ft, int err, const char *message)
 {
-	rt_fetch_result *r = ft->res;
+	seo_fetch_result *r = ft->res;
 
 	r->error = err;
 	r->message = message;
@@ -291,13 +282,13 @@ static void finish(fetch *ft, int err, const char *message)
 	r->response_time_ms = (long)(seo_mono_ms() - ft->start_ms);
 	r->hops = ft->hops;
 	r->n_hops = ft->n_hops;
-	if (err == RT_FETCH_OK && result_fill(ft) != 0) {
-		r->error = RT_FETCH_FAILED;
+	if (err == SEO_FETCH_OK && result_fill(ft) != 0) {
+		r->error = SEO_FETCH_FAILED;
 		r->message = "out of memory";
 	}
 	if (r->body == NULL)
 		r->body = "";
-	if (r->error != RT_FETCH_OK)
+	if (r->error != SEO_FETCH_OK)
 		log_debug("fetch of %s failed: %s", r->url, r->message);
 	ft->done(r, ft->ud);
 	fetch_free(ft);
@@ -317,39 +308,13 @@ static void on_fetch_ev(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (ft->deferred_error != RT_FETCH_OK)
+	if (ft->deferred_error != SEO_FETCH_OK)
 		finish(ft, ft->deferred_error, ft->deferred_message);
 	else
-		finish(ft, RT_FETCH_TIMEOUT, "deadline passed");
+		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 }
 
 /* ---- curl callbacks ------------------------------------------------------- */
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-	fetch *ft = ud;
-	size_t len = size * n;
-
-	if (ft->body_len + len > ft->o.max_body) {
-		ft->too_large = 1;
-		return 0;
-	}
-	if (ft->body_len + len + 1 > ft->body_cap) {
-		size_t cap = ft->body_cap ? ft->body_cap : 16384;
-		char *nb;
-
-		while (cap < ft->body_len + len + 1)
-			cap *= 2;
-		nb = realloc(ft->body, cap);
-		if (nb == NULL)
-			return 0;
-		ft->body = nb;
-		ft->body_cap = cap;
-	}
-	memcpy(ft->body + ft->body_len, data, len);
-	ft->body_len += len;
-	return len;
-}
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
@@ -423,15 +388,15 @@ static curl_socket_t on_open_socket(void *ud, curlsocktype purpose,
 	return socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
 }
 
-/* Adds SEO_FETCH_CA_FILE to the default trust store rather than
- * replacing it. */
+/* Adds the configuration's CA file to the default trust store rather
+ * than replacing it. */
 static CURLcode on_ssl_ctx(CURL *easy, void *ssl_ctx, void *ud)
 {
 	fetch *ft = ud;
 
 	(void)easy;
-	if (SSL_CTX_load_verify_locations(ssl_ctx, ft->f->ca_file, NULL) != 1) {
-		log_error("cannot load CA file %s", ft->f->ca_file);
+	if (SSL_CTX_load_verify_locations(ssl_ctx, ft->f->cfg->ca_file, NULL) != 1) {
+		log_error("cannot load CA file %s", ft->f->cfg->ca_file);
 		return CURLE_SSL_CACERT_BADFILE;
 	}
 	return CURLE_OK;
@@ -439,10 +404,10 @@ static CURLcode on_ssl_ctx(CURL *easy, void *ssl_ctx, void *ud)
 
 /* ---- hops ----------------------------------------------------------------- */
 
-static const rt_connect_to *connect_to_match(const rt_fetcher *f, const rt_url *u)
+static const seo_connect_to *connect_to_match(const seo_fetcher *f, const seo_url *u)
 {
-	for (size_t i = 0; i < f->n_ct; i++) {
-		const rt_connect_to *c = &f->ct[i];
+	for (size_t i = 0; i < f->cfg->n_connect_to; i++) {
+		const seo_connect_to *c = &f->cfg->connect_to[i];
 
 		if ((c->host[0] == '\0' || strcmp(c->host, u->host) == 0) &&
 		    (c->port == 0 || c->port == u->port))
@@ -453,12 +418,12 @@ static const rt_connect_to *connect_to_match(const rt_fetcher *f, const rt_url *
 
 static void hop_begin(fetch *ft)
 {
-	rt_fetcher *f = ft->f;
-	const rt_connect_to *c = connect_to_match(f, &ft->url);
+	seo_fetcher *f = ft->f;
+	const seo_connect_to *c = connect_to_match(f, &ft->url);
 	struct job *j = calloc(1, sizeof(*j));
 
 	if (j == NULL) {
-		fail_later(ft, RT_FETCH_FAILED, "out of memory");
+		fail_later(ft, SEO_FETCH_FAILED, "out of memory");
 		return;
 	}
 	snprintf(j->host, sizeof(j->host), "%s",
@@ -482,7 +447,7 @@ static char *pin_entry(fetch *ft)
 	char addr[INET6_ADDRSTRLEN];
 	unsigned port;
 	int v6 = ft->pinned.ss_family == AF_INET6;
-	int host_v6 = ft->url.host_kind == RT_HOST_V6;
+	int host_v6 = ft->url.host_kind == SEO_HOST_V6;
 
 	if (v6) {
 		const struct sockaddr_in6 *s = (const void *)&ft->pinned;
@@ -502,7 +467,7 @@ static char *pin_entry(fetch *ft)
 
 static int easy_start(fetch *ft)
 {
-	rt_fetcher *f = ft->f;
+	seo_fetcher *f = ft->f;
 	int64_t left = ft->deadline_ms - seo_mono_ms();
 	char *pin = pin_entry(ft);
 	CURL *e;
@@ -523,14 +488,14 @@ static int easy_start(fetch *ft)
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, ft);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, f->user_agent);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)left);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ft->o.max_body);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, ft);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, seo__body_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &ft->body);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, ft);
-	if (f->ca_file != NULL) {
+	if (f->cfg->ca_file != NULL && f->cfg->ca_file[0] != '\0') {
 		curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
 		curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, ft);
 	}
@@ -543,25 +508,25 @@ static void hop_resolved(fetch *ft, struct job *j)
 {
 	ft->job = NULL;
 	if (j->rc == SEO_EDENIED) {
-		finish(ft, RT_FETCH_PRIVATE_IP,
+		finish(ft, SEO_FETCH_PRIVATE_IP,
 		       seo_arena_printf(ft->a, "%s resolves to a private or reserved address", j->host));
 		return;
 	}
 	if (j->rc != 0) {
-		finish(ft, RT_FETCH_FAILED,
+		finish(ft, SEO_FETCH_FAILED,
 		       seo_arena_printf(ft->a, "could not resolve %s", j->host));
 		return;
 	}
 	ft->pinned = j->addr;
 	if (seo_mono_ms() >= ft->deadline_ms)
-		finish(ft, RT_FETCH_TIMEOUT, "deadline passed");
+		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 	else if (easy_start(ft) != 0)
-		finish(ft, RT_FETCH_FAILED, "cannot start the transfer");
+		finish(ft, SEO_FETCH_FAILED, "cannot start the transfer");
 }
 
 static void on_resolved_ev(evutil_socket_t fd, short what, void *arg)
 {
-	rt_fetcher *f = arg;
+	seo_fetcher *f = arg;
 	uint64_t n;
 	struct job *list;
 
@@ -593,21 +558,21 @@ static void transfer_done(fetch *ft, CURLcode code)
 {
 	const char *location = NULL;
 	long status = 0;
-	rt_url next;
+	seo_url next;
 	int rc;
 
 	curl_easy_getinfo(ft->easy, CURLINFO_RESPONSE_CODE, &status);
 	easy_drop(ft);
 	if (code == CURLE_OPERATION_TIMEDOUT) {
-		finish(ft, RT_FETCH_TIMEOUT, "deadline passed");
+		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 		return;
 	}
-	if (ft->too_large || code == CURLE_FILESIZE_EXCEEDED) {
-		finish(ft, RT_FETCH_TOO_LARGE, "response body over the limit");
+	if (ft->body.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+		finish(ft, SEO_FETCH_TOO_LARGE, "response body over the limit");
 		return;
 	}
 	if (code != CURLE_OK) {
-		finish(ft, RT_FETCH_FAILED, seo_arena_strdup(ft->a, curl_easy_strerror(code)));
+		finish(ft, SEO_FETCH_FAILED, seo_arena_strdup(ft->a, curl_easy_strerror(code)));
 		return;
 	}
 	ft->hops[ft->n_hops].url = ft->url.href;
@@ -619,29 +584,28 @@ static void transfer_done(fetch *ft, CURLcode code)
 			location = ft->headers[i].value;
 	if (ft->o.no_follow || !is_redirect(status) || location == NULL ||
 	    *location == '\0') {
-		finish(ft, RT_FETCH_OK, "");
+		finish(ft, SEO_FETCH_OK, "");
 		return;
 	}
 	if (ft->n_hops > (size_t)ft->o.max_redirects) {
-		finish(ft, RT_FETCH_FAILED, "too many redirects");
+		finish(ft, SEO_FETCH_FAILED, "too many redirects");
 		return;
 	}
-	rc = rt_url_resolve(ft->url.href, location, ft->a, &next);
+	rc = seo_url_resolve(ft->url.href, location, ft->a, &next);
 	if (rc != 0) {
-		finish(ft, RT_FETCH_FAILED,
+		finish(ft, SEO_FETCH_FAILED,
 		       seo_arena_printf(ft->a, "redirect to an invalid url: %s", location));
 		return;
 	}
 	ft->url = next;
-	ft->body_len = 0;
+	seo__body_reset(&ft->body);
 	ft->n_headers = 0;
-	ft->too_large = 0;
 	hop_begin(ft);
 }
 
 /* ---- libcurl multi on libevent -------------------------------------------- */
 
-static void check_done(rt_fetcher *f)
+static void check_done(seo_fetcher *f)
 {
 	CURLMsg *m;
 	int left;
@@ -658,7 +622,7 @@ static void check_done(rt_fetcher *f)
 
 static void on_sock_ev(evutil_socket_t fd, short what, void *arg)
 {
-	rt_fetcher *f = arg;
+	seo_fetcher *f = arg;
 	int flags = 0, running;
 
 	if (what & EV_READ)
@@ -671,7 +635,7 @@ static void on_sock_ev(evutil_socket_t fd, short what, void *arg)
 
 static void on_timer_ev(evutil_socket_t fd, short what, void *arg)
 {
-	rt_fetcher *f = arg;
+	seo_fetcher *f = arg;
 	int running;
 
 	(void)fd;
@@ -683,7 +647,7 @@ static void on_timer_ev(evutil_socket_t fd, short what, void *arg)
 static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *ud,
 			  void *sockp)
 {
-	rt_fetcher *f = ud;
+	seo_fetcher *f = ud;
 	struct sock_ev *se = sockp;
 	short kind = EV_PERSIST;
 
@@ -716,7 +680,7 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *ud,
 
 static int on_curl_timer(CURLM *m, long timeout_ms, void *ud)
 {
-	rt_fetcher *f = ud;
+	seo_fetcher *f = ud;
 	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 
 	(void)m;
@@ -727,15 +691,19 @@ static int on_curl_timer(CURLM *m, long timeout_ms, void *ud)
 
 /* ---- public --------------------------------------------------------------- */
 
-int rt_fetcher_new(struct event_base *base, rt_fetcher **out)
+int seo_fetcher_new(struct event_base *base, const seo_fetch_config *cfg,
+		    seo_fetcher **out)
 {
-	rt_fetcher *f = calloc(1, sizeof(*f));
-	const char *ca;
+	static const seo_fetch_config none;
+	seo_fetcher *f = calloc(1, sizeof(*f));
 	int rc = SEO_ENOMEM;
 
 	if (f == NULL)
 		return SEO_ENOMEM;
 	f->base = base;
+	f->cfg = cfg != NULL ? cfg : &none;
+	f->user_agent = f->cfg->user_agent != NULL ? f->cfg->user_agent
+						   : SEO_FETCH_USER_AGENT;
 	f->efd = -1;
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
@@ -743,19 +711,6 @@ int rt_fetcher_new(struct event_base *base, rt_fetcher **out)
 		free(f);
 		return SEO_EIO;
 	}
-	if (rt_netpolicy_parse(seo_config(SEO_CFG_FETCH_ALLOW_NETS), &f->policy) != 0) {
-		log_error("invalid SEO_FETCH_ALLOW_NETS: %s", seo_config(SEO_CFG_FETCH_ALLOW_NETS));
-		rc = SEO_EINVAL;
-		goto out;
-	}
-	if (rt_connect_to_parse(seo_config(SEO_CFG_FETCH_CONNECT_TO), f->ct, &f->n_ct) != 0) {
-		log_error("invalid SEO_FETCH_CONNECT_TO: %s", seo_config(SEO_CFG_FETCH_CONNECT_TO));
-		rc = SEO_EINVAL;
-		goto out;
-	}
-	ca = seo_config(SEO_CFG_FETCH_CA_FILE);
-	if (*ca != '\0' && (f->ca_file = strdup(ca)) == NULL)
-		goto out;
 	f->multi = curl_multi_init();
 	f->timer = evtimer_new(base, on_timer_ev, f);
 	if (f->multi == NULL || f->timer == NULL)
@@ -767,15 +722,15 @@ int rt_fetcher_new(struct event_base *base, rt_fetcher **out)
 	rc = pool_start(f);
 out:
 	if (rc != 0) {
-		rt_fetcher_free(f);
+		seo_fetcher_free(f);
 		return rc;
 	}
 	*out = f;
 	return 0;
 }
 
-int rt_fetch_start(rt_fetcher *f, const char *url, const rt_fetch_opts *opts,
-		   seo_arena *a, rt_fetch_done_fn done, void *ud)
+int seo_fetch_start(seo_fetcher *f, const char *url, const seo_fetch_opts *opts,
+		   seo_arena *a, seo_fetch_done_fn done, void *ud)
 {
 	fetch *ft = calloc(1, sizeof(*ft));
 	struct timeval tv;
@@ -793,6 +748,7 @@ int rt_fetch_start(rt_fetcher *f, const char *url, const rt_fetch_opts *opts,
 		ft->o.timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (ft->o.max_body == 0)
 		ft->o.max_body = DEFAULT_MAX_BODY;
+	ft->body.max = ft->o.max_body;
 	if (ft->o.max_redirects == 0)
 		ft->o.max_redirects = DEFAULT_MAX_REDIRECTS;
 	else if (ft->o.max_redirects < 0)
@@ -817,22 +773,22 @@ int rt_fetch_start(rt_fetcher *f, const char *url, const rt_fetch_opts *opts,
 	tv.tv_sec = ft->o.timeout_ms / 1000;
 	tv.tv_usec = (ft->o.timeout_ms % 1000) * 1000;
 	evtimer_add(ft->ev, &tv);
-	rc = rt_url_parse(url, a, &ft->url);
+	rc = seo_url_parse(url, a, &ft->url);
 	if (rc == SEO_ENOMEM)
-		fail_later(ft, RT_FETCH_FAILED, "out of memory");
+		fail_later(ft, SEO_FETCH_FAILED, "out of memory");
 	else if (rc != 0)
-		fail_later(ft, RT_FETCH_INVALID_URL, "invalid url");
+		fail_later(ft, SEO_FETCH_INVALID_URL, "invalid url");
 	else
 		hop_begin(ft);
 	return 0;
 }
 
-size_t rt_fetcher_active(const rt_fetcher *f)
+size_t seo_fetcher_active(const seo_fetcher *f)
 {
 	return f->active;
 }
 
-void rt_fetcher_free(rt_fetcher *f)
+void seo_fetcher_free(seo_fetcher *f)
 {
 	if (f == NULL)
 		return;
@@ -845,17 +801,16 @@ void rt_fetcher_free(rt_fetcher *f)
 		event_free(f->timer);
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);
-	free(f->ca_file);
 	free(f);
 	curl_global_cleanup();
 }
 
 struct sync_state {
 	struct event_base *base;
-	rt_fetch_result *res;
+	seo_fetch_result *res;
 };
 
-static void sync_done(const rt_fetch_result *res, void *ud)
+static void sync_done(const seo_fetch_result *res, void *ud)
 {
 	struct sync_state *s = ud;
 
@@ -863,24 +818,24 @@ static void sync_done(const rt_fetch_result *res, void *ud)
 	event_base_loopbreak(s->base);
 }
 
-int rt_fetch_sync(const char *url, const rt_fetch_opts *opts, seo_arena *a,
-		  rt_fetch_result *res)
+int seo_fetch_sync(const seo_fetch_config *cfg, const char *url,
+		  const seo_fetch_opts *opts, seo_arena *a, seo_fetch_result *res)
 {
 	struct sync_state s = {event_base_new(), res};
-	rt_fetcher *f = NULL;
+	seo_fetcher *f = NULL;
 	int rc = SEO_ENOMEM;
 
 	if (s.base == NULL)
 		goto out;
-	rc = rt_fetcher_new(s.base, &f);
+	rc = seo_fetcher_new(s.base, cfg, &f);
 	if (rc != 0)
 		goto out;
-	rc = rt_fetch_start(f, url, opts, a, sync_done, &s);
+	rc = seo_fetch_start(f, url, opts, a, sync_done, &s);
 	if (rc != 0)
 		goto out;
 	event_base_dispatch(s.base);
 out:
-	rt_fetcher_free(f);
+	seo_fetcher_free(f);
 	if (s.base != NULL)
 		event_base_free(s.base);
 	return rc;

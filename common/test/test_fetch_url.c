@@ -1,28 +1,32 @@
 /*
- * test_rt_urlcheck.c: URL validation, the private-address policy (a table
+ * test_fetch_url.c: what the fetcher applies before it connects (url.c,
+ * netpolicy.c, fetch_config.c, charset.c): URL validation, the
+ * private-address policy (a table
  * of SSRF bypass spellings, IDN ones included, every one refused), IDN
  * hosts, connect-to and allow-list parsing, and charset detection and
  * conversion.
  */
-#include "rt.h"
-
+#include "seo/charset.h"
 #include "seo/errors.h"
+#include "seo/fetch.h"
 
 #include <CUnit/Basic.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Parses and resolves `url` under `policy` the way a fetch hop does. */
-static int check_url(const char *url, const rt_netpolicy *policy)
+static int check_url(const char *url, const seo_fetch_config *policy)
 {
 	seo_arena *a = seo_arena_new(0);
 	struct sockaddr_storage ss;
-	rt_url u;
-	int rc = rt_url_parse(url, a, &u);
+	seo_url u;
+	int rc = seo_url_parse(url, a, &u);
 
 	if (rc == 0)
-		rc = rt_resolve_checked(policy, u.host, u.port, &ss);
+		rc = seo_resolve_checked(policy, u.host, u.port, &ss);
 	seo_arena_free(a);
 	return rc;
 }
@@ -163,70 +167,92 @@ static void test_public_allowed(void)
 
 static void test_allow_nets(void)
 {
-	rt_netpolicy p;
+	seo_fetch_config p = {0};
+	seo_cidr *nets = NULL;
+	size_t n = 9;
+	char *many;
 
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("127.0.0.0/8, ::1", &p), 0);
-	CU_ASSERT_EQUAL(p.n, 2);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets("127.0.0.0/8, ::1", &p.allow_nets,
+						   &p.n_allow_nets), 0);
+	CU_ASSERT_EQUAL(p.n_allow_nets, 2);
 	CU_ASSERT_EQUAL(check_url("http://127.0.0.1:8080/", &p), 0);
 	CU_ASSERT_EQUAL(check_url("http://2130706433/", &p), 0);
 	CU_ASSERT_EQUAL(check_url("http://[::1]/", &p), 0);
 	CU_ASSERT_EQUAL(check_url("http://10.0.0.1/", &p), SEO_EDENIED);
 	CU_ASSERT_EQUAL(check_url("http://[::ffff:10.0.0.1]/", &p), SEO_EDENIED);
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("127.0.0.1/32", &p), 0);
+	seo_fetch_config_clear(&p);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets("127.0.0.1/32", &p.allow_nets,
+						   &p.n_allow_nets), 0);
 	CU_ASSERT_EQUAL(check_url("http://127.0.0.2/", &p), SEO_EDENIED);
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("", &p), 0);
-	CU_ASSERT_EQUAL(p.n, 0);
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("127.0.0.0/33", &p), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("localhost", &p), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_netpolicy_parse("10.0.0.0/", &p), SEO_EINVAL);
+	seo_fetch_config_clear(&p);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets(" , ", &nets, &n), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT_PTR_NULL(nets);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets("127.0.0.0/33", &nets, &n), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets("localhost", &nets, &n), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets("10.0.0.0/", &nets, &n), SEO_EINVAL);
+	CU_ASSERT_PTR_NULL(nets);
+	/* as many networks as given: 1000 hosts of 10.0.0.0/16, the last one
+	 * allowed as well as the first */
+	many = calloc(1000, 16);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(many);
+	for (int i = 0; i < 1000; i++)
+		sprintf(many + strlen(many), "%s10.0.%d.%d", i ? "," : "", i / 256, i % 256);
+	CU_ASSERT_EQUAL(seo_fetch_parse_allow_nets(many, &p.allow_nets, &p.n_allow_nets), 0);
+	CU_ASSERT_EQUAL(p.n_allow_nets, 1000);
+	CU_ASSERT_EQUAL(check_url("http://10.0.3.231/", &p), 0);
+	CU_ASSERT_EQUAL(check_url("http://10.0.0.0/", &p), 0);
+	CU_ASSERT_EQUAL(check_url("http://10.0.3.232/", &p), SEO_EDENIED);
+	seo_fetch_config_clear(&p);
+	free(many);
 }
 
 static void test_canonical(void)
 {
 	seo_arena *a = seo_arena_new(0);
-	rt_url u;
+	seo_url u;
 
-	CU_ASSERT_EQUAL(rt_url_parse("HTTPS://Example.COM.:8443/p?q=1", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("HTTPS://Example.COM.:8443/p?q=1", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.scheme, "https");
 	CU_ASSERT_STRING_EQUAL(u.host, "example.com");
 	CU_ASSERT_EQUAL(u.port, 8443);
 	CU_ASSERT_STRING_EQUAL(u.path, "/p?q=1");
 	CU_ASSERT_STRING_EQUAL(u.href, "https://example.com:8443/p?q=1");
-	CU_ASSERT_EQUAL(rt_url_parse("http://example.com", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("http://example.com", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://example.com/");
-	CU_ASSERT_EQUAL(rt_url_parse("http://example.com:80?a", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("http://example.com:80?a", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://example.com/?a");
-	CU_ASSERT_EQUAL(rt_url_parse("http://example.com:/caf\xc3\xa9", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("http://example.com:/caf\xc3\xa9", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://example.com/caf%C3%A9");
-	CU_ASSERT_EQUAL(rt_url_parse("http://0x7f.1/", a, &u), 0);
-	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_V4);
+	CU_ASSERT_EQUAL(seo_url_parse("http://0x7f.1/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, SEO_HOST_V4);
 	CU_ASSERT_STRING_EQUAL(u.host, "127.0.0.1");
-	CU_ASSERT_EQUAL(rt_url_parse("http://[0:0:0:0:0:ffff:127.0.0.1]:81/", a, &u), 0);
-	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_V6);
+	CU_ASSERT_EQUAL(seo_url_parse("http://[0:0:0:0:0:ffff:127.0.0.1]:81/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, SEO_HOST_V6);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://[::ffff:127.0.0.1]:81/");
 	/* IDN hosts in punycode, as browsers look them up; the path is
 	 * percent-encoded as ever */
-	CU_ASSERT_EQUAL(rt_url_parse("https://b\xc3\xbc" "cher.example/", a, &u), 0);
-	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
+	CU_ASSERT_EQUAL(seo_url_parse("https://b\xc3\xbc" "cher.example/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, SEO_HOST_NAME);
 	CU_ASSERT_STRING_EQUAL(u.host, "xn--bcher-kva.example");
 	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/");
-	CU_ASSERT_EQUAL(rt_url_parse("http://\xd0\xbf\xd1\x80\xd0\xb8\xd0\xbc\xd0\xb5\xd1\x80."
+	CU_ASSERT_EQUAL(seo_url_parse("http://\xd0\xbf\xd1\x80\xd0\xb8\xd0\xbc\xd0\xb5\xd1\x80."
 				     "\xd1\x80\xd1\x84/\xd0\xbf\xd1\x83\xd1\x82\xd1\x8c", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://xn--e1afmkfd.xn--p1ai/%D0%BF%D1%83%D1%82%D1%8C");
-	CU_ASSERT_EQUAL(rt_url_parse("HTTPS://B\xc3\x9c" "CHER.Example.:8443/?q", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("HTTPS://B\xc3\x9c" "CHER.Example.:8443/?q", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example:8443/?q");
-	CU_ASSERT_EQUAL(rt_url_parse("http://xn--bcher-kva.example/", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_parse("http://xn--bcher-kva.example/", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.host, "xn--bcher-kva.example");
-	CU_ASSERT_EQUAL(rt_url_parse("http://my_host-1.example/", a, &u), 0);
-	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
+	CU_ASSERT_EQUAL(seo_url_parse("http://my_host-1.example/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, SEO_HOST_NAME);
 	/* a name whose last label is not a number is a DNS name */
-	CU_ASSERT_EQUAL(rt_url_parse("http://127.0.0.1.nip.io/", a, &u), 0);
-	CU_ASSERT_EQUAL(u.host_kind, RT_HOST_NAME);
+	CU_ASSERT_EQUAL(seo_url_parse("http://127.0.0.1.nip.io/", a, &u), 0);
+	CU_ASSERT_EQUAL(u.host_kind, SEO_HOST_NAME);
 	/* one trailing dot goes; a second would leave "127.0.0.1." as a
 	 * name whose href reads back as an address (found by fuzz_url) */
-	CU_ASSERT_EQUAL(rt_url_parse("http://127.0.0.1../", a, &u), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_url_parse("http://example.com../", a, &u), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_url_resolve("https://a.example/", "http:///827..", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_url_parse("http://127.0.0.1../", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_url_parse("http://example.com../", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_url_resolve("https://a.example/", "http:///827..", a, &u), SEO_EINVAL);
 	/* 3000 bytes of UTF-8 pass the length check but escape to 9000: the
 	 * canonical form must stay parseable (found by fuzz_url) */
 	{
@@ -238,7 +264,7 @@ static void test_canonical(void)
 			big[n++] = '\xa9';
 		}
 		big[n] = '\0';
-		CU_ASSERT_EQUAL(rt_url_parse(big, a, &u), SEO_EINVAL);
+		CU_ASSERT_EQUAL(seo_url_parse(big, a, &u), SEO_EINVAL);
 	}
 	seo_arena_free(a);
 }
@@ -246,31 +272,33 @@ static void test_canonical(void)
 static void test_resolve_ref(void)
 {
 	seo_arena *a = seo_arena_new(0);
-	rt_url u;
+	seo_url u;
 
-	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/b/c", "../d?x#frag", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_resolve("http://a.example/b/c", "../d?x#frag", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://a.example/d?x");
-	CU_ASSERT_EQUAL(rt_url_resolve("https://a.example/b", "//0x7f.1:8080/x", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_resolve("https://a.example/b", "//0x7f.1:8080/x", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "https://127.0.0.1:8080/x");
-	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "/a b", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_resolve("http://a.example/", "/a b", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "http://a.example/a%20b");
-	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "http://u:p@b.example/", a, &u), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "file:///etc/passwd", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_url_resolve("http://a.example/", "http://u:p@b.example/", a, &u), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_url_resolve("http://a.example/", "file:///etc/passwd", a, &u), SEO_EINVAL);
 	/* a link or redirect to an IDN host */
-	CU_ASSERT_EQUAL(rt_url_resolve("http://a.example/", "https://b\xc3\xbc" "cher.example/b\xc3\xbc",
+	CU_ASSERT_EQUAL(seo_url_resolve("http://a.example/", "https://b\xc3\xbc" "cher.example/b\xc3\xbc",
 				       a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/b%c3%bc");
-	CU_ASSERT_EQUAL(rt_url_resolve("https://b\xc3\xbc" "cher.example/a/", "../x", a, &u), 0);
+	CU_ASSERT_EQUAL(seo_url_resolve("https://b\xc3\xbc" "cher.example/a/", "../x", a, &u), 0);
 	CU_ASSERT_STRING_EQUAL(u.href, "https://xn--bcher-kva.example/x");
 	seo_arena_free(a);
 }
 
 static void test_connect_to(void)
 {
-	rt_connect_to ct[RT_MAX_CONNECT_TO];
-	size_t n;
+	seo_connect_to *ct = NULL;
+	size_t n = 9;
+	char *many;
 
-	CU_ASSERT_EQUAL(rt_connect_to_parse("Site.test:80:127.0.0.1:8080, ::[::1]:9000", ct, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(seo_fetch_parse_connect_to("Site.test:80:127.0.0.1:8080, ::[::1]:9000",
+							 &ct, &n), 0);
 	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_STRING_EQUAL(ct[0].host, "site.test");
 	CU_ASSERT_EQUAL(ct[0].port, 80);
@@ -280,11 +308,28 @@ static void test_connect_to(void)
 	CU_ASSERT_EQUAL(ct[1].port, 0);
 	CU_ASSERT_STRING_EQUAL(ct[1].connect_host, "::1");
 	CU_ASSERT_EQUAL(ct[1].connect_port, 9000);
-	CU_ASSERT_EQUAL(rt_connect_to_parse("", ct, &n), 0);
+	free(ct);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to("", &ct, &n), 0);
 	CU_ASSERT_EQUAL(n, 0);
-	CU_ASSERT_EQUAL(rt_connect_to_parse("a:80:b", ct, &n), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_connect_to_parse("a:x:b:1", ct, &n), SEO_EINVAL);
-	CU_ASSERT_EQUAL(rt_connect_to_parse("a:80:b:70000", ct, &n), SEO_EINVAL);
+	CU_ASSERT_PTR_NULL(ct);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to("a:80:b", &ct, &n), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to("a:x:b:1", &ct, &n), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to("a:80:b:70000", &ct, &n), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_fetch_parse_connect_to("ok:80:b:1,a:80:b:70000", &ct, &n),
+			SEO_EINVAL);
+	CU_ASSERT_PTR_NULL(ct);
+	/* no bound on the count: 500 entries, in order */
+	many = calloc(500, 48);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(many);
+	for (int i = 0; i < 500; i++)
+		sprintf(many + strlen(many), "%sh%d.test:443:127.0.0.1:%d", i ? ", " : "", i,
+			1000 + i);
+	CU_ASSERT_EQUAL_FATAL(seo_fetch_parse_connect_to(many, &ct, &n), 0);
+	CU_ASSERT_EQUAL(n, 500);
+	CU_ASSERT_STRING_EQUAL(ct[499].host, "h499.test");
+	CU_ASSERT_EQUAL(ct[499].connect_port, 1499);
+	free(ct);
+	free(many);
 }
 
 static void test_charset(void)
@@ -294,24 +339,24 @@ static void test_charset(void)
 	char *out;
 	size_t len;
 
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("\xef\xbb\xbfhi", 5, "text/html; charset=latin1", a), "utf-8");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("hi", 2, "text/html; charset=\"Shift_JIS\"", a), "shift_jis");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect(latin, strlen(latin), "text/html", a), "windows-1252");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=koi8-r\">", 66, NULL, a), "koi8-r");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("<meta charset=utf-16>", 21, NULL, a), "utf-8");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("caf\xc3\xa9", 5, NULL, a), "utf-8");
-	CU_ASSERT_STRING_EQUAL(rt_charset_detect("caf\xe9", 4, NULL, a), "windows-1252");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("\xef\xbb\xbfhi", 5, "text/html; charset=latin1", a), "utf-8");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("hi", 2, "text/html; charset=\"Shift_JIS\"", a), "shift_jis");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect(latin, strlen(latin), "text/html", a), "windows-1252");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=koi8-r\">", 66, NULL, a), "koi8-r");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("<meta charset=utf-16>", 21, NULL, a), "utf-8");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("caf\xc3\xa9", 5, NULL, a), "utf-8");
+	CU_ASSERT_STRING_EQUAL(seo_charset_detect("caf\xe9", 4, NULL, a), "windows-1252");
 
-	CU_ASSERT_EQUAL(rt_to_utf8("caf\xe9 \x80", 6, "windows-1252", a, &out, &len), 0);
+	CU_ASSERT_EQUAL(seo_to_utf8("caf\xe9 \x80", 6, "windows-1252", a, &out, &len), 0);
 	CU_ASSERT_STRING_EQUAL(out, "caf\xc3\xa9 \xe2\x82\xac");
-	CU_ASSERT_EQUAL(rt_to_utf8("\xef\xbb\xbf" "a\xff" "b\xc0\xaf", 8, "utf-8", a, &out, &len), 0);
+	CU_ASSERT_EQUAL(seo_to_utf8("\xef\xbb\xbf" "a\xff" "b\xc0\xaf", 8, "utf-8", a, &out, &len), 0);
 	CU_ASSERT_STRING_EQUAL(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
-	CU_ASSERT_EQUAL(rt_to_utf8("\xff\xfeh\0i\0", 6, "utf-16le", a, &out, &len), 0);
+	CU_ASSERT_EQUAL(seo_to_utf8("\xff\xfeh\0i\0", 6, "utf-16le", a, &out, &len), 0);
 	CU_ASSERT_STRING_EQUAL(out, "hi");
-	CU_ASSERT_EQUAL(rt_to_utf8("\xd0\xd2\xc9", 3, "koi8-r", a, &out, &len), 0);
+	CU_ASSERT_EQUAL(seo_to_utf8("\xd0\xd2\xc9", 3, "koi8-r", a, &out, &len), 0);
 	CU_ASSERT_STRING_EQUAL(out, "\xd0\xbf\xd1\x80\xd0\xb8");
 	/* unknown labels read as UTF-8, still sanitised */
-	CU_ASSERT_EQUAL(rt_to_utf8("x\xfey", 3, "no-such-charset", a, &out, &len), 0);
+	CU_ASSERT_EQUAL(seo_to_utf8("x\xfey", 3, "no-such-charset", a, &out, &len), 0);
 	CU_ASSERT_STRING_EQUAL(out, "x\xef\xbf\xbdy");
 	seo_arena_free(a);
 }
@@ -323,7 +368,7 @@ int main(void)
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	s = CU_add_suite("rt_urlcheck", NULL, NULL);
+	s = CU_add_suite("fetch_url", NULL, NULL);
 	CU_add_test(s, "ssrf bypass spellings are refused", test_bypasses_refused);
 	CU_add_test(s, "public addresses are allowed", test_public_allowed);
 	CU_add_test(s, "allow-list exempts only its networks", test_allow_nets);

@@ -2,7 +2,7 @@
  * charset.c: which charset an HTML document is in, and conversion of it
  * to valid UTF-8 with glibc's iconv.
  */
-#include "rt.h"
+#include "seo/charset.h"
 
 #include "seo/errors.h"
 
@@ -145,7 +145,7 @@ static const char *label_normalise(const char *label)
 	return label;
 }
 
-const char *rt_charset_detect(const char *body, size_t len,
+const char *seo_charset_detect(const char *body, size_t len,
 			      const char *content_type, seo_arena *a)
 {
 	const unsigned char *b = (const unsigned char *)body;
@@ -190,7 +190,7 @@ static size_t utf8_sanitise(const char *in, size_t len, char *out)
 	return o;
 }
 
-int rt_to_utf8(const char *in, size_t len, const char *charset, seo_arena *a,
+int seo_to_utf8(const char *in, size_t len, const char *charset, seo_arena *a,
 	       char **out, size_t *out_len)
 {
 	iconv_t cd = (iconv_t)-1;

@@ -1,21 +1,17 @@
 /*
- * test_rt_site.c: starts and stops tests/fakes/site_server.py for the
- * tests of svc-realtime that need a live site (linked into each).
+ * test_site.c: starts and stops tests/fakes/site_server.py (test_site.h).
  */
+#include "test_site.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Declared again in each test using it; there is no header for tests. */
-int rt_test_site_start(int *port);
-int rt_test_site_stop(void);
-
 static pid_t server_pid = -1;
 
-/* Starts the site on a free port of 127.0.0.1 and sets *port; 0 or -1. */
-int rt_test_site_start(int *port)
+int test_site_start(int *port)
 {
 	const char *src = getenv("SEO_SOURCE_DIR");
 	char script[4096], line[32];
@@ -43,8 +39,7 @@ int rt_test_site_start(int *port)
 	return *port > 0 ? 0 : -1;
 }
 
-/* Stops the site (a CUnit suite cleanup); always 0. */
-int rt_test_site_stop(void)
+int test_site_stop(void)
 {
 	if (server_pid > 0) {
 		kill(server_pid, SIGTERM);
