@@ -8,6 +8,7 @@
 #include "gw.h"
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 
 static void on_signal(evutil_socket_t sig, short what, void *ud)
@@ -32,6 +33,7 @@ int main(void)
 
 	seo_config_init();
 	seo_log_init("gateway");
+	seo_json_init();
 	signal(SIGPIPE, SIG_IGN);
 	evthread_use_pthreads();
 	base = event_base_new();

@@ -1,13 +1,16 @@
 /*
- * svc-realtime: serves seo.realtime.v1.Realtime on SEO_REALTIME_ADDR.
+ * svc-realtime: serves seo.realtime.v1.Realtime on SEO_REALTIME_ADDR and
+ * runs its periodic jobs.
  */
 #include "rt_service.h"
 
 #include <stdlib.h>
 
+#include "rt_store.h"
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/fetch_config.h"
+#include "seo/job.h"
 #include "seo/log.h"
 #include "seo/pg.h"
 
@@ -23,6 +26,7 @@ int main(void)
 {
 	seo_fetch_config fetch;
 	rt_svc *svc = NULL;
+	seo_jobs *jobs = NULL;
 	int rc;
 
 	seo_config_init();
@@ -43,9 +47,16 @@ int main(void)
 	 * serve, and page-performance connects on its next call. */
 	if (rt_svc_db_check(svc) != 0)
 		log_warn("page-performance unavailable until the database answers");
+	if (seo_jobs_start(seo_pg_url(), rt_jobs, rt_n_jobs, &jobs) != 0) {
+		log_error("cannot start the job scheduler");
+		rt_svc_free(svc);
+		seo_fetch_config_clear(&fetch);
+		return 1;
+	}
 	rc = rpc_service_main("svc-realtime", seo_config(SEO_CFG_REALTIME_ADDR),
 			      rt_rpc_methods, rt_rpc_n_methods, svc, WORKERS,
 			      NULL);
+	seo_jobs_stop(jobs);
 	rt_svc_free(svc);
 	seo_fetch_config_clear(&fetch);
 	return rc;

@@ -76,6 +76,9 @@ struct cli_call {
 	char *grpc_message;
 	char *code;
 	char *extra;
+	rpc_meta meta[RPC_RESP_META_MAX]; /* name and value in one malloc() */
+	size_t n_meta;
+	int lost; /* a trailer could not be kept: out of memory */
 	rpc_reader rd; /* the response message, malloc()ed */
 
 	rpc_result res;
@@ -119,6 +122,13 @@ static void call_start(struct cli_call *call);
 
 /* ---- call lifetime ------------------------------------------------------ */
 
+static void meta_clear(struct cli_call *call)
+{
+	for (size_t i = 0; i < call->n_meta; i++)
+		free((char *)call->meta[i].name);
+	call->n_meta = 0;
+}
+
 static void call_free(struct cli_call *call)
 {
 	if (call->timer != NULL)
@@ -128,6 +138,7 @@ static void call_free(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	free(call->res_message);
 	free(call);
@@ -172,12 +183,21 @@ static void call_finish_full(struct cli_call *call, int status,
 	call->finished = 1;
 	if (call->timer != NULL)
 		event_del(call->timer);
-	call->res_message = strdup(message);
+	/* an answer without its message would be another answer */
+	if (message[0] != '\0' &&
+	    (call->res_message = strdup(message)) == NULL) {
+		status = SEO_GRPC_INTERNAL;
+		message = "out of memory";
+		code = extra = NULL;
+	}
 	call->res.grpc_status = status;
-	call->res.message = call->res_message != NULL ? call->res_message : "";
+	call->res.message = call->res_message != NULL ? call->res_message
+						      : message;
 	call->res.code = code;
 	call->res.extra_json = extra;
 	call->res.response = response;
+	call->res.meta = call->meta;
+	call->res.n_meta = call->n_meta;
 	call->done_next = NULL;
 	if (c->done_tail != NULL)
 		c->done_tail->done_next = call;
@@ -233,6 +253,12 @@ static void call_complete(struct cli_call *call, uint32_t error_code)
 {
 	ProtobufCMessage *resp;
 
+	if (call->lost) {
+		call_finish(call, SEO_GRPC_INTERNAL,
+			    "out of memory reading the answer of %s",
+			    call->c->addr);
+		return;
+	}
 	if (call->grpc_status > SEO_GRPC_OK) {
 		call_finish_full(call, call->grpc_status,
 				 call->grpc_message ? call->grpc_message : "",
@@ -296,6 +322,7 @@ static void call_reset_response(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	call->grpc_message = call->code = call->extra = NULL;
 	call->got_headers = 0;
@@ -381,10 +408,40 @@ static char *decoded(const uint8_t *v, size_t n)
 	return s;
 }
 
-static void set_str(char **slot, char *s)
+/* Keeps a trailer's value `s`; NULL (out of memory) marks the answer
+ * lost rather than leave it without the trailer. */
+static void set_str(struct cli_call *call, char **slot, char *s)
 {
 	free(*slot);
 	*slot = s;
+	if (s == NULL)
+		call->lost = 1;
+}
+
+/* Keeps a response header that is not the protocol's own, for
+ * rpc_result.meta; past RPC_RESP_META_MAX they are dropped. Out of memory,
+ * the answer is lost, as for a trailer: a status or header the service
+ * chose must not silently go missing. */
+static void meta_keep(struct cli_call *call, const uint8_t *name,
+		      size_t namelen, const uint8_t *value, size_t valuelen)
+{
+	const char *n = (const char *)name;
+	char *both;
+
+	if (namelen == 0 || n[0] == ':' || strcmp(n, "content-type") == 0 ||
+	    strncmp(n, "grpc-", 5) == 0 || strncmp(n, "seo-error-", 10) == 0 ||
+	    call->n_meta == RPC_RESP_META_MAX)
+		return;
+	both = malloc(namelen + valuelen + 2);
+	if (both == NULL) {
+		call->lost = 1;
+		return;
+	}
+	memcpy(both, name, namelen + 1);
+	memcpy(both + namelen + 1, value, valuelen);
+	both[namelen + 1 + valuelen] = '\0';
+	call->meta[call->n_meta].name = both;
+	call->meta[call->n_meta++].value = both + namelen + 1;
 }
 
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
@@ -394,7 +451,6 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 	struct cli_call *call;
 	const char *n = (const char *)name;
 
-	(void)namelen;
 	(void)flags;
 	(void)user_data;
 	if (frame->hd.type != NGHTTP2_HEADERS)
@@ -415,11 +471,14 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 					    ? (int)st
 					    : SEO_GRPC_UNKNOWN;
 	} else if (strcmp(n, "grpc-message") == 0) {
-		set_str(&call->grpc_message, decoded(value, valuelen));
+		set_str(call, &call->grpc_message, decoded(value, valuelen));
 	} else if (strcmp(n, "seo-error-code") == 0) {
-		set_str(&call->code, strndup((const char *)value, valuelen));
+		set_str(call, &call->code,
+			strndup((const char *)value, valuelen));
 	} else if (strcmp(n, "seo-error-extra") == 0) {
-		set_str(&call->extra, decoded(value, valuelen));
+		set_str(call, &call->extra, decoded(value, valuelen));
+	} else {
+		meta_keep(call, name, namelen, value, valuelen);
 	}
 	return 0;
 }
@@ -672,8 +731,8 @@ static struct cli_conn *conn_open(rpc_client *c)
 	if (conn->connect_timer == NULL || bev == NULL ||
 	    bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
 				       (int)sslen) != 0 ||
-	    nghttp2_session_client_new(&conn->session, c->callbacks, conn) !=
-		    0 ||
+	    nghttp2_session_client_new3(&conn->session, c->callbacks, conn,
+					NULL, rpc__mem()) != 0 ||
 	    rpc_session_start(conn->session, NGHTTP2_SETTINGS_ENABLE_PUSH, 0,
 			      bev, conn_on_close, conn, &conn->io) != 0)
 		goto fail;

@@ -25,6 +25,12 @@
 /* Request metadata a server accepts per call, in bytes (names + values). */
 #define RPC_META_MAX (64 * 1024)
 
+/* Response metadata of one call (rpc_ctx_set_meta()): entries, and the
+ * longest name and value; a client keeps as many entries. */
+#define RPC_RESP_META_MAX 16
+#define RPC_RESP_META_NAME_MAX 64
+#define RPC_RESP_META_VALUE_MAX 1024
+
 /* Flow-control windows: per stream, and for a whole connection. */
 #define RPC_STREAM_WINDOW (1024 * 1024)
 #define RPC_CONN_WINDOW (16 * 1024 * 1024)
@@ -79,6 +85,14 @@ rpc_read_err rpc_reader_feed(rpc_reader *r, const uint8_t *data, size_t len,
  */
 size_t rpc_copy_out(uint8_t *buf, size_t length, const uint8_t *src,
 		    size_t len, size_t *off);
+
+/*
+ * The allocator every nghttp2 session of this library is created with: the
+ * C library's, called from this library instead of from libnghttp2, so
+ * that a test linked with -Wl,--wrap=malloc (tests/support/failmalloc.h)
+ * reaches nghttp2's allocations as well as ours. Static; never freed.
+ */
+nghttp2_mem *rpc__mem(void);
 
 /*
  * Starts a new connection's `session` on `bev`: our SETTINGS (`setting_id`

@@ -51,6 +51,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),
 	ROW(SEO_CFG_REALTIME_MIGRATIONS_DIR, "SEO_REALTIME_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-realtime (default: found beside the binary)"),
 	ROW(SEO_CFG_TECH_RULES, "SEO_TECH_RULES", SEO_CFG_FILE, "", "technology fingerprint rules of tech-stack (default: found beside the binary)"),
+	ROW(SEO_CFG_TRUSTED_PROXIES, "SEO_TRUSTED_PROXIES", SEO_CFG_NETS, "", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client IP; empty: the socket's peer is the client"),
 };
 
 static seo_cfg_value values[SEO__CFG_COUNT];

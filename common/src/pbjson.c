@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/json_text.h"
 
 #define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
 #define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
@@ -443,7 +444,7 @@ static int raw_json_decode(const dec *d, const ProtobufCMessageDescriptor *desc,
 			   const json_t *v, ProtobufCMessage **out)
 {
 	ProtobufCMessage *r = seo_arena_alloc(d->a, desc->sizeof_message);
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
 	int rc = SEO_ENOMEM;
 
 	if (r == NULL || text == NULL)
@@ -726,25 +727,32 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 	return seo_pbjson_enum_name(ev->name, seo_pbjson_enum_prefix(e));
 }
 
+static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullable);
+
 /* A nested message, null when unset. A RawJson stands for the value its
- * text holds; text that is not JSON (a service's bug) becomes null rather
- * than failing the answer. */
-static json_t *message_json(const ProtobufCMessage *m)
+ * text holds; text that does not load fails the answer (NULL): without
+ * seo_json_init() jansson cannot tell text that is not JSON from an
+ * allocation that failed, and RawJson is only ever written by
+ * raw_json_decode(), from a JSON value. */
+static json_t *message_json(const ProtobufCMessage *m,
+			    seo_pbjson_nullable_fn nullable)
 {
 	const char *text;
-	json_t *v;
+	int oom;
 
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
-		return seo_pbjson_encode(m);
+		return encode(m, nullable);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
-	v = text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return v != NULL ? v : json_null();
+	if (text == NULL)
+		return json_null();
+	return seo_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL, &oom);
 }
 
 /* One value of field f stored at slot. */
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
+static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot,
+			  seo_pbjson_nullable_fn nullable)
 {
 	uint64_t u;
 
@@ -775,14 +783,15 @@ static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
 	case PROTOBUF_C_TYPE_BYTES:
 		return bytes_json(slot);
 	case PROTOBUF_C_TYPE_MESSAGE:
-		return message_json(*(ProtobufCMessage *const *)slot);
+		return message_json(*(ProtobufCMessage *const *)slot, nullable);
 	default:
 		return json_integer(*(const int64_t *)slot);
 	}
 }
 
 static json_t *array_json(const ProtobufCFieldDescriptor *f,
-			  const ProtobufCMessage *msg)
+			  const ProtobufCMessage *msg,
+			  seo_pbjson_nullable_fn nullable)
 {
 	size_t n = *(const size_t *)QUANT(msg, f);
 	const char *arr = *(char *const *)MEMBER(msg, f);
@@ -790,7 +799,8 @@ static json_t *array_json(const ProtobufCFieldDescriptor *f,
 	json_t *a = json_array();
 
 	for (i = 0; a != NULL && i < n; i++) {
-		if (json_array_append_new(a, value_json(f, arr + i * size)) != 0) {
+		if (json_array_append_new(a, value_json(f, arr + i * size,
+							nullable)) != 0) {
 			json_decref(a);
 			a = NULL;
 		}
@@ -798,7 +808,17 @@ static json_t *array_json(const ProtobufCFieldDescriptor *f,
 	return a;
 }
 
-json_t *seo_pbjson_encode(const ProtobufCMessage *msg)
+/* Whether an optional field without a value is written as null rather than
+ * left out. */
+static int null_kept(const ProtobufCMessageDescriptor *desc,
+		     const ProtobufCFieldDescriptor *f,
+		     seo_pbjson_nullable_fn nullable)
+{
+	return !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && nullable != NULL &&
+	       nullable(desc, f);
+}
+
+static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullable)
 {
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
 	json_t *obj = json_object(), *v;
@@ -806,18 +826,30 @@ json_t *seo_pbjson_encode(const ProtobufCMessage *msg)
 
 	for (i = 0; obj != NULL && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		if (f->label == PROTOBUF_C_LABEL_REPEATED)
-			v = array_json(f, msg);
-		else if (seo_pbjson_present(msg, f))
-			v = value_json(f, MEMBER(msg, f));
-		else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-			continue; /* only the member that is set appears */
-		else
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			v = array_json(f, msg, nullable);
+		} else if (seo_pbjson_present(msg, f)) {
+			v = value_json(f, MEMBER(msg, f), nullable);
+			/* A value without a JSON form (not finite, an enum
+			 * value this build does not know) is no value. */
+			if (json_is_null(v) && !seo_pb_always(f) &&
+			    !null_kept(desc, f, nullable))
+				continue;
+		} else if (null_kept(desc, f, nullable)) {
 			v = json_null();
+		} else {
+			continue;
+		}
 		if (json_object_set_new_nocheck(obj, f->name, v) != 0) {
 			json_decref(obj);
 			obj = NULL;
 		}
 	}
 	return obj;
+}
+
+json_t *seo_pbjson_encode(const ProtobufCMessage *msg,
+			  seo_pbjson_nullable_fn nullable)
+{
+	return encode(msg, nullable);
 }

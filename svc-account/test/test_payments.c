@@ -8,11 +8,12 @@
  * database pay_test_<pid>, dropped at exit.
  */
 #include "acct.h"
-#include "mail.h"
+#include "seo/mail.h"
 #include "payments.h"
 
 #include "seo/errors.h"
 #include "seo/log.h"
+#include "seo/provider.h"
 #include "seo/util.h"
 #include "test_config.h"
 
@@ -170,32 +171,23 @@ static long long balance(void)
 	return sql_int("SELECT balance FROM workspaces WHERE id = $1", WS, NULL);
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *ud)
+/* GET or POST (empty body) on the payments fake, through the provider
+ * client; its answer in *a. */
+static void fake_call(const char *method, const char *path, seo_provider_answer *a)
 {
-	FILE *f = ud;
+	const seo_provider fake = {.name = "payments fake", .base_url = pay_url};
+	const seo_provider_call call = {.method = method, .path = path};
+	char why[128];
 
-	return fwrite(p, size, n, f);
+	CU_ASSERT_EQUAL(seo_provider_do(&fake, &call, a, why, sizeof(why)), 0);
 }
 
-/* GET or POST (empty body) on the payments fake; the body, malloc'd. */
-static char *fake_http(const char *method, const char *path)
+static void fake_post(const char *path)
 {
-	char url[256], *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
-	CURL *c = curl_easy_init();
+	seo_provider_answer a;
 
-	snprintf(url, sizeof(url), "%s%s", pay_url, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (strcmp(method, "POST") == 0)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	CU_ASSERT_EQUAL(curl_easy_perform(c), CURLE_OK);
-	curl_easy_cleanup(c);
-	fclose(f);
-	return body;
+	fake_call("POST", path, &a);
+	seo_provider_answer_free(&a);
 }
 
 static void fake_mode(const char *mode)
@@ -203,16 +195,18 @@ static void fake_mode(const char *mode)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/_control/fail?mode=%s", mode);
-	free(fake_http("POST", path));
+	fake_post(path);
 }
 
 /* The checkout requests the fake received. */
 static json_t *fake_requests(void)
 {
-	char *body = fake_http("GET", "/_requests");
-	json_t *j = json_loads(body ? body : "", 0, NULL);
+	seo_provider_answer a;
+	json_t *j;
 
-	free(body);
+	fake_call("GET", "/_requests", &a);
+	j = json_incref(a.json);
+	seo_provider_answer_free(&a);
 	CU_ASSERT_PTR_NOT_NULL(j);
 	return j;
 }
@@ -286,7 +280,7 @@ static void test_checkout_invalid_credits(void)
 	json_t *reqs;
 	char *url;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		url = (char *)"unset";
 		code = NULL;
@@ -376,7 +370,7 @@ static void test_checkout_request_fields(void)
 	json_t *reqs, *r, *form;
 	char *url = NULL;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(db, WS, USER, 2500, &url, &code), 0);
 	reqs = fake_requests();
 	CU_ASSERT_EQUAL_FATAL(json_array_size(reqs), 1);
@@ -426,7 +420,7 @@ static void test_checkout_provider_failure(void)
 	long long payments = sql_int("SELECT count(*) FROM payments", NULL, NULL);
 	int64_t t0;
 
-	free(fake_http("POST", "/_reset"));
+	fake_post("/_reset");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		fake_mode(modes[i]);
 		expect_checkout_failed(modes[i]);
@@ -702,19 +696,19 @@ static char *decoded_subject(const char *data)
 static void test_mail_enqueue(void)
 {
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "", "s", "b"), SEO_EINVAL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, NULL, "s", "b"), SEO_EINVAL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "a@b.test\r\nBcc: x@y.test", "s", "b"),
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "", "s", "b"), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, NULL, "s", "b"), SEO_EINVAL);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "a@b.test\r\nBcc: x@y.test", "s", "b"),
 			SEO_EINVAL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "a@b.test", "s\nBcc: x@y.test", "b"),
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "a@b.test", "s\nBcc: x@y.test", "b"),
 			SEO_EINVAL);
 	/* Part of the caller's transaction: a rollback takes the mail too. */
 	sql_exec("BEGIN", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "a@b.test", "s", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "a@b.test", "s", "b"), 0);
 	sql_exec("ROLLBACK", NULL, NULL);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox", NULL, NULL), 0);
 	sql_exec("BEGIN", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, NULL, "a@b.test", "s", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, NULL, "a@b.test", "s", "b"), 0);
 	sql_exec("COMMIT", NULL, NULL);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NULL"
 				" AND attempts = 0", NULL, NULL), 1);
@@ -725,10 +719,10 @@ static void test_mail_without_smtp(void)
 	int sent = -1;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "kept@b.test", "s", "b"), 0);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, "", &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "kept@b.test", "s", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, "", &sent), 0);
 	CU_ASSERT_EQUAL(sent, 0);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, NULL, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, NULL, &sent), 0);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NULL"
 				" AND attempts = 0 AND last_error IS NULL", NULL, NULL), 1);
 }
@@ -743,16 +737,16 @@ static void test_mail_delivered(void)
 	json_t *m;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "owner@example.test", "New API key",
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "owner@example.test", "New API key",
 					  "Hello\n.dot line\nbye"), 0);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "second@example.test", subject,
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "second@example.test", subject,
 					  "Zweite\r\n"), 0);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_ok_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_ok_url, &sent), 0);
 	CU_ASSERT_EQUAL(sent, 2);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL",
 				NULL, NULL), 2);
 	/* Sent once: a second pass finds nothing. */
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_ok_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_ok_url, &sent), 0);
 	CU_ASSERT_EQUAL(sent, 0);
 	CU_ASSERT_EQUAL(stored_count(smtp_ok.dir), base + 2);
 
@@ -800,10 +794,10 @@ static void test_mail_retry(void)
 	PGresult *res;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "retry@example.test", "Retry", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "retry@example.test", "Retry", "b"), 0);
 
 	/* The server refuses the first two transactions (451). */
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_flaky_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_flaky_url, &sent), 0);
 	CU_ASSERT_EQUAL(sent, 0);
 	res = sql(db, "SELECT attempts, last_error FROM outbox", NULL, NULL);
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(res, 0, 0), "1");
@@ -813,18 +807,18 @@ static void test_mail_retry(void)
 	CU_ASSERT(in > 28000 && in <= 30000);
 
 	/* Not due yet: a pass leaves it alone. */
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_flaky_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_flaky_url, &sent), 0);
 	CU_ASSERT_EQUAL(sql_int("SELECT attempts FROM outbox", NULL, NULL), 1);
 
 	/* Time passes; the second failure doubles the delay. */
 	sql_exec("UPDATE outbox SET next_attempt_at = 0", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_flaky_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_flaky_url, &sent), 0);
 	CU_ASSERT_EQUAL(sql_int("SELECT attempts FROM outbox", NULL, NULL), 2);
 	in = next_attempt_in_ms();
 	CU_ASSERT(in > 58000 && in <= 60000);
 
 	sql_exec("UPDATE outbox SET next_attempt_at = 0", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_flaky_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_flaky_url, &sent), 0);
 	CU_ASSERT_EQUAL(sent, 1);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL"
 				" AND attempts = 2", NULL, NULL), 1);
@@ -837,10 +831,10 @@ static void test_mail_backoff_cap(void)
 	long long in;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "cap@example.test", "Cap", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "cap@example.test", "Cap", "b"), 0);
 	sql_exec("UPDATE outbox SET attempts = 30", NULL, NULL);
 	/* A permanent refusal is retried too, at most an hour apart. */
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, smtp_refuse_url, &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, smtp_refuse_url, &sent), 0);
 	CU_ASSERT_EQUAL(sent, 0);
 	CU_ASSERT_EQUAL(sql_int("SELECT attempts FROM outbox", NULL, NULL), 31);
 	in = next_attempt_in_ms();
@@ -848,7 +842,7 @@ static void test_mail_backoff_cap(void)
 
 	/* No server at all: recorded the same way, not an error. */
 	sql_exec("UPDATE outbox SET next_attempt_at = 0, attempts = 3", NULL, NULL);
-	CU_ASSERT_EQUAL(acct_mail_drain_once(db, "smtp://127.0.0.1:1", &sent), 0);
+	CU_ASSERT_EQUAL(seo_mail_drain_once(db, &acct_outbox, "smtp://127.0.0.1:1", &sent), 0);
 	CU_ASSERT_EQUAL(sql_int("SELECT attempts FROM outbox", NULL, NULL), 4);
 	in = next_attempt_in_ms();
 	CU_ASSERT(in > 238000 && in <= 240000);
@@ -858,17 +852,17 @@ static void test_mail_backoff_cap(void)
 
 static void test_mailer_thread(void)
 {
-	acct_mailer *m = NULL;
+	seo_mailer *m = NULL;
 	int64_t t0;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
 	seo_test_config_set("SEO_SMTP_URL", smtp_ok_url);
-	CU_ASSERT_EQUAL_FATAL(acct_mailer_start(conninfo, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(seo_mailer_start(conninfo, &acct_outbox, &m), 0);
 	/* Let its first pass end, so that only the notification can wake it
 	 * before its 10 s idle timeout. */
 	usleep(500 * 1000);
 	t0 = seo_mono_ms();
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "thread@example.test", "Thread", "b"), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "thread@example.test", "Thread", "b"), 0);
 	while (seo_mono_ms() - t0 < 8000 &&
 	       sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL", NULL, NULL) == 0)
 		usleep(50 * 1000);
@@ -876,15 +870,15 @@ static void test_mailer_thread(void)
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NOT NULL",
 				NULL, NULL), 1);
 	t0 = seo_mono_ms();
-	acct_mailer_stop(m);
+	seo_mailer_stop(m);
 	CU_ASSERT(seo_mono_ms() - t0 < 2000);
 	seo_test_config_set("SEO_SMTP_URL", NULL);
 
 	/* Without SMTP the thread runs and stops, and mail stays queued. */
-	CU_ASSERT_EQUAL_FATAL(acct_mailer_start(conninfo, &m), 0);
-	CU_ASSERT_EQUAL(acct_mail_enqueue(db, WS, "queued@example.test", "Queued", "b"), 0);
+	CU_ASSERT_EQUAL_FATAL(seo_mailer_start(conninfo, &acct_outbox, &m), 0);
+	CU_ASSERT_EQUAL(seo_mail_enqueue(db, &acct_outbox, WS, "queued@example.test", "Queued", "b"), 0);
 	usleep(300 * 1000);
-	acct_mailer_stop(m);
+	seo_mailer_stop(m);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM outbox WHERE sent_at IS NULL",
 				NULL, NULL), 1);
 }

@@ -27,7 +27,7 @@ extern const size_t rt_rpc_n_methods;
  * analysis fetches with and page-performance checks URLs by (`fetch`,
  * borrowed: it must outlive the service), and what page-performance
  * needs: a pool of database connections to `pg_url` (copied), opened
- * lazily with svc-realtime's migrations (seo/pg.h, SEO_PG_REALTIME), and
+ * lazily with svc-realtime's migrations (rt_store.h), and
  * the upstream runs in flight. Nothing connects here, so that the other
  * analyses serve while the database is away. Returns 0 or SEO_ENOMEM.
  * Free with rt_svc_free() once no call runs.

@@ -60,7 +60,7 @@ typedef struct flight {
 } flight;
 
 struct rt_svc {
-	rt_db *db;
+	seo_pg_pool *db;
 	const seo_fetch_config *fetch; /* borrowed */
 	pthread_mutex_t mu;
 	pthread_cond_t landed;
@@ -78,10 +78,10 @@ int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out)
 		return SEO_ENOMEM;
 	s->fetch = fetch;
 	/* Not found is reported on use, so that the other analyses serve. */
-	rc = rt_db_new(pg_url,
-		       seo_pg_migrations_dir(SEO_PG_REALTIME, dir, sizeof(dir)) == 0
-			       ? dir : NULL,
-		       DB_POOL, &s->db);
+	rc = rt_db_pool_new(pg_url,
+			    seo_pg_migrations_dir(&rt_migrations, dir, sizeof(dir)) == 0
+				    ? dir : NULL,
+			    DB_POOL, &s->db);
 	if (rc != 0) {
 		free(s);
 		return rc;
@@ -101,7 +101,7 @@ void rt_svc_free(rt_svc *s)
 {
 	if (s == NULL)
 		return;
-	rt_db_free(s->db);
+	seo_pg_pool_free(s->db);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->landed);
 	free(s);
@@ -109,11 +109,11 @@ void rt_svc_free(rt_svc *s)
 
 int rt_svc_db_check(rt_svc *s)
 {
-	PGconn *pg;
-	int rc = rt_db_acquire(s->db, &pg);
+	seo_pg_conn *c;
+	int rc = rt_db_get(s->db, &c);
 
 	if (rc == 0)
-		rt_db_release(s->db, pg);
+		seo_pg_pool_put(s->db, c);
 	return rc;
 }
 
@@ -199,15 +199,15 @@ static int answer(rpc_ctx *ctx, const char *url, const char *result,
 static int cache_get(rt_svc *s, const char *url, const char *strategy,
 		     char **result, int64_t *cached_at)
 {
-	PGconn *pg;
-	int rc = rt_db_acquire(s->db, &pg);
+	seo_pg_conn *c;
+	int rc = rt_db_get(s->db, &c);
 
 	*result = NULL;
 	if (rc != 0)
 		return SEO_EDB;
-	rc = rt_db_psi_cache_get(pg, url, strategy, seo_now_ms() - CACHE_MS,
+	rc = rt_db_psi_cache_get(c, url, strategy, seo_now_ms() - CACHE_MS,
 				 result, cached_at);
-	rt_db_release(s->db, pg);
+	seo_pg_pool_put(s->db, c);
 	return rc;
 }
 
@@ -234,7 +234,7 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 {
 	char why[256], *text = NULL;
 	json_t *data = NULL;
-	PGconn *pg = NULL;
+	seo_pg_conn *c = NULL;
 	int64_t left;
 	int rc;
 
@@ -244,11 +244,11 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 			flight_fail(f, "service_unavailable", STATE_UNAVAILABLE);
 		return;
 	}
-	rc = rt_db_acquire(s->db, &pg);
-	if (rc == 0)
-		rc = rt_db_psi_count_attempt(pg, day, ATTEMPTS_PER_DAY);
-	rt_db_release(s->db, pg);
-	pg = NULL;
+	rc = rt_db_get(s->db, &c);
+	if (rc == 0) {
+		rc = rt_db_count(c, &rt_db_attempts, day, NULL, ATTEMPTS_PER_DAY);
+		seo_pg_pool_put(s->db, c);
+	}
 	if (rc == SEO_EDENIED) {
 		flight_fail(f, "quota_exceeded",
 			    "the service-wide daily page-performance quota is used up");
@@ -284,14 +284,14 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 		flight_fail(f, "internal_error", "out of memory");
 		return;
 	}
-	rc = rt_db_acquire(s->db, &pg);
+	rc = rt_db_get(s->db, &c);
 	if (rc == 0) {
 		int64_t now = seo_now_ms();
 
-		rc = rt_db_psi_cache_put(pg, url, strategy, text, now,
+		rc = rt_db_psi_cache_put(c, url, strategy, text, now,
 					 now - CACHE_MS, &f->result, &f->cached_at);
+		seo_pg_pool_put(s->db, c);
 	}
-	rt_db_release(s->db, pg);
 	free(text);
 	if (rc != 0)
 		flight_fail(f, "service_unavailable", STATE_UNAVAILABLE);
@@ -413,7 +413,7 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rt_svc *s = rpc_ctx_service(ctx);
 	char day[11], message[300], *result = NULL;
 	int64_t to_midnight, cached_at;
-	PGconn *pg = NULL;
+	seo_pg_conn *c = NULL;
 	seo_url u;
 	int rc;
 
@@ -441,10 +441,11 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	}
 
 	/* Every call counts for its person, cache hits and failures too. */
-	rc = rt_db_acquire(s->db, &pg);
-	if (rc == 0)
-		rc = rt_db_psi_count_call(pg, day, user, USER_CALLS_PER_DAY);
-	rt_db_release(s->db, pg);
+	rc = rt_db_get(s->db, &c);
+	if (rc == 0) {
+		rc = rt_db_count(c, &rt_db_user_calls, day, user, USER_CALLS_PER_DAY);
+		seo_pg_pool_put(s->db, c);
+	}
 	if (rc != 0) {
 		free(result);
 		if (rc != SEO_EDENIED)
@@ -466,9 +467,9 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	if (strcmp(code, "quota_exceeded") != 0)
 		return rpc_ctx_fail(ctx, code, "%s", message);
 	/* Refused before any run: not one of the person's calls. */
-	if (rt_db_acquire(s->db, &pg) == 0) {
-		rt_db_psi_uncount_call(pg, day, user);
-		rt_db_release(s->db, pg);
+	if (rt_db_get(s->db, &c) == 0) {
+		rt_db_uncount(c, &rt_db_user_calls, day, user);
+		seo_pg_pool_put(s->db, c);
 	}
 	return quota_fail(ctx, code, to_midnight, message);
 }

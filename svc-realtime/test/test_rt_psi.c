@@ -224,18 +224,18 @@ static void test_upstream_unreachable(void)
 
 static char admin_url[1024], migrations[4096];
 static test_pgdb pgdb; /* our database on SEO_TEST_PG_URL */
-static rt_db *db;
+static seo_pg_pool *db;
 
 static int db_suite_init(void)
 {
 	if (test_pgdb_create(&pgdb, admin_url, "rt_psi_test") != 0)
 		return -1;
-	return rt_db_new(pgdb.url, migrations, 4, &db) == 0 ? 0 : -1;
+	return rt_db_pool_new(pgdb.url, migrations, 4, &db) == 0 ? 0 : -1;
 }
 
 static int db_suite_clean(void)
 {
-	rt_db_free(db);
+	seo_pg_pool_free(db);
 	return test_pgdb_drop(&pgdb);
 }
 
@@ -252,63 +252,65 @@ static long long query_int(PGconn *pg, const char *sql)
 
 static void test_migrations(void)
 {
-	PGconn *pg = NULL, *again = NULL;
+	seo_pg_conn *c = NULL, *again = NULL;
+	PGconn *pg;
 	char err[256];
 	int applied = -1;
 
 	/* the first connection applies them */
-	CU_ASSERT_EQUAL_FATAL(rt_db_acquire(db, &pg), 0);
+	CU_ASSERT_EQUAL_FATAL(rt_db_get(db, &c), 0);
+	pg = c->pg;
 	CU_ASSERT_EQUAL(query_int(pg, "SELECT count(*) FROM schema_migrations "
 				  "WHERE version = 'rt_001_page_performance'"), 1);
 	CU_ASSERT_EQUAL(query_int(pg, "SELECT count(*) FROM rt_psi_cache"), 0);
 	/* again: nothing left to apply; svc-account's files are not ours */
-	CU_ASSERT_EQUAL(seo_pg_migrate(pg, SEO_PG_REALTIME, migrations, &applied,
+	CU_ASSERT_EQUAL(seo_pg_migrate(pg, &rt_migrations, migrations, &applied,
 				       err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(applied, 0);
 	CU_ASSERT_EQUAL(query_int(pg, "SELECT count(*) FROM schema_migrations "
 				  "WHERE version NOT LIKE 'rt\\_%'"), 0);
 	/* two lent at once are two connections */
-	CU_ASSERT_EQUAL_FATAL(rt_db_acquire(db, &again), 0);
-	CU_ASSERT_PTR_NOT_EQUAL(pg, again);
-	rt_db_release(db, again);
-	rt_db_release(db, pg);
+	CU_ASSERT_EQUAL_FATAL(rt_db_get(db, &again), 0);
+	CU_ASSERT_PTR_NOT_EQUAL(pg, again->pg);
+	seo_pg_pool_put(db, again);
+	seo_pg_pool_put(db, c);
 }
 
 static void test_unreachable_database(void)
 {
-	rt_db *down = NULL;
-	PGconn *pg = NULL;
+	seo_pg_pool *down = NULL;
+	seo_pg_conn *c = NULL;
 
 	/* port 1: refused at once, and nothing lent */
-	CU_ASSERT_EQUAL_FATAL(rt_db_new("postgresql://seo@127.0.0.1:1/x",
-					migrations, 1, &down), 0);
-	CU_ASSERT_EQUAL(rt_db_acquire(down, &pg), SEO_EDB);
-	CU_ASSERT_PTR_NULL(pg);
-	CU_ASSERT_EQUAL(rt_db_acquire(down, &pg), SEO_EDB);
-	rt_db_free(down);
-	CU_ASSERT_EQUAL_FATAL(rt_db_new(pgdb.url, NULL, 1, &down), 0);
-	CU_ASSERT_EQUAL(rt_db_acquire(down, &pg), SEO_ENOTFOUND);
-	rt_db_free(down);
+	CU_ASSERT_EQUAL_FATAL(rt_db_pool_new("postgresql://seo@127.0.0.1:1/x",
+					     migrations, 1, &down), 0);
+	CU_ASSERT_EQUAL(rt_db_get(down, &c), SEO_EDB);
+	CU_ASSERT_PTR_NULL(c);
+	CU_ASSERT_EQUAL(rt_db_get(down, &c), SEO_EDB);
+	seo_pg_pool_free(down);
+	CU_ASSERT_EQUAL_FATAL(rt_db_pool_new(pgdb.url, NULL, 1, &down), 0);
+	CU_ASSERT_EQUAL(rt_db_get(down, &c), SEO_ENOTFOUND);
+	seo_pg_pool_free(down);
 }
 
 #define THREADS 8
 #define TRIES 20
 
 typedef struct counter_run {
-	int (*count)(PGconn *pg, int i);
+	int (*count)(seo_pg_conn *c, int i);
 	int counted, refused, failed;
 } counter_run;
 
-static int count_call(PGconn *pg, int i)
+static int count_call(seo_pg_conn *c, int i)
 {
 	(void)i;
-	return rt_db_psi_count_call(pg, "2024-05-10", "usr_a", 50);
+	return rt_db_count(c, &rt_db_user_calls, "2024-05-10", "usr_a", 50);
 }
 
-static int count_attempt(PGconn *pg, int i)
+static int count_attempt(seo_pg_conn *c, int i)
 {
 	(void)i;
-	return rt_db_psi_count_attempt(pg, "2024-05-10", 25);
+	return rt_db_count(c, &rt_db_attempts, "2024-05-10", NULL, 25);
 }
 
 static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -318,12 +320,12 @@ static void *counter_thread(void *arg)
 	counter_run *run = arg;
 
 	for (int i = 0; i < TRIES; i++) {
-		PGconn *pg;
-		int rc = rt_db_acquire(db, &pg);
+		seo_pg_conn *c;
+		int rc = rt_db_get(db, &c);
 
 		if (rc == 0) {
-			rc = run->count(pg, i);
-			rt_db_release(db, pg);
+			rc = run->count(c, i);
+			seo_pg_pool_put(db, c);
 		}
 		pthread_mutex_lock(&run_mu);
 		if (rc == 0)
@@ -350,6 +352,7 @@ static void race(counter_run *run)
 static void test_counters(void)
 {
 	counter_run calls = {count_call, 0, 0, 0}, attempts = {count_attempt, 0, 0, 0};
+	seo_pg_conn *c;
 	PGconn *pg;
 
 	/* 160 tries by 8 threads on 4 connections: exactly the cap passes */
@@ -361,33 +364,35 @@ static void test_counters(void)
 	CU_ASSERT_EQUAL(attempts.counted, 25);
 	CU_ASSERT_EQUAL(attempts.failed, 0);
 
-	CU_ASSERT_EQUAL_FATAL(rt_db_acquire(db, &pg), 0);
+	CU_ASSERT_EQUAL_FATAL(rt_db_get(db, &c), 0);
+	pg = c->pg;
 	CU_ASSERT_EQUAL(query_int(pg, "SELECT calls FROM rt_psi_user_calls "
 				  "WHERE user_id = 'usr_a'"), 50);
 	/* another person, another day: counted apart */
-	CU_ASSERT_EQUAL(rt_db_psi_count_call(pg, "2024-05-10", "usr_b", 50), 0);
-	CU_ASSERT_EQUAL(rt_db_psi_count_call(pg, "2024-05-11", "usr_a", 50), 0);
+	CU_ASSERT_EQUAL(rt_db_count(c, &rt_db_user_calls, "2024-05-10", "usr_b", 50), 0);
+	CU_ASSERT_EQUAL(rt_db_count(c, &rt_db_user_calls, "2024-05-11", "usr_a", 50), 0);
 	/* a call taken back makes room for one more, never below zero */
-	CU_ASSERT_EQUAL(rt_db_psi_uncount_call(pg, "2024-05-10", "usr_a"), 0);
-	CU_ASSERT_EQUAL(rt_db_psi_count_call(pg, "2024-05-10", "usr_a", 50), 0);
-	CU_ASSERT_EQUAL(rt_db_psi_count_call(pg, "2024-05-10", "usr_a", 50),
+	CU_ASSERT_EQUAL(rt_db_uncount(c, &rt_db_user_calls, "2024-05-10", "usr_a"), 0);
+	CU_ASSERT_EQUAL(rt_db_count(c, &rt_db_user_calls, "2024-05-10", "usr_a", 50), 0);
+	CU_ASSERT_EQUAL(rt_db_count(c, &rt_db_user_calls, "2024-05-10", "usr_a", 50),
 			SEO_EDENIED);
-	CU_ASSERT_EQUAL(rt_db_psi_uncount_call(pg, "2024-05-09", "usr_z"), 0);
+	CU_ASSERT_EQUAL(rt_db_uncount(c, &rt_db_user_calls, "2024-05-09", "usr_z"), 0);
 	CU_ASSERT_EQUAL(query_int(pg, "SELECT count(*) FROM rt_psi_user_calls "
 				  "WHERE calls < 0"), 0);
 	/* a malformed day is a database error, not a count */
-	CU_ASSERT_EQUAL(rt_db_psi_count_call(pg, "not a day", "usr_a", 50), SEO_EDB);
-	rt_db_release(db, pg);
+	CU_ASSERT_EQUAL(rt_db_count(c, &rt_db_user_calls, "not a day", "usr_a", 50),
+			SEO_EDB);
+	seo_pg_pool_put(db, c);
 }
 
 static void test_cache(void)
 {
-	PGconn *pg;
+	seo_pg_conn *pg;
 	char *text = NULL;
 	int64_t at = 0;
 	const int64_t day = INT64_C(86400000), t0 = INT64_C(1715335200000);
 
-	CU_ASSERT_EQUAL_FATAL(rt_db_acquire(db, &pg), 0);
+	CU_ASSERT_EQUAL_FATAL(rt_db_get(db, &pg), 0);
 	CU_ASSERT_EQUAL(rt_db_psi_cache_get(pg, "https://a.test/", "mobile", 0,
 					    &text, &at), SEO_ENOTFOUND);
 	CU_ASSERT_EQUAL(rt_db_psi_cache_put(pg, "https://a.test/", "mobile",
@@ -424,7 +429,7 @@ static void test_cache(void)
 					    "not json", t0, t0 - day, &text, &at),
 			SEO_EDB);
 	CU_ASSERT_PTR_NULL(text);
-	rt_db_release(db, pg);
+	seo_pg_pool_put(db, pg);
 }
 
 int main(void)
@@ -449,7 +454,7 @@ int main(void)
 		if (src != NULL)
 			snprintf(migrations, sizeof(migrations),
 				 "%s/svc-realtime/migrations", src);
-		else if (seo_pg_migrations_dir(SEO_PG_REALTIME, migrations,
+		else if (seo_pg_migrations_dir(&rt_migrations, migrations,
 					       sizeof(migrations)) != 0)
 			return 1;
 		s = CU_add_suite("rt_psi_db", db_suite_init, db_suite_clean);

@@ -16,12 +16,15 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "seoctl.h"
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
 #include "seo/services.h"
 
 #define MAX_OPTS 4
+/* v[ARG]: a command's positional argument. */
+#define ARG MAX_OPTS
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 /* Far beyond any real grant, far below int64 overflow in a balance. */
@@ -34,7 +37,8 @@ typedef struct option {
 } option;
 
 /* A command's handler: `v` holds the option values in table order (NULL
- * when absent); it adds its answer to `out`. */
+ * when absent), then its positional argument at v[ARG]; it adds its
+ * answer to `out`. */
 typedef int (*command_fn)(PGconn *db, const char *const *v, json_t *out,
 			  acct_err *err);
 
@@ -43,6 +47,8 @@ typedef struct command {
 	const char *verb; /* NULL: the group alone is the command */
 	option opts[MAX_OPTS];
 	command_fn run;
+	const char *arg; /* a positional argument before the options, shown in
+			  * usage; NULL: none */
 } command;
 
 /* Decimal digits only: "1e3", "-1" and "12abc" are refused. */
@@ -230,25 +236,32 @@ static int services(PGconn *db, const char *const *v, json_t *out,
 	return 0;
 }
 
+static int job_run(PGconn *db, const char *const *v, json_t *out,
+		   acct_err *err)
+{
+	return seoctl_job_run(db, v[ARG], v[0], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
-	 workspace_create},
+	 workspace_create, NULL},
 	{"user", "add",
 	 {{"workspace", "W", 1}, {"email", "EMAIL", 1},
 	  {"role", "owner|admin|member|client", 1}},
-	 user_add},
-	{"user", "remove", {{"user", "U", 1}}, user_remove},
+	 user_add, NULL},
+	{"user", "remove", {{"user", "U", 1}}, user_remove, NULL},
 	{"credits", "grant", {{"workspace", "W", 1}, {"credits", "N", 1}},
-	 credits_grant},
+	 credits_grant, NULL},
 	{"website", "add",
 	 {{"workspace", "W", 1}, {"host", "HOST", 1}, {"name", "NAME", 0}},
-	 website_add},
+	 website_add, NULL},
 	{"website", "policy",
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
-	 website_policy},
-	{"migrate", NULL, {{NULL, NULL, 0}}, migrate},
-	{"services", NULL, {{NULL, NULL, 0}}, services},
+	 website_policy, NULL},
+	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
+	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
+	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -274,9 +287,11 @@ static int fail(int status, const char *code, const char *message)
 
 static void usage_line(const command *c, char *buf, size_t n)
 {
-	size_t len = (size_t)snprintf(buf, n, "seoctl %s%s%s", c->group,
+	size_t len = (size_t)snprintf(buf, n, "seoctl %s%s%s%s%s", c->group,
 				      c->verb != NULL ? " " : "",
-				      c->verb != NULL ? c->verb : "");
+				      c->verb != NULL ? c->verb : "",
+				      c->arg != NULL ? " " : "",
+				      c->arg != NULL ? c->arg : "");
 
 	for (int i = 0; i < MAX_OPTS && c->opts[i].name != NULL && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len,
@@ -321,13 +336,22 @@ static const command *find_command(int argc, char **argv, int *used)
 	return NULL;
 }
 
-/* Fills v[] from "--name value" pairs. Returns an exit status on error. */
+/* Fills v[] from the positional argument, if any, and "--name value"
+ * pairs. Returns an exit status on error. */
 static int parse_options(const command *c, int argc, char **argv,
 			 const char **v)
 {
 	char what[128];
+	int i = 0;
 
-	for (int i = 0; i < argc; i += 2) {
+	if (c->arg != NULL) {
+		if (argc < 1 || strncmp(argv[0], "--", 2) == 0) {
+			snprintf(what, sizeof(what), "%s is required", c->arg);
+			return usage_error(c, what);
+		}
+		v[ARG] = argv[i++];
+	}
+	for (; i < argc; i += 2) {
 		int found = -1;
 
 		for (int j = 0; j < MAX_OPTS && c->opts[j].name != NULL; j++)
@@ -363,7 +387,7 @@ static void quiet(void *arg, const char *message)
 
 int main(int argc, char **argv)
 {
-	const char *v[MAX_OPTS] = {NULL};
+	const char *v[MAX_OPTS + 1] = {NULL};
 	const command *c;
 	acct_err err = {0};
 	seo_cfg_error cfg_err;

@@ -1,8 +1,8 @@
 /*
- * mail.c: the notification outbox and the thread that drains it over SMTP
- * (see mail.h).
+ * mail.c: a component's notification outbox and the thread that drains it
+ * over SMTP (seo/mail.h).
  */
-#include "mail.h"
+#include "seo/mail.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,15 +16,11 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
-#include "acct_int.h"
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 #include "seo/util.h"
 
-/* NOTIFY channel: a queued mail wakes the mailers when its transaction
- * commits. */
-#define MAIL_CHANNEL "acct_outbox"
 #define MAIL_BACKOFF_MIN_MS (30 * 1000LL)
 #define MAIL_BACKOFF_MAX_MS (3600 * 1000LL)
 #define MAIL_CONNECT_TIMEOUT_S 10L
@@ -34,13 +30,29 @@
 /* Bytes of subject per RFC 2047 encoded word: "Subject: " and a word of
  * 56 base64 characters stay within 78 per line. */
 #define SUBJECT_CHUNK 42
+/* Room for one statement with the table and channel names spliced in. */
+#define SQL_MAX 512
 
 enum mail_outcome { MAIL_NONE, MAIL_SENT, MAIL_FAILED };
 
-int acct_mail_enqueue(PGconn *db, const char *workspace_id, const char *to,
-		      const char *subject, const char *body)
+/* Runs a statement without parameters or rows (BEGIN, COMMIT). */
+static int exec_plain(PGconn *db, const char *sql)
 {
-	char snow[24];
+	PGresult *res = PQexec(db, sql);
+	int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : SEO_EDB;
+
+	if (rc != 0)
+		log_error("%s failed: %.*s", sql,
+			  (int)strcspn(PQerrorMessage(db), "\n"), PQerrorMessage(db));
+	PQclear(res);
+	return rc;
+}
+
+int seo_mail_enqueue(PGconn *db, const seo_outbox *box,
+		     const char *workspace_id, const char *to,
+		     const char *subject, const char *body)
+{
+	char snow[24], sql[SQL_MAX];
 	const char *params[5] = {workspace_id, to, subject, body, snow};
 	PGresult *res;
 	int rc = SEO_EDB;
@@ -50,12 +62,13 @@ int acct_mail_enqueue(PGconn *db, const char *workspace_id, const char *to,
 	    strpbrk(to, "\r\n") != NULL || strpbrk(subject, "\r\n") != NULL)
 		return SEO_EINVAL;
 	snprintf(snow, sizeof(snow), "%lld", (long long)seo_now_ms());
-	res = PQexecParams(db,
-			   "WITH m AS (INSERT INTO outbox (workspace_id, to_addr, subject,"
-			   "           body, created_at, next_attempt_at)"
-			   "           VALUES ($1, $2, $3, $4, $5, $5) RETURNING id)"
-			   " SELECT pg_notify('" MAIL_CHANNEL "', '') FROM m",
-			   5, NULL, params, NULL, NULL, 0);
+	/* The NOTIFY wakes the mailers when the transaction commits. */
+	snprintf(sql, sizeof(sql),
+		 "WITH m AS (INSERT INTO %s (workspace_id, to_addr, subject,"
+		 "           body, created_at, next_attempt_at)"
+		 "           VALUES ($1, $2, $3, $4, $5, $5) RETURNING id)"
+		 " SELECT pg_notify('%s', '') FROM m", box->table, box->channel);
+	res = PQexecParams(db, sql, 5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		log_error("could not queue mail: %s", PQerrorMessage(db));
 		goto out;
@@ -98,7 +111,7 @@ static void put_subject(FILE *f, const char *s)
  * outcome carries the same id and receivers can drop the duplicate.
  */
 static int mail_build(const char *from, const char *to, const char *subject,
-		      const char *body, const char *row_id,
+		      const char *body, const char *table, const char *row_id,
 		      const char *created_at, char **msg, size_t *len)
 {
 	static const char *const wday[] = {"Sun", "Mon", "Tue", "Wed", "Thu",
@@ -122,7 +135,7 @@ static int mail_build(const char *from, const char *to, const char *subject,
 		tm.tm_hour, tm.tm_min, tm.tm_sec);
 	fprintf(f, "From: %s\r\nTo: %s\r\nSubject: ", from, to);
 	put_subject(f, subject);
-	fprintf(f, "\r\nMessage-ID: <outbox.%s.%s@%s>\r\n", row_id, created_at,
+	fprintf(f, "\r\nMessage-ID: <%s.%s.%s@%s>\r\n", table, row_id, created_at,
 		domain != NULL && domain[1] != '\0' ? domain + 1 : "localhost");
 	fputs("MIME-Version: 1.0\r\n"
 	      "Content-Type: text/plain; charset=utf-8\r\n"
@@ -224,22 +237,25 @@ static long long mail_backoff_ms(int attempts)
 
 /* Marks row `id` sent (err NULL), or records its `attempts`-th failure
  * and when to try again. */
-static int mail_record(PGconn *db, const char *id, int attempts,
-		       const char *err)
+static int mail_record(PGconn *db, const seo_outbox *box, const char *id,
+		       int attempts, const char *err)
 {
-	char when[24];
+	char when[24], sql[SQL_MAX];
 	const char *params[3] = {id, when, err};
 	PGresult *res;
 	int rc = 0;
 
 	snprintf(when, sizeof(when), "%lld",
 		 (long long)seo_now_ms() + (err != NULL ? mail_backoff_ms(attempts) : 0));
-	res = err == NULL
-		? PQexecParams(db, "UPDATE outbox SET sent_at = $2 WHERE id = $1",
-			       2, NULL, params, NULL, NULL, 0)
-		: PQexecParams(db, "UPDATE outbox SET attempts = attempts + 1,"
-			       " next_attempt_at = $2, last_error = $3 WHERE id = $1",
-			       3, NULL, params, NULL, NULL, 0);
+	if (err == NULL)
+		snprintf(sql, sizeof(sql), "UPDATE %s SET sent_at = $2 WHERE id = $1",
+			 box->table);
+	else
+		snprintf(sql, sizeof(sql), "UPDATE %s SET attempts = attempts + 1,"
+			 " next_attempt_at = $2, last_error = $3 WHERE id = $1",
+			 box->table);
+	res = PQexecParams(db, sql, err == NULL ? 2 : 3, NULL, params, NULL,
+			   NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		log_error("could not record the outcome of mail %s: %s", id,
 			  PQerrorMessage(db));
@@ -253,12 +269,13 @@ static int mail_record(PGconn *db, const char *id, int attempts,
  * Sends the first row due at `due` that no other mailer holds. The row
  * stays locked while it is sent, so a concurrent pass skips it.
  */
-static int mail_send_next(PGconn *db, const char *smtp_url, long long due,
+static int mail_send_next(PGconn *db, const seo_outbox *box,
+			  const char *smtp_url, long long due,
 			  enum mail_outcome *outcome)
 {
 	const char *from = seo_config(SEO_CFG_MAIL_FROM);
 	const char *id, *to;
-	char sdue[24], err[CURL_ERROR_SIZE];
+	char sdue[24], err[CURL_ERROR_SIZE], sql[SQL_MAX];
 	const char *params[1] = {sdue};
 	PGresult *res;
 	char *msg = NULL;
@@ -266,14 +283,15 @@ static int mail_send_next(PGconn *db, const char *smtp_url, long long due,
 	int attempts, rc = SEO_EDB;
 
 	*outcome = MAIL_NONE;
-	if (acct__exec_sql(db, "BEGIN") < 0)
+	if (exec_plain(db, "BEGIN") < 0)
 		return SEO_EDB;
 	snprintf(sdue, sizeof(sdue), "%lld", due);
-	res = PQexecParams(db,
-			   "SELECT id, to_addr, subject, body, attempts, created_at"
-			   " FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= $1"
-			   " ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
-			   1, NULL, params, NULL, NULL, 0);
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, to_addr, subject, body, attempts, created_at"
+		 " FROM %s WHERE sent_at IS NULL AND next_attempt_at <= $1"
+		 " ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+		 box->table);
+	res = PQexecParams(db, sql, 1, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		log_error("could not read the outbox: %s", PQerrorMessage(db));
 		goto out;
@@ -286,28 +304,29 @@ static int mail_send_next(PGconn *db, const char *smtp_url, long long due,
 	to = PQgetvalue(res, 0, 1);
 	attempts = atoi(PQgetvalue(res, 0, 4)) + 1;
 	rc = mail_build(from, to, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3),
-			id, PQgetvalue(res, 0, 5), &msg, &len);
+			box->table, id, PQgetvalue(res, 0, 5), &msg, &len);
 	if (rc < 0)
 		goto out;
 	if (smtp_send(smtp_url, from, to, msg, len, err) == 0) {
 		*outcome = MAIL_SENT;
 		log_info("mail %s sent to %s", id, to);
-		rc = mail_record(db, id, attempts, NULL);
+		rc = mail_record(db, box, id, attempts, NULL);
 	} else {
 		*outcome = MAIL_FAILED;
 		log_warn("mail %s to %s failed (attempt %d): %s", id, to,
 			 attempts, err);
-		rc = mail_record(db, id, attempts, err);
+		rc = mail_record(db, box, id, attempts, err);
 	}
 out:
 	PQclear(res);
 	free(msg);
-	if (acct__exec_sql(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
+	if (exec_plain(db, rc == 0 ? "COMMIT" : "ROLLBACK") < 0)
 		rc = SEO_EDB;
 	return rc;
 }
 
-int acct_mail_drain_once(PGconn *db, const char *smtp_url, int *sent)
+int seo_mail_drain_once(PGconn *db, const seo_outbox *box,
+			const char *smtp_url, int *sent)
 {
 	/* Only rows due when the pass starts: a failed row moves at least
 	 * 30 s past this, so the pass ends. */
@@ -319,29 +338,54 @@ int acct_mail_drain_once(PGconn *db, const char *smtp_url, int *sent)
 	if (smtp_url == NULL || *smtp_url == '\0')
 		return 0;
 	do {
-		rc = mail_send_next(db, smtp_url, due, &outcome);
+		rc = mail_send_next(db, box, smtp_url, due, &outcome);
 		if (rc == 0 && outcome == MAIL_SENT)
 			(*sent)++;
 	} while (rc == 0 && outcome != MAIL_NONE);
 	return rc;
 }
 
+int seo_mail_purge(PGconn *db, const seo_outbox *box, int64_t before_ms,
+		   int64_t *deleted)
+{
+	char sbefore[24], sql[SQL_MAX];
+	const char *params[1] = {sbefore};
+	PGresult *res;
+	int rc = 0;
+
+	*deleted = 0;
+	snprintf(sbefore, sizeof(sbefore), "%lld", (long long)before_ms);
+	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE sent_at < $1", box->table);
+	res = PQexecParams(db, sql, 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		log_error("could not purge sent mail: %s", PQerrorMessage(db));
+		rc = SEO_EDB;
+	} else {
+		*deleted = strtoll(PQcmdTuples(res), NULL, 10);
+	}
+	PQclear(res);
+	return rc;
+}
+
 /* ---- mailer thread ------------------------------------------------------ */
 
-struct acct_mailer {
+struct seo_mailer {
+	const seo_outbox *box;
 	char *pg_url;
 	int stop_pipe[2]; /* closing the write end stops the thread */
 	pthread_t thread;
 };
 
-static PGconn *mailer_connect(const char *pg_url)
+static PGconn *mailer_connect(const seo_mailer *m)
 {
-	PGconn *db = PQconnectdb(pg_url);
+	PGconn *db = PQconnectdb(m->pg_url);
 	PGresult *res = NULL;
+	char sql[SQL_MAX];
 
 	if (PQstatus(db) != CONNECTION_OK)
 		goto fail;
-	res = PQexec(db, "LISTEN " MAIL_CHANNEL);
+	snprintf(sql, sizeof(sql), "LISTEN %s", m->box->channel);
+	res = PQexec(db, sql);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		goto fail;
 	PQclear(res);
@@ -356,7 +400,7 @@ fail:
 
 /* Sleeps until a mail is queued, the idle timeout passes or the mailer is
  * stopped. Returns 1 when stopped. */
-static int mailer_wait(acct_mailer *m, PGconn *db)
+static int mailer_wait(seo_mailer *m, PGconn *db)
 {
 	struct pollfd pfd[2] = {
 		{.fd = m->stop_pipe[0], .events = POLLIN},
@@ -385,7 +429,7 @@ static int mailer_wait(acct_mailer *m, PGconn *db)
 
 static void *mailer_main(void *arg)
 {
-	acct_mailer *m = arg;
+	seo_mailer *m = arg;
 	PGconn *db = NULL;
 	int sent;
 
@@ -396,23 +440,26 @@ static void *mailer_main(void *arg)
 			db = NULL;
 		}
 		if (db == NULL)
-			db = mailer_connect(m->pg_url);
+			db = mailer_connect(m);
 		if (db != NULL)
-			acct_mail_drain_once(db, seo_config(SEO_CFG_SMTP_URL), &sent);
+			seo_mail_drain_once(db, m->box, seo_config(SEO_CFG_SMTP_URL),
+					    &sent);
 	} while (!mailer_wait(m, db));
 	PQfinish(db);
 	return NULL;
 }
 
-int acct_mailer_start(const char *pg_url, acct_mailer **out)
+int seo_mailer_start(const char *pg_url, const seo_outbox *box,
+		     seo_mailer **out)
 {
-	acct_mailer *m;
+	seo_mailer *m;
 	int rc = SEO_ENOMEM;
 
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return SEO_ENOMEM;
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
+	m->box = box;
 	m->pg_url = strdup(pg_url);
 	if (m->pg_url == NULL)
 		goto out;
@@ -437,7 +484,7 @@ out:
 	return rc;
 }
 
-void acct_mailer_stop(acct_mailer *m)
+void seo_mailer_stop(seo_mailer *m)
 {
 	if (m == NULL)
 		return;
