@@ -21,11 +21,14 @@
 #include <seo/log.h>
 #include <seo/util.h>
 
+#include "crawlgen.h"
 #include "graph.h"
+#include "graph_ingest.h"
 #include "test_crawl.h"
-#include "internal.h"
-/* graph__similar_domains(), to count both ways */
-#include "../../svc-graph/lib/internal.h"
+/* the ingest's sorts and arrays; graph__similar_domains(), to count both
+ * ways */
+#include "index.h"
+#include "ingest.h"
 
 static char tmp[4096];
 static char ixdir[4200];
@@ -1679,7 +1682,7 @@ static void test_demo(void)
 	snprintf(dir, sizeof(dir), "%s/demo-src", tmp);
 	snprintf(a, sizeof(a), "%s/demo-a", tmp);
 	snprintf(b, sizeof(b), "%s/demo-b", tmp);
-	CU_ASSERT_EQUAL_FATAL(graph_demo_write(dir, 1, arena, in, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(crawlgen_demo_write(dir, 1, arena, in, &n), 0);
 	CU_ASSERT_EQUAL(n, 7);
 	CU_ASSERT(same_bytes(dir, "demo-crawl.sha256"));
 	CU_ASSERT_EQUAL_FATAL(ingest(a, in, n, 0, &s1), 0);
@@ -1913,8 +1916,8 @@ static int write_synth(const char *dir)
 		graph_input in[8];
 		size_t n = 0;
 
-		_exit(a && graph_synth_write(dir, 400000, 4000000, 7, a, in,
-					     &n) == 0 ? 0 : 1);
+		_exit(a && crawlgen_synth_write(dir, 400000, 4000000, 7, a, in,
+						&n) == 0 ? 0 : 1);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
