@@ -51,16 +51,46 @@ struct graph_index {
 
 #define ARR(ix, id, type) ((const type *)(ix)->f[id].p)
 
-/* ---- names and ids (lookup.c) ---- */
+/* ---- strings and ids (lookup.c) ---- */
 
-/* Strings of the mapping by id; NULL for GRAPH__NONE. */
-const char *graph__dom_name(const graph_index *ix, uint32_t id);
-const char *graph__url_str(const graph_index *ix, uint32_t id);
-const char *graph__anchor_str(const graph_index *ix, uint32_t id);
-const char *graph__small_str(const graph_index *ix, uint32_t id);
+/* String `id` of the string file `str` with offsets `off`; NULL for
+ * GRAPH__NONE. Inline: rows call these once per field. */
+static inline const char *graph__str_at(const graph_index *ix, int str,
+					int off, uint32_t id)
+{
+	if (id == GRAPH__NONE)
+		return NULL;
+	return (const char *)ix->f[str].p + ARR(ix, off, uint64_t)[id];
+}
+
+static inline const char *graph__dom_name(const graph_index *ix,
+					  uint32_t id)
+{
+	return graph__str_at(ix, F_DOMFWD_STR, F_DOMFWD_OFF, id);
+}
+
+static inline const char *graph__url_str(const graph_index *ix, uint32_t id)
+{
+	return graph__str_at(ix, F_URLS_STR, F_URLS_OFF, id);
+}
+
+static inline const char *graph__anchor_str(const graph_index *ix,
+					    uint32_t id)
+{
+	return graph__str_at(ix, F_ANCHORS_STR, F_ANCHORS_OFF, id);
+}
+
+static inline const char *graph__small_str(const graph_index *ix,
+					   uint32_t id)
+{
+	return graph__str_at(ix, F_STRS_STR, F_STRS_OFF, id);
+}
 
 /* "image" or "hyperlink" of a GRAPH__LT_* (static). */
-const char *graph__type_name(uint32_t t);
+static inline const char *graph__type_name(uint32_t t)
+{
+	return t == GRAPH__LT_IMAGE ? "image" : "hyperlink";
+}
 
 /*
  * Resolves a user's domain: 0 with *id, SEO_ENOTFOUND when well-formed but

@@ -1,6 +1,6 @@
 /*
- * lookup.c: from a user's domain to its id, and from ids to the strings
- * of the mapping: what every query starts with and ends with.
+ * lookup.c: from a user's domain to its id, what every query starts
+ * with (the strings of ids, what each ends with, are index.h's).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,39 +10,6 @@
 
 #include "index.h"
 
-static const char *str_at(const graph_index *ix, int str, int off,
-			  uint32_t id)
-{
-	if (id == GRAPH__NONE)
-		return NULL;
-	return (const char *)ix->f[str].p + ARR(ix, off, uint64_t)[id];
-}
-
-const char *graph__dom_name(const graph_index *ix, uint32_t id)
-{
-	return str_at(ix, F_DOMFWD_STR, F_DOMFWD_OFF, id);
-}
-
-const char *graph__url_str(const graph_index *ix, uint32_t id)
-{
-	return str_at(ix, F_URLS_STR, F_URLS_OFF, id);
-}
-
-const char *graph__anchor_str(const graph_index *ix, uint32_t id)
-{
-	return str_at(ix, F_ANCHORS_STR, F_ANCHORS_OFF, id);
-}
-
-const char *graph__small_str(const graph_index *ix, uint32_t id)
-{
-	return str_at(ix, F_STRS_STR, F_STRS_OFF, id);
-}
-
-const char *graph__type_name(uint32_t t)
-{
-	return t == GRAPH__LT_IMAGE ? "image" : "hyperlink";
-}
-
 /* Binary search of the reversed name in domsorted.u32. */
 static int find_rev(const graph_index *ix, const char *rev, uint32_t *id)
 {
@@ -51,8 +18,8 @@ static int find_rev(const graph_index *ix, const char *rev, uint32_t *id)
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(str_at(ix, F_DOMREV_STR, F_DOMREV_OFF,
-				      sorted[mid]), rev);
+		int c = strcmp(graph__str_at(ix, F_DOMREV_STR, F_DOMREV_OFF,
+					      sorted[mid]), rev);
 
 		if (c == 0) {
 			*id = sorted[mid];
