@@ -5,7 +5,7 @@
 #   bash bench/gateway.sh          (after ./seo build release)
 #
 # Starts its own stack on non-default ports (gateway 127.0.0.1:18080, services
-# 127.0.0.1:19101-19105) with the rate limit off, against a fresh database
+# 127.0.0.1:19101 and up: each registry port plus 10000) with the rate limit off, against a fresh database
 # seo_bench on the server of `./seo pg`, creates a workspace with seoctl, and
 # an nginx (127.0.0.1:18081) serving a file with the very body of the
 # gateway's answer. Then wrk measures GET /v1/credits (with X-API-Key) on both
@@ -28,8 +28,6 @@ WARMUP=${BENCH_WARMUP:-2}
 CONNECTIONS=${BENCH_CONNECTIONS:-1 64 512}
 GW_PORT=18080
 NGINX_PORT=18081
-SVC_PORTS=(19101 19102 19103 19104 19105)
-SERVICES=(svc-account svc-graph svc-realtime svc-agent svc-ranks)
 
 [[ "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SECONDS must be a positive integer"
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || bench_die "BENCH_WARMUP must be an integer"
@@ -38,8 +36,19 @@ for c in $CONNECTIONS; do
 done
 
 bench_need_cmd wrk nginx curl python3
-bench_need_bin gateway svc-account seoctl
+bench_need_bin gateway seoctl
 cd "$BENCH_ROOT"
+
+# Every service of the registry, on its port plus 10000.
+SERVICES=()
+SVC_PORTS=()
+registry=$(bench_registry) || bench_die "seoctl services failed"
+while read -r p env port; do
+  bench_need_bin "$p"
+  SERVICES+=("$p")
+  SVC_PORTS+=($((port + 10000)))
+  export "$env=127.0.0.1:$((port + 10000))"
+done <<<"$registry"
 
 bench_traps
 bench_tmpdir
@@ -53,11 +62,6 @@ bench_pg_db "$BENCH_PG_URL" seo_bench
 # ---- the stack ----------------------------------------------------------------
 export SEO_PG_URL="$BENCH_DB_URL"
 export SEO_HTTP_ADDR="127.0.0.1:$GW_PORT"
-export SEO_ACCOUNT_ADDR="127.0.0.1:${SVC_PORTS[0]}"
-export SEO_GRAPH_ADDR="127.0.0.1:${SVC_PORTS[1]}"
-export SEO_REALTIME_ADDR="127.0.0.1:${SVC_PORTS[2]}"
-export SEO_AGENT_ADDR="127.0.0.1:${SVC_PORTS[3]}"
-export SEO_RANKS_ADDR="127.0.0.1:${SVC_PORTS[4]}"
 export SEO_RATE_LIMIT_PER_MIN=0
 export SEO_LOG_LEVEL=warn
 export SEO_DATA_DIR=${SEO_DATA_DIR:-$BENCH_ROOT/var/graph}
@@ -75,32 +79,17 @@ if [ -x "$BENCH_BIN/svc-graph" ] && [ ! -d "$SEO_DATA_DIR" ] && [ -x "$BENCH_BIN
     || { tail -20 "$BENCH_TMP/log/ingest.log" >&2; bench_die "seo-ingest --demo failed"; }
 fi
 
-missing=()
 for s in "${SERVICES[@]}"; do
-  if [ -x "$BENCH_BIN/$s" ]; then
-    bench_start "$s" "$BENCH_BIN/$s"
-  else
-    missing+=("$s")
-  fi
+  bench_start "$s" "$BENCH_BIN/$s"
 done
 bench_start gateway "$BENCH_BIN/gateway"
 
 base="http://127.0.0.1:$GW_PORT"
-if [ ${#missing[@]} -eq 0 ]; then
-  code=$(bench_wait_http "$base/healthz" 60 200)
-  if [ "$code" != 200 ]; then
-    bench_check_alive
-    bench_logs
-    bench_die "GET /healthz answered $code instead of 200 after 60 s"
-  fi
-else
-  bench_say "bench: warning: not built, not started: ${missing[*]} (/healthz will report them down)"
-  code=$(bench_wait_http "$base/healthz" 60 any)
-  if [ "$code" = 000 ]; then
-    bench_check_alive
-    bench_logs
-    bench_die "the gateway did not answer on $base within 60 s"
-  fi
+code=$(bench_wait_http "$base/healthz" 60 200)
+if [ "$code" != 200 ]; then
+  bench_check_alive
+  bench_logs
+  bench_die "GET /healthz answered $code instead of 200 after 60 s"
 fi
 bench_check_alive
 
@@ -190,10 +179,6 @@ report="$BENCH_TMP/report.md"
   echo "| connections | gateway req/s | p50 | p99 | nginx req/s | p50 | p99 | ratio |"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo
-    echo "Not running (not built): ${missing[*]}."
-  fi
   for n in ${notes[@]+"${notes[@]}"}; do
     echo
     echo "Note: $n."

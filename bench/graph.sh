@@ -321,15 +321,16 @@ bench_say "bench: timing the queries ($REPS runs each, at most ${BUDGET_MS} ms p
 # ---- the service and the gateway ----------------------------------------------------
 # Every address on a free port, the services the graph routes do not use
 # included, so that nothing of another stack is reached.
-read -r gw_port account_port graph_port realtime_port agent_port ranks_port < <(bench_free_ports 6)
+registry=$(bench_registry) || bench_die "seoctl services failed"
+read -r -a ports < <(bench_free_ports $(($(wc -l <<<"$registry") + 1)))
+export SEO_HTTP_ADDR="127.0.0.1:${ports[0]}"
+i=1
+while read -r _ env _; do
+  export "$env=127.0.0.1:${ports[$i]}"
+  i=$((i + 1))
+done <<<"$registry"
 export SEO_PG_URL="$BENCH_DB_URL"
 export SEO_DATA_DIR="$index"
-export SEO_HTTP_ADDR="127.0.0.1:$gw_port"
-export SEO_ACCOUNT_ADDR="127.0.0.1:$account_port"
-export SEO_GRAPH_ADDR="127.0.0.1:$graph_port"
-export SEO_REALTIME_ADDR="127.0.0.1:$realtime_port"
-export SEO_AGENT_ADDR="127.0.0.1:$agent_port"
-export SEO_RANKS_ADDR="127.0.0.1:$ranks_port"
 export SEO_RATE_LIMIT_PER_MIN=0
 export SEO_LOG_LEVEL=warn
 export SEO_MIGRATIONS_DIR=${SEO_MIGRATIONS_DIR:-$BENCH_ROOT/svc-account/migrations}

@@ -295,6 +295,13 @@ bench_time_figures() {
   awk 'END { printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$1"
 }
 
+# bench_registry: "PROCESS ADDR_ENV PORT" for each service of the registry
+# (registry/services.def, as `seoctl services` prints it), one a line.
+bench_registry() {
+  "$BENCH_BIN/seoctl" services | python3 -c 'import json, sys
+for s in json.load(sys.stdin)["services"]: print(s["process"], s["addr_env"], s["port"])'
+}
+
 # bench_free_ports N: N distinct TCP ports of 127.0.0.1 free right now, on
 # one line (the kernel's picks, held together so that they differ).
 bench_free_ports() {

@@ -12,7 +12,7 @@
 #    with its core fed what Wappalyzer's own driver collects without a
 #    browser, and compares both with ours.
 # 3. rt-bench fetch fetches a page of tests/fakes/site_server.py through
-#    rt_fetch_start at each concurrency, then the same bytes from nginx.
+#    seo_fetch_start at each concurrency, then the same bytes from nginx.
 # Prints a Markdown table; docs/benchmarks.md describes the method.
 #
 # Environment:

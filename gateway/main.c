@@ -7,6 +7,7 @@
 
 #include "gw.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 
 static void on_signal(evutil_socket_t sig, short what, void *ud)
@@ -30,6 +31,7 @@ int main(void)
 	int rc;
 
 	seo_log_init("gateway");
+	seo_json_init();
 	signal(SIGPIPE, SIG_IGN);
 	evthread_use_pthreads();
 	base = event_base_new();

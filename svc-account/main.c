@@ -1,6 +1,6 @@
 /*
  * svc-account: applies the migrations, then serves seo.account.v1.Account
- * on SEO_ACCOUNT_ADDR, and drains the mail outbox.
+ * on SEO_ACCOUNT_ADDR, drains its mail outbox and runs its periodic jobs.
  */
 #include <limits.h>
 #include <string.h>
@@ -8,9 +8,10 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
-#include "mail.h"
 #include "seo/config.h"
+#include "seo/job.h"
 #include "seo/log.h"
+#include "seo/mail.h"
 #include "seo/pg.h"
 
 /*
@@ -30,7 +31,8 @@ static int migrate(const char *url)
 	int applied, rc;
 
 	if (acct_migrations_dir(dir, sizeof(dir)) != 0) {
-		log_error("migrations directory not found; set SEO_MIGRATIONS_DIR");
+		log_error("migrations directory not found; set %s",
+			  seo_pg_migrations_var(&acct_migrations));
 		return -1;
 	}
 	db = PQconnectdb(url);
@@ -54,7 +56,8 @@ static int migrate(const char *url)
 int main(void)
 {
 	const char *url = seo_pg_url();
-	acct_mailer *mailer = NULL;
+	seo_mailer *mailer = NULL;
+	seo_jobs *jobs = NULL;
 	acct_options opt;
 	acct_err err;
 	acct_service *a = NULL;
@@ -70,15 +73,20 @@ int main(void)
 		log_error("cannot start: %s", err.message);
 		goto out;
 	}
-	if (acct_mailer_start(url, &mailer) != 0) {
+	if (seo_mailer_start(url, &acct_outbox, &mailer) != 0) {
 		log_error("cannot start the mailer");
+		goto out;
+	}
+	if (seo_jobs_start(url, acct_jobs, acct_n_jobs, &jobs) != 0) {
+		log_error("cannot start the job scheduler");
 		goto out;
 	}
 	rc = rpc_service_main("svc-account", seo_config(SEO_CFG_ACCOUNT_ADDR),
 			      acct_rpc_methods, acct_rpc_n_methods, a, WORKERS,
 			      NULL);
 out:
-	acct_mailer_stop(mailer);
+	seo_jobs_stop(jobs);
+	seo_mailer_stop(mailer);
 	acct_free(a);
 	return rc;
 }

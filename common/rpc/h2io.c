@@ -285,6 +285,8 @@ int seo_h2io_new(struct bufferevent *bev, nghttp2_session *session,
 	if (io->close_ev == NULL || (io->cleartext && io->read_ev == NULL)) {
 		if (io->close_ev != NULL)
 			event_free(io->close_ev);
+		if (io->read_ev != NULL)
+			event_free(io->read_ev);
 		free(io);
 		return SEO_ENOMEM;
 	}

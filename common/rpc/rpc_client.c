@@ -25,6 +25,7 @@
 #include "seo/errors.h"
 #include "seo/h2io.h"
 #include "seo/log.h"
+#include "seo/pb.h"
 #include "seo/util.h"
 
 #include <ctype.h>
@@ -75,6 +76,7 @@ struct cli_call {
 	char *grpc_message;
 	char *code;
 	char *extra;
+	int lost; /* a trailer could not be kept: out of memory */
 	rpc_reader rd; /* the response message, malloc()ed */
 
 	rpc_result res;
@@ -171,9 +173,16 @@ static void call_finish_full(struct cli_call *call, int status,
 	call->finished = 1;
 	if (call->timer != NULL)
 		event_del(call->timer);
-	call->res_message = strdup(message);
+	/* an answer without its message would be another answer */
+	if (message[0] != '\0' &&
+	    (call->res_message = strdup(message)) == NULL) {
+		status = SEO_GRPC_INTERNAL;
+		message = "out of memory";
+		code = extra = NULL;
+	}
 	call->res.grpc_status = status;
-	call->res.message = call->res_message != NULL ? call->res_message : "";
+	call->res.message = call->res_message != NULL ? call->res_message
+						      : message;
 	call->res.code = code;
 	call->res.extra_json = extra;
 	call->res.response = response;
@@ -232,6 +241,12 @@ static void call_complete(struct cli_call *call, uint32_t error_code)
 {
 	ProtobufCMessage *resp;
 
+	if (call->lost) {
+		call_finish(call, SEO_GRPC_INTERNAL,
+			    "out of memory reading the answer of %s",
+			    call->c->addr);
+		return;
+	}
 	if (call->grpc_status > SEO_GRPC_OK) {
 		call_finish_full(call, call->grpc_status,
 				 call->grpc_message ? call->grpc_message : "",
@@ -380,10 +395,14 @@ static char *decoded(const uint8_t *v, size_t n)
 	return s;
 }
 
-static void set_str(char **slot, char *s)
+/* Keeps a trailer's value `s`; NULL (out of memory) marks the answer
+ * lost rather than leave it without the trailer. */
+static void set_str(struct cli_call *call, char **slot, char *s)
 {
 	free(*slot);
 	*slot = s;
+	if (s == NULL)
+		call->lost = 1;
 }
 
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
@@ -414,11 +433,12 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 					    ? (int)st
 					    : SEO_GRPC_UNKNOWN;
 	} else if (strcmp(n, "grpc-message") == 0) {
-		set_str(&call->grpc_message, decoded(value, valuelen));
+		set_str(call, &call->grpc_message, decoded(value, valuelen));
 	} else if (strcmp(n, "seo-error-code") == 0) {
-		set_str(&call->code, strndup((const char *)value, valuelen));
+		set_str(call, &call->code,
+			strndup((const char *)value, valuelen));
 	} else if (strcmp(n, "seo-error-extra") == 0) {
-		set_str(&call->extra, decoded(value, valuelen));
+		set_str(call, &call->extra, decoded(value, valuelen));
 	}
 	return 0;
 }
@@ -671,8 +691,8 @@ static struct cli_conn *conn_open(rpc_client *c)
 	if (conn->connect_timer == NULL || bev == NULL ||
 	    bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
 				       (int)sslen) != 0 ||
-	    nghttp2_session_client_new(&conn->session, c->callbacks, conn) !=
-		    0 ||
+	    nghttp2_session_client_new3(&conn->session, c->callbacks, conn,
+					NULL, rpc__mem()) != 0 ||
 	    rpc_session_start(conn->session, NGHTTP2_SETTINGS_ENABLE_PUSH, 0,
 			      bev, conn_on_close, conn, &conn->io) != 0)
 		goto fail;
@@ -835,8 +855,7 @@ static int call_build_headers(struct cli_call *call, const char *path,
 	return 0;
 }
 
-int rpc_client_call(rpc_client *c, const char *path,
-		    const ProtobufCMessage *req,
+int rpc_client_call(rpc_client *c, const char *path, ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *resp_desc,
 		    ProtobufCAllocator *alloc, int timeout_ms,
 		    const rpc_meta *meta, size_t n_meta, rpc_done_fn done,
@@ -865,6 +884,7 @@ int rpc_client_call(rpc_client *c, const char *path,
 			goto out;
 		evtimer_add(call->timer, &tv);
 	}
+	seo_pb_fill(req);
 	size = protobuf_c_message_get_packed_size(req);
 	if (size > RPC_MAX_MESSAGE) {
 		/* The server would refuse it: do not upload it first. */

@@ -81,6 +81,14 @@ size_t rpc_copy_out(uint8_t *buf, size_t length, const uint8_t *src,
 		    size_t len, size_t *off);
 
 /*
+ * The allocator every nghttp2 session of this library is created with: the
+ * C library's, called from this library instead of from libnghttp2, so
+ * that a test linked with -Wl,--wrap=malloc (tests/support/failmalloc.h)
+ * reaches nghttp2's allocations as well as ours. Static; never freed.
+ */
+nghttp2_mem *rpc__mem(void);
+
+/*
  * Starts a new connection's `session` on `bev`: our SETTINGS (`setting_id`
  * = `setting_value`, and the stream window), the connection window and the
  * pump, which calls on_close(io, ud) when the connection ends. Returns 0

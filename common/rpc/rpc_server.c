@@ -29,6 +29,7 @@
 #include "seo/errors.h"
 #include "seo/h2io.h"
 #include "seo/log.h"
+#include "seo/pb.h"
 #include "seo/util.h"
 
 #include "grpc/health/v1/health.pb-c.h"
@@ -364,6 +365,7 @@ static void call_run(struct rpc_ctx *call)
 					      m->path, m->output->name));
 		goto out;
 	}
+	seo_pb_fill(resp);
 	size = protobuf_c_message_get_packed_size(resp);
 	if (size > RPC_MAX_MESSAGE) {
 		outcome_fail(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,
@@ -831,8 +833,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
 		goto fail;
-	if (nghttp2_session_server_new(&conn->session, srv->callbacks, conn) !=
-	    0)
+	if (nghttp2_session_server_new3(&conn->session, srv->callbacks, conn,
+					NULL, rpc__mem()) != 0)
 		goto fail;
 	if (rpc_session_start(conn->session,
 			      NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,

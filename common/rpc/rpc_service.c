@@ -9,6 +9,7 @@
 #include "rpc_internal.h"
 
 #include "seo/config.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 #include "seo/util.h"
 
@@ -74,6 +75,7 @@ int rpc_service_main(const char *name, const char *addr,
 	int rc = 1;
 
 	seo_log_init(name);
+	seo_json_init();
 	/* Before the event_base exists: a lock-aware base, so that code on
 	 * a handler's thread may activate its events (rpc_server's own
 	 * workers hand calls back through an eventfd instead). */

@@ -41,8 +41,7 @@ static void sync_done(const rpc_result *res, void *ud)
 	event_base_loopbreak(sc->base);
 }
 
-int rpc_call_sync(const char *addr, const char *path,
-		  const ProtobufCMessage *req,
+int rpc_call_sync(const char *addr, const char *path, ProtobufCMessage *req,
 		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
 		  int timeout_ms, const rpc_meta *meta, size_t n_meta,
 		  rpc_result *res)

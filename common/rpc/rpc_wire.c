@@ -8,6 +8,7 @@
 #include "seo/errors.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -168,6 +169,38 @@ size_t rpc_copy_out(uint8_t *buf, size_t length, const uint8_t *src,
 	memcpy(buf, src + *off, n);
 	*off += n;
 	return n;
+}
+
+static void *mem_malloc(size_t size, void *ud)
+{
+	(void)ud;
+	return malloc(size);
+}
+
+static void mem_free(void *ptr, void *ud)
+{
+	(void)ud;
+	free(ptr);
+}
+
+static void *mem_calloc(size_t nmemb, size_t size, void *ud)
+{
+	(void)ud;
+	return calloc(nmemb, size);
+}
+
+static void *mem_realloc(void *ptr, size_t size, void *ud)
+{
+	(void)ud;
+	return realloc(ptr, size);
+}
+
+nghttp2_mem *rpc__mem(void)
+{
+	static nghttp2_mem mem = {NULL, mem_malloc, mem_free, mem_calloc,
+				  mem_realloc};
+
+	return &mem;
 }
 
 int rpc_session_start(nghttp2_session *session, int32_t setting_id,

@@ -11,11 +11,10 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_DATA_DIR] = {"SEO_DATA_DIR", "var/graph", "crawl index served by svc-graph"},
 	[SEO_CFG_LOG_LEVEL] = {"SEO_LOG_LEVEL", "info", "debug, info, warn, error"},
 	[SEO_CFG_RATE_LIMIT_PER_MIN] = {"SEO_RATE_LIMIT_PER_MIN", "60", "requests per minute per key; 0 turns the limit off"},
-	[SEO_CFG_ACCOUNT_ADDR] = {"SEO_ACCOUNT_ADDR", "127.0.0.1:9101", "svc-account gRPC address"},
-	[SEO_CFG_GRAPH_ADDR] = {"SEO_GRAPH_ADDR", "127.0.0.1:9102", "svc-graph gRPC address"},
-	[SEO_CFG_REALTIME_ADDR] = {"SEO_REALTIME_ADDR", "127.0.0.1:9103", "svc-realtime gRPC address"},
-	[SEO_CFG_AGENT_ADDR] = {"SEO_AGENT_ADDR", "127.0.0.1:9104", "svc-agent gRPC address"},
-	[SEO_CFG_RANKS_ADDR] = {"SEO_RANKS_ADDR", "127.0.0.1:9105", "svc-ranks gRPC address"},
+#define SEO_SERVICE(id, name, port, calls, summary) \
+	[SEO_CFG_##id##_ADDR] = {"SEO_" #id "_ADDR", "127.0.0.1:" #port, "svc-" name " gRPC address"},
+#include "services.def"
+#undef SEO_SERVICE
 	[SEO_CFG_FETCH_CONNECT_TO] = {"SEO_FETCH_CONNECT_TO", "", "live fetches: HOST:PORT:CONNECT_HOST:CONNECT_PORT entries"},
 	[SEO_CFG_FETCH_ALLOW_NETS] = {"SEO_FETCH_ALLOW_NETS", "", "CIDRs exempt from the private-address block (tests only)"},
 	[SEO_CFG_FETCH_CA_FILE] = {"SEO_FETCH_CA_FILE", "", "extra CA bundle for live fetches"},

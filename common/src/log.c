@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 
+#include "seo/json_text.h"
+
 int seo_log_min_level = SEO_LOG_INFO;
 
 static const char *log_component = "seo";
@@ -76,7 +78,7 @@ void seo__log_write(int level, const char *file, int line, const char *fmt, ...)
 			"component", log_component, "msg", msg, "src", src);
 	if (obj == NULL)
 		return;
-	text = json_dumps(obj, JSON_COMPACT);
+	text = seo_json_dumps(obj, JSON_COMPACT, NULL);
 	json_decref(obj);
 	if (text == NULL)
 		return;

@@ -2,11 +2,12 @@
  * pbjson.c: JSON <-> protobuf-c by descriptor (see seo/pbjson.h).
  *
  * Decoding walks the JSON object's members in their order, so that the
- * first fault reported is the first one the client wrote; required fields
- * are checked once the members are in. Encoding walks the descriptors, never
+ * first fault reported is the first one the client wrote; "always" fields
+ * (seo/pb.h) are checked once the members are in. Encoding walks the descriptors, never
  * looking a field up by name: it runs on every response.
  */
 #include "seo/pbjson.h"
+#include "seo/pb.h"
 
 #include <float.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/json_text.h"
 
 #define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
 #define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
@@ -134,7 +136,7 @@ int seo_pbjson_present(const ProtobufCMessage *msg,
 {
 	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
 		return *(const uint32_t *)QUANT(msg, f) == f->id;
-	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
+	if (f->label != PROTOBUF_C_LABEL_OPTIONAL || seo_pb_always(f))
 		return 1;
 	if (f->type == PROTOBUF_C_TYPE_STRING ||
 	    f->type == PROTOBUF_C_TYPE_MESSAGE) {
@@ -442,7 +444,7 @@ static int raw_json_decode(const dec *d, const ProtobufCMessageDescriptor *desc,
 			   const json_t *v, ProtobufCMessage **out)
 {
 	ProtobufCMessage *r = seo_arena_alloc(d->a, desc->sizeof_message);
-	char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
 	int rc = SEO_ENOMEM;
 
 	if (r == NULL || text == NULL)
@@ -604,7 +606,7 @@ static int message(const dec *d, const json_t *obj,
 	}
 	for (i = 0; i < desc->n_fields; i++) {
 		seg m = {at, desc->fields[i].name, -1};
-		if (desc->fields[i].label != PROTOBUF_C_LABEL_REQUIRED)
+		if (!seo_pb_always(&desc->fields[i]))
 			continue;
 		v = json_object_get(obj, desc->fields[i].name);
 		if (v == NULL || json_is_null(v))
@@ -726,20 +728,23 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 }
 
 /* A nested message, null when unset. A RawJson stands for the value its
- * text holds; text that is not JSON (a service's bug) becomes null rather
- * than failing the answer. */
+ * text holds; text that does not load fails the answer (NULL): without
+ * seo_json_init() jansson cannot tell text that is not JSON from an
+ * allocation that failed, and RawJson is only ever written by
+ * raw_json_decode(), from a JSON value. */
 static json_t *message_json(const ProtobufCMessage *m)
 {
 	const char *text;
-	json_t *v;
+	int oom;
 
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
 		return seo_pbjson_encode(m);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
-	v = text != NULL ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return v != NULL ? v : json_null();
+	if (text == NULL)
+		return json_null();
+	return seo_json_loadb(text, strlen(text), JSON_DECODE_ANY, NULL, &oom);
 }
 
 /* One value of field f stored at slot. */

@@ -26,22 +26,6 @@
 /* One lock for every migrator of the database ("seomig" in ASCII). */
 #define MIGRATE_LOCK "SELECT pg_advisory_xact_lock(126879498332519)"
 
-/* Each set: its variable, its file prefix (before the three digits) and
- * where it is relative to the executable's directory: in the source tree
- * (build/bin, build-asan/bin, build/tests), then in an installed tree. */
-static const struct {
-	seo_cfg var;
-	const char *prefix;
-	const char *exe_relative[3];
-} sets[SEO__PG_SET_COUNT] = {
-	[SEO_PG_ACCOUNT] = {SEO_CFG_MIGRATIONS_DIR, "",
-			    {"../../svc-account/migrations",
-			     "../share/seo/migrations", NULL}},
-	[SEO_PG_REALTIME] = {SEO_CFG_REALTIME_MIGRATIONS_DIR, "rt_",
-			     {"../../svc-realtime/migrations",
-			      "../share/seo/realtime-migrations", NULL}},
-};
-
 static int fail(char *err, size_t err_len, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -251,8 +235,8 @@ out:
 	return rc;
 }
 
-int seo_pg_migrate(PGconn *db, seo_pg_set set, const char *dir, int *applied,
-		   char *err, size_t err_len)
+int seo_pg_migrate(PGconn *db, const seo_pg_set *set, const char *dir,
+		   int *applied, char *err, size_t err_len)
 {
 	struct dirent **names = NULL;
 	int n, rc = 0;
@@ -269,7 +253,7 @@ int seo_pg_migrate(PGconn *db, seo_pg_set set, const char *dir, int *applied,
 		char *sql = NULL;
 		int did;
 
-		if (!is_migration(name, sets[set].prefix))
+		if (!is_migration(name, set->prefix))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 			    sizeof(path) ||
@@ -292,13 +276,12 @@ int seo_pg_migrate(PGconn *db, seo_pg_set set, const char *dir, int *applied,
 	return rc;
 }
 
-int seo_pg_migrations_dir(seo_pg_set set, char *out, size_t n)
+int seo_pg_migrations_dir(const seo_pg_set *set, char *out, size_t n)
 {
-	return seo_data_path(seo_config(sets[set].var), sets[set].exe_relative,
-			     out, n);
+	return seo_data_path(seo_config(set->var), set->beside_exe, out, n);
 }
 
-const char *seo_pg_migrations_var(seo_pg_set set)
+const char *seo_pg_migrations_var(const seo_pg_set *set)
 {
-	return seo_config_def(sets[set].var)->name;
+	return seo_config_def(set->var)->name;
 }

@@ -11,11 +11,13 @@
 
 #include <event2/event.h>
 
+#include "seo/services.h"
+
 typedef struct gw_gateway gw_gateway;
 
 typedef struct gw_config {
 	const char *http_addr;            /* listen address */
-	const char *service_addr[6];      /* indexed by gw_service */
+	const char *service_addr[SEO__SVC_COUNT]; /* by seo_service */
 	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */

@@ -43,7 +43,7 @@ typedef struct gw_json_error {
  * The message and everything in it is allocated on `arena`. Returns 0 and
  * sets *out, or SEO_EINVAL and fills *err.
  * (Also: SEO_ENOMEM with *err saying internal_error, 500, when out of
- * memory; *out NULL for a route without an input descriptor. A field may
+ * memory, also while parsing the body once main() called seo_json_init(); *out NULL for a route without an input descriptor. A field may
  * come from one of path, body and query only.)
  */
 int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,

@@ -15,15 +15,20 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "seo/services.h"
+
+/* Who answers a route: the gateway itself, or a row of the service
+ * registry (seo/services.h) shifted by one. */
 typedef enum gw_service {
 	GW_SVC_NONE = 0,  /* answered by the gateway itself */
-	GW_SVC_ACCOUNT,
-	GW_SVC_GRAPH,
-	GW_SVC_REALTIME,
-	GW_SVC_AGENT,
-	GW_SVC_RANKS,
+#define SEO_SERVICE(id, name, port, calls, summary) GW_SVC_##id,
+#include "services.def"
+#undef SEO_SERVICE
 	GW__SVC_COUNT
 } gw_service;
+
+/* The registry's service of `svc` (not GW_SVC_NONE). */
+#define GW_SVC_REGISTRY(svc) ((seo_service)((svc) - 1))
 
 /* How the request message is filled (path parameters always are). */
 typedef enum gw_input {

@@ -20,6 +20,7 @@
 
 #include "http_internal.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 
 #define GW_LISTEN_BACKLOG 1024
@@ -189,7 +190,7 @@ void gw__respond_error(gw_http_req *req, int status, const char *code,
 	obj = json_pack("{s:s, s:s, s:s}", "error", seo_http_reason(status),
 			"code", code, "message", message);
 	if (obj != NULL)
-		text = json_dumps(obj, JSON_COMPACT);
+		text = seo_json_dumps(obj, JSON_COMPACT, NULL);
 	json_decref(obj);
 	gw_http_respond(req, status, &ct, 1, text ? text : "{}",
 			text ? strlen(text) : 2);

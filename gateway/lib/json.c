@@ -5,8 +5,8 @@
  * Decoding fills a message allocated on the request's arena from, in
  * order, the path parameters, the body and the query string; a field may
  * come from one of them only. Scalar range rules act while a value is
- * stored; required, default, count and length rules and the proto2
- * required fields are checked once everything is in. Nested messages,
+ * stored; required, default, count and length rules and the "always"
+ * fields (seo/pb.h) are checked once everything is in. Nested messages,
  * repeated body fields and all encoding are the shared conversion's
  * (seo/pbjson.h); this file words its faults and applies the route rules.
  */
@@ -25,6 +25,8 @@
 #include "json_int.h"
 #include "seo/domain.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
+#include "seo/pb.h"
 #include "seo/pbjson.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -785,11 +787,15 @@ static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		       const char *body, size_t body_len, json_t **root)
 {
 	json_error_t jerr;
+	int nomem;
 
 	/* An empty body is an empty object: the required checks still run. */
 	if (body_len == 0)
 		return 0;
-	*root = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
+	*root = seo_json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr,
+			       &nomem);
+	if (nomem)
+		return oom(d->err);
 	if (*root == NULL)
 		return fail(d->err, "invalid_json",
 			    "body is not valid json (line %d, column %d): %s",
@@ -1001,8 +1007,8 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 	return 0;
 }
 
-/* Proto2 required fields that nothing set. On success every required field
- * was set, so no required string is left NULL. */
+/* "Always" fields (seo/pb.h) that nothing set: the parameters a client must
+ * give. */
 static int check_required(dec *d, ProtobufCMessage *msg,
 			  const unsigned char *seen)
 {
@@ -1011,7 +1017,7 @@ static int check_required(dec *d, ProtobufCMessage *msg,
 
 	for (i = 0; i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		if (f->label != PROTOBUF_C_LABEL_REQUIRED || seen[i])
+		if (!seo_pb_always(f) || seen[i])
 			continue;
 		return fail(d->err, rule_code(gw__rule(d->route, f->name)),
 			    "missing parameter: %s", f->name);

@@ -19,24 +19,26 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/pb.h"
 
 #define SCHEMA_REF "#/components/schemas/"
 
-/* One tag per service, in gw_service order. */
-static const struct {
-	const char *name;
-	const char *description;
-} services[GW__SVC_COUNT] = {
-	[GW_SVC_NONE] = {"gateway", "Answered by the gateway itself."},
-	[GW_SVC_ACCOUNT] = {"account", "Workspace, API keys, credits, usage, "
-			    "pricing, checkout and websites."},
-	[GW_SVC_GRAPH] = {"graph", "Link-graph, domain-metric and "
-			  "cross-domain data from the crawl."},
-	[GW_SVC_REALTIME] = {"realtime", "Live analysis of a page or site."},
-	[GW_SVC_AGENT] = {"agent", "Proposals, agent tasks, activity notes and "
-			  "client reports."},
-	[GW_SVC_RANKS] = {"ranks", "Stored rank tracking."},
-};
+/* The tag of the gateway's own routes; a service's tag is its registry
+ * row's name and summary. */
+#define GATEWAY_TAG "gateway"
+#define GATEWAY_TAG_DOC "Answered by the gateway itself."
+
+static const char *tag_name(gw_service svc)
+{
+	return svc == GW_SVC_NONE ? GATEWAY_TAG
+				  : seo_service_get(GW_SVC_REGISTRY(svc))->name;
+}
+
+static const char *tag_doc(gw_service svc)
+{
+	return svc == GW_SVC_NONE ? GATEWAY_TAG_DOC
+				  : seo_service_get(GW_SVC_REGISTRY(svc))->summary;
+}
 
 static const char *const billing_names[] = {
 	[GW_BILL_FREE] = "free",
@@ -240,6 +242,7 @@ static json_t *message_schema(json_t *schemas,
 	for (i = 0; ok && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
 		int nullable = (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+				!seo_pb_always(f) &&
 				!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) ||
 			       f->type == PROTOBUF_C_TYPE_FLOAT ||
 			       f->type == PROTOBUF_C_TYPE_DOUBLE;
@@ -248,7 +251,7 @@ static json_t *message_schema(json_t *schemas,
 			continue;
 		ok = json_object_set_new(props, f->name,
 					 field_schema(schemas, f, nullable)) == 0 &&
-		     (f->label != PROTOBUF_C_LABEL_REQUIRED ||
+		     (!seo_pb_always(f) ||
 		      json_array_append_new(req, json_string(f->name)) == 0);
 	}
 	if (!ok) {
@@ -596,7 +599,7 @@ static json_t *parameters(json_t *schemas, const gw_route *r)
 		const ProtobufCFieldDescriptor *f = &in->fields[i];
 		const gw_param_rule *rule = gw__rule(r, f->name);
 		int required = (rule != NULL && (rule->flags & GW_P_REQUIRED)) ||
-			       (f->label == PROTOBUF_C_LABEL_REQUIRED &&
+			       (seo_pb_always(f) &&
 				!(rule != NULL && (rule->flags & GW_P_DEFAULT)));
 		if (is_path_param(r->pattern, f->name) ||
 		    f->type == PROTOBUF_C_TYPE_MESSAGE)
@@ -670,7 +673,7 @@ static int body_required(const gw_route *r)
 	size_t i;
 
 	for (i = 0; i < r->input->n_fields; i++)
-		if (r->input->fields[i].label == PROTOBUF_C_LABEL_REQUIRED &&
+		if (seo_pb_always(&r->input->fields[i]) &&
 		    !is_path_param(r->pattern, r->input->fields[i].name))
 			return 1;
 	for (i = 0; i < r->n_params; i++)
@@ -874,7 +877,7 @@ static json_t *operation(json_t *schemas, json_t *ids, const gw_route *r)
 		       operation_id(ids, r->method, r->pattern), "summary",
 		       r->summary != NULL ? r->summary : r->pattern,
 		       "description", operation_description(r),
-		       "tags", services[r->service].name);
+		       "tags", tag_name(r->service));
 	params = parameters(schemas, r);
 	if (op == NULL || params == NULL)
 		goto fail;
@@ -918,9 +921,9 @@ static json_t *tags(const gw_route *routes, size_t n_routes)
 			;
 		if (i < n_routes &&
 		    json_array_append_new(a, json_pack("{s:s,s:s}", "name",
-						       services[svc].name,
+						       tag_name((gw_service)svc),
 						       "description",
-						       services[svc].description)) != 0) {
+						       tag_doc((gw_service)svc))) != 0) {
 			json_decref(a);
 			a = NULL;
 		}

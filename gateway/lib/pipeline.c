@@ -23,6 +23,7 @@
 #include "seo/arena.h"
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 #include "seo/rpc.h"
 #include "seo/util.h"
@@ -34,14 +35,6 @@
 #define CHARGE_PATH "/seo.account.v1.Account/Charge"
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
-
-static const char *const service_names[GW__SVC_COUNT] = {
-	[GW_SVC_ACCOUNT] = "account",
-	[GW_SVC_GRAPH] = "graph",
-	[GW_SVC_REALTIME] = "realtime",
-	[GW_SVC_AGENT] = "agent",
-	[GW_SVC_RANKS] = "ranks",
-};
 
 struct gw_gateway {
 	struct event_base *base;
@@ -131,7 +124,8 @@ static void respond(gw_call *c, int status, const char *ctype,
 
 static void respond_json(gw_call *c, int status, json_t *obj)
 {
-	char *text = json_dumps(obj, JSON_COMPACT);
+	size_t len = 0;
+	char *text = seo_json_dumps(obj, JSON_COMPACT, &len);
 
 	json_decref(obj);
 	if (text == NULL) {
@@ -140,7 +134,7 @@ static void respond_json(gw_call *c, int status, json_t *obj)
 		respond(c, 500, "application/json", oom, sizeof(oom) - 1);
 		return;
 	}
-	respond(c, status, "application/json", text, strlen(text));
+	respond(c, status, "application/json", text, len);
 	free(text);
 }
 
@@ -535,7 +529,8 @@ static void on_health_slot(const rpc_result *res, void *ud)
 		return;
 	services = json_object();
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		json_object_set_new(services, service_names[i],
+		json_object_set_new(services,
+				    seo_service_get(GW_SVC_REGISTRY(i))->name,
 				    json_string(c->health[i]));
 		ok &= strcmp(c->health[i], "ok") == 0;
 	}
@@ -686,11 +681,8 @@ void gw_config_from_env(gw_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->http_addr = seo_config(SEO_CFG_HTTP_ADDR);
-	cfg->service_addr[GW_SVC_ACCOUNT] = seo_config(SEO_CFG_ACCOUNT_ADDR);
-	cfg->service_addr[GW_SVC_GRAPH] = seo_config(SEO_CFG_GRAPH_ADDR);
-	cfg->service_addr[GW_SVC_REALTIME] = seo_config(SEO_CFG_REALTIME_ADDR);
-	cfg->service_addr[GW_SVC_AGENT] = seo_config(SEO_CFG_AGENT_ADDR);
-	cfg->service_addr[GW_SVC_RANKS] = seo_config(SEO_CFG_RANKS_ADDR);
+	for (int i = 0; i < SEO__SVC_COUNT; i++)
+		cfg->service_addr[i] = seo_service_addr((seo_service)i);
 	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
 	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
@@ -728,7 +720,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	if (gw->metrics == NULL)
 		goto out;
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
-		rc = rpc_client_new(base, cfg->service_addr[i], &gw->clients[i]);
+		rc = rpc_client_new(base, cfg->service_addr[GW_SVC_REGISTRY(i)],
+				    &gw->clients[i]);
 		if (rc != 0)
 			goto out;
 	}

@@ -32,6 +32,9 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/arena.h"
 #include "seo/errors.h"
+#include "seo/job.h"
+#include "seo/mail.h"
+#include "seo/pg.h"
 #include "seo/rpc.h"
 
 #define ACCT_KEY_PREFIX "seo_"
@@ -290,15 +293,28 @@ int acct_website_policy(PGconn *db, const char *site_id, const char *policy,
  */
 int acct_host_normalize(const char *in, char out[ACCT_HOST_LEN]);
 
+/* svc-account's outbox (the `outbox` table), for seo_mail_enqueue() and
+ * the mailer its process runs (seo/mail.h). */
+extern const seo_outbox acct_outbox;
+
+/* svc-account's periodic jobs (seo/job.h): "retention" deletes delivered
+ * mail older than 30 days. Run by its scheduler and by seoctl. */
+extern const seo_job acct_jobs[];
+extern const size_t acct_n_jobs;
+
+/* svc-account's migration set: NNN_name.sql files in svc-account/
+ * migrations, or SEO_MIGRATIONS_DIR (seo/pg.h). */
+extern const seo_pg_set acct_migrations;
+
 /*
- * Applies the NNN_*.sql files of `dir` not yet applied, by the shared
- * runner (seo_pg_migrate(), SEO_PG_ACCOUNT). *applied counts the files
- * this call applied.
+ * Applies the files of `dir` not yet applied, by the shared runner
+ * (seo_pg_migrate() of acct_migrations). *applied counts the files this
+ * call applied.
  */
 int acct_migrate(PGconn *db, const char *dir, int *applied, acct_err *err);
 
 /* Finds svc-account's migrations directory: seo_pg_migrations_dir() of
- * SEO_PG_ACCOUNT (SEO_MIGRATIONS_DIR, else beside the executable). */
+ * acct_migrations. */
 int acct_migrations_dir(char *out, size_t n);
 
 #endif

@@ -54,7 +54,7 @@ int acct_get_me(acct_service *a, const acct_caller *who, seo_arena *arena,
 	PGresult *r = NULL;
 	acct_role role;
 	int bad = 0;
-	int rc = acct__pool_query(&a->pool, ACCT_Q_USER_OF_CALLER, 2, params, &r, err);
+	int rc = acct__pool_query(a->pool, ACCT_Q_USER_OF_CALLER, 2, params, &r, err);
 
 	if (rc != 0)
 		goto out;
@@ -126,7 +126,7 @@ int acct_list_usage(acct_service *a, const acct_caller *who,
 			      &seo__account__v1__list_usage_response__descriptor,
 			      "usage", (ProtobufCMessage **)&resp, err);
 	if (rc == 0)
-		rc = acct__pool_query(&a->pool, ACCT_Q_USAGE_COUNT, 1, params, &total, err);
+		rc = acct__pool_query(a->pool, ACCT_Q_USAGE_COUNT, 1, params, &total, err);
 	if (rc != 0)
 		goto out;
 	resp->total = col_int(total, 0, 0);

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "acct.h"
+#include "seo/pg_pool.h"
+#include "seo/pg_stmt.h"
 
 /* Runs a statement without parameters or rows (BEGIN, COMMIT, ...) on
  * `db`; 0, or SEO_EDB after logging the server's message. */
@@ -57,68 +59,24 @@ typedef enum acct__q {
 	ACCT__Q_COUNT
 } acct__q;
 
-/*
- * A connection and the statements already prepared on it. A connection
- * with `oneshot` set (a caller's own, e.g. seoctl's) runs statements
- * unprepared, so that nothing outlives the call on it.
- */
-typedef struct acct__conn {
-	PGconn *pg;
-	uint64_t prepared; /* bit q: statement q is prepared */
-	int oneshot;
-	int lent;          /* pool slot in use */
-} acct__conn;
+/* svc-account's statement table (db.c): the rows of acct__q, prepared
+ * per connection by seo/pg_stmt.h. */
+extern const seo_pg_stmts acct__stmts;
 
 /*
- * Runs statement `q` with text parameters (NULL is SQL NULL). On success
- * *res (may be NULL when the rows are not wanted) is the result, which the
- * caller PQclear()s. SEO_EEXIST on a unique violation, SEO_EDB otherwise.
+ * The shared statement runner, pool and pipeline (seo/pg_stmt.h,
+ * seo/pg_pool.h) with their failures as an acct_err: "internal_error",
+ * or "service_unavailable" when no connection was free in time.
  */
-int acct__exec(acct__conn *c, acct__q q, int nparams,
+int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err);
-
-/* ---- several statements in one round trip (db.c) ---------------------- */
-
-#define ACCT__PIPE_MAX 6
-#define ACCT__PIPE_PARAMS 8
-
-/*
- * Statements queued with acct__pipe_add() and sent by acct__pipe_run()
- * together, in libpq's pipeline mode with one Sync: one round trip
- * whatever their number. The pipe keeps the parameter pointers, not the
- * text, which must stay valid until the run. Once a statement fails the
- * server skips the rest up to the Sync, so a COMMIT queued after it never
- * runs; a transaction begun before is then left aborted, for the caller to
- * roll back.
- */
-typedef struct acct__pipe {
-	int n;
-	int overflow; /* more than ACCT__PIPE_MAX statements were added */
-	struct {
-		acct__q q;
-		int nparams;
-		const char *params[ACCT__PIPE_PARAMS];
-	} st[ACCT__PIPE_MAX];
-	PGresult *res[ACCT__PIPE_MAX]; /* by acct__pipe_run(), owned by the pipe */
-} acct__pipe;
-
-void acct__pipe_init(acct__pipe *p);
-void acct__pipe_add(acct__pipe *p, acct__q q, int nparams,
-		    const char *const *params);
-/* Prepares what is not yet, sends, and reads every result into res[] in
- * order (res[i] of the i-th statement added). 0 when all succeeded, else
- * the first failure as acct__exec() reports it; the connection is out of
- * pipeline mode either way unless it broke. May run again (e.g. on a new
- * connection): the previous results are freed first. */
-int acct__pipe_run(acct__conn *c, acct__pipe *p, acct_err *err);
-/* Frees the results; the pipe is empty again. */
-void acct__pipe_clear(acct__pipe *p);
-
-/* BEGIN, COMMIT; ROLLBACK ignores failures (the connection is then
- * dropped by the pool). */
-int acct__begin(acct__conn *c, acct_err *err);
-int acct__commit(acct__conn *c, acct_err *err);
-void acct__rollback(acct__conn *c);
+int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err);
+int acct__begin(seo_pg_conn *c, acct_err *err);
+int acct__commit(seo_pg_conn *c, acct_err *err);
+int acct__pool_get(seo_pg_pool *p, seo_pg_conn **out, acct_err *err);
+int acct__pool_query(seo_pg_pool *p, acct__q q, int nparams,
+		     const char *const *params, PGresult **res, acct_err *err);
+int acct__pool_begin(seo_pg_pool *p, seo_pg_conn **out, acct_err *err);
 
 /* Fails with internal_error "<what> failed: <msg>", msg being a libpq
  * message (its final newline dropped). Returns SEO_EDB. */
@@ -126,33 +84,6 @@ int acct__db_fail(acct_err *err, const char *what, const char *msg);
 
 /* Connects with the session settings every connection of ours uses. */
 int acct__connect(const char *url, PGconn **out, acct_err *err);
-
-/* ---- the pool (db.c) -------------------------------------------------- */
-
-typedef struct acct__pool {
-	pthread_mutex_t mu;
-	pthread_cond_t freed;
-	acct__conn *slots;
-	int n;
-	char *url;
-} acct__pool;
-
-int acct__pool_init(acct__pool *p, const char *url, int size);
-void acct__pool_destroy(acct__pool *p);
-
-/* Lends a connected, idle connection; reconnects a dropped one. */
-int acct__pool_get(acct__pool *p, acct__conn **out, acct_err *err);
-
-/* Takes it back; one left in a transaction or broken is closed. */
-void acct__pool_put(acct__pool *p, acct__conn *c);
-
-/*
- * Runs one statement that is safe to repeat (a read) on a pooled
- * connection, once more on a fresh connection when the server had dropped
- * the first. *res as for acct__exec().
- */
-int acct__pool_query(acct__pool *p, acct__q q, int nparams,
-		     const char *const *params, PGresult **res, acct_err *err);
 
 /*
  * Runs query `q` and returns a new response of `d` whose repeated message
@@ -163,10 +94,6 @@ int acct__query_list(acct_service *a, acct__q q, int nparams,
 		     const char *const *params, seo_arena *arena,
 		     const ProtobufCMessageDescriptor *d, const char *field,
 		     ProtobufCMessage **out, acct_err *err);
-
-/* Lends a connection with a transaction begun, reconnecting once when the
- * server had dropped it. The caller ends the transaction and puts it back. */
-int acct__pool_begin(acct__pool *p, acct__conn **out, acct_err *err);
 
 /* ---- PostgreSQL array literals (pgarr.c) ------------------------------ */
 
@@ -282,7 +209,7 @@ typedef struct acct__ledger {
 	acct__op *head, *tail;
 	int writing;          /* a batch is being written on conn */
 	int stop;
-	acct__conn conn;
+	seo_pg_conn conn;
 	char *url;
 	atomic_uint_fast64_t queued, ops, batches;
 } acct__ledger;
@@ -339,7 +266,7 @@ void acct__listener_stop(acct__listener *l);
  * `email` (NULL: no mail). out_key receives the raw key, out_hash its id,
  * *created_at the time.
  */
-int acct__key_insert(acct__conn *c, const char *workspace_id,
+int acct__key_insert(seo_pg_conn *c, const char *workspace_id,
 		     const char *user_id, const char *email, const char *name,
 		     char out_key[ACCT_KEY_LEN], char out_hash[ACCT_HASH_LEN],
 		     int64_t *created_at, acct_err *err);
@@ -354,7 +281,7 @@ int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balan
 		       acct_err *err);
 
 struct acct_service {
-	acct__pool pool;
+	seo_pg_pool *pool;
 	acct__keycache cache;
 	acct__limiter limiter;
 	acct__ledger ledger;

@@ -18,9 +18,9 @@
 #define LABEL_MAX 63
 
 /* Statements run unprepared on a caller's connection. */
-static acct__conn oneshot(PGconn *db)
+static seo_pg_conn oneshot(PGconn *db)
 {
-	return (acct__conn){.pg = db, .oneshot = 1};
+	return seo_pg_conn_of(db, &acct__stmts, 1);
 }
 
 static void ms_text(char out[24])
@@ -58,7 +58,7 @@ bad:
 			  "invalid email address \"%s\"", email ? email : "");
 }
 
-static int workspace_exists(acct__conn *c, const char *workspace_id,
+static int workspace_exists(seo_pg_conn *c, const char *workspace_id,
 			    acct_err *err)
 {
 	PGresult *r = NULL;
@@ -72,7 +72,7 @@ static int workspace_exists(acct__conn *c, const char *workspace_id,
 }
 
 /* A user with a key, inside the caller's transaction. */
-static int add_user(acct__conn *c, const char *workspace_id, const char *email,
+static int add_user(seo_pg_conn *c, const char *workspace_id, const char *email,
 		    acct_role role, acct_new_user *out, acct_err *err)
 {
 	char now[24], hash[ACCT_HASH_LEN];
@@ -96,7 +96,7 @@ static int add_user(acct__conn *c, const char *workspace_id, const char *email,
 				out->api_key, hash, &created_at, err);
 }
 
-static int grant(acct__conn *c, const char *workspace_id, int64_t credits,
+static int grant(seo_pg_conn *c, const char *workspace_id, int64_t credits,
 		 int64_t *balance, acct_err *err)
 {
 	char amount[24], now[24];
@@ -117,18 +117,18 @@ static int grant(acct__conn *c, const char *workspace_id, int64_t credits,
 }
 
 /* Ends the transaction: COMMIT after success, else ROLLBACK. */
-static int finish(acct__conn *c, int rc, acct_err *err)
+static int finish(seo_pg_conn *c, int rc, acct_err *err)
 {
 	if (rc == 0)
 		return acct__commit(c, err);
-	acct__rollback(c);
+	seo_pg_rollback(c);
 	return rc;
 }
 
 int acct_workspace_create(PGconn *db, const char *name, const char *email,
 			  int64_t credits, acct_new_user *out, acct_err *err)
 {
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 	char ws[ACCT_ID_LEN], now[24];
 	const char *params[3] = {ws, name, now};
 	int64_t balance;
@@ -160,7 +160,7 @@ int acct_workspace_create(PGconn *db, const char *name, const char *email,
 int acct_user_add(PGconn *db, const char *workspace_id, const char *email,
 		  acct_role role, acct_new_user *out, acct_err *err)
 {
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -180,7 +180,7 @@ int acct_user_add(PGconn *db, const char *workspace_id, const char *email,
 
 int acct_user_remove(PGconn *db, const char *user_id, acct_err *err)
 {
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 	char now[24], payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_USER_PREFIX)];
 	const char *params[2] = {user_id, now};
 	const char *p = payload;
@@ -209,7 +209,7 @@ int acct_user_remove(PGconn *db, const char *user_id, acct_err *err)
 int acct_credits_grant(PGconn *db, const char *workspace_id, int64_t credits,
 		       int64_t *balance, acct_err *err)
 {
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 
 	if (credits <= 0)
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
@@ -264,7 +264,7 @@ int acct_website_add(PGconn *db, const char *workspace_id, const char *host,
 		     const char *name, char site_id[ACCT_ID_LEN],
 		     char host_out[ACCT_HOST_LEN], acct_err *err)
 {
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 	char now[24];
 	const char *params[5] = {site_id, workspace_id, host_out, NULL, now};
 	int rc;
@@ -294,7 +294,7 @@ int acct_website_policy(PGconn *db, const char *site_id, const char *policy,
 			acct_err *err)
 {
 	static const char *const policies[] = {"automatic", "approval"};
-	acct__conn c = oneshot(db);
+	seo_pg_conn c = oneshot(db);
 	const char *params[2] = {site_id, NULL};
 	PGresult *r = NULL;
 	int rc;

@@ -1,6 +1,7 @@
 /*
- * Every SQL statement of the library, the code that runs them (prepared
- * once per connection), and the connection pool of the handler threads.
+ * Every SQL statement of the library, as the statement table the shared
+ * pool prepares on each connection, and the shared runner's failures as
+ * acct_err.
  */
 #include "acct_int.h"
 
@@ -10,11 +11,9 @@
 
 #include "seo/errors.h"
 #include "seo/pg.h"
+#include "seo/pg_pool.h"
 
-static const struct {
-	const char *name;
-	const char *sql;
-} stmts[ACCT__Q_COUNT] = {
+static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_KEY_LOOKUP] = {"key_lookup",
 		"SELECT k.workspace_id, k.user_id, u.role FROM api_keys k "
 		"JOIN users u ON u.id = k.user_id "
@@ -106,7 +105,9 @@ static const struct {
 	[ACCT_Q_COMMIT] = {"commit", "COMMIT"},
 };
 
-_Static_assert(ACCT__Q_COUNT <= 64, "the prepared mask holds 64 statements");
+_Static_assert(ACCT__Q_COUNT <= SEO_PG_STMTS_MAX, "one connection prepares 64 at most");
+
+const seo_pg_stmts acct__stmts = {"acct_", stmts, ACCT__Q_COUNT};
 
 int acct__db_fail(acct_err *err, const char *what, const char *msg)
 {
@@ -118,204 +119,53 @@ int acct__db_fail(acct_err *err, const char *what, const char *msg)
 			  what, (int)n, msg);
 }
 
-static int result_fail(acct__conn *c, PGresult *r, const char *what,
-		       acct_err *err)
+/* The code of a failure the shared runner described in err->message. */
+static int coded(acct_err *err, int rc)
 {
-	const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-	int rc = acct__db_fail(err, what, r != NULL ? PQresultErrorMessage(r)
-					      : PQerrorMessage(c->pg));
-
-	if (state != NULL && strcmp(state, "23505") == 0)
-		return SEO_EEXIST;
+	if (rc != 0)
+		err->code = rc == SEO_ETIMEDOUT ? "service_unavailable"
+						: "internal_error";
 	return rc;
 }
 
-static void stmt_name(acct__q q, char name[32])
-{
-	snprintf(name, 32, "acct_%s", stmts[q].name);
-}
-
-/* Prepares `q` on `c` unless it already is (or `c` is oneshot). */
-static int prepare(acct__conn *c, acct__q q, acct_err *err)
-{
-	uint64_t bit = UINT64_C(1) << q;
-	char name[32];
-	PGresult *r;
-	int rc = 0;
-
-	if (c->oneshot || (c->prepared & bit) != 0)
-		return 0;
-	stmt_name(q, name);
-	r = PQprepare(c->pg, name, stmts[q].sql, 0, NULL);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		rc = result_fail(c, r, stmts[q].name, err);
-	else
-		c->prepared |= bit;
-	PQclear(r);
-	return rc;
-}
-
-static int result_ok(const PGresult *r)
-{
-	ExecStatusType st = PQresultStatus(r);
-
-	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
-}
-
-int acct__exec(acct__conn *c, acct__q q, int nparams,
+int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err)
 {
-	char name[32];
-	PGresult *r = NULL;
-	int rc;
-
-	if (res != NULL)
-		*res = NULL;
-	rc = prepare(c, q, err);
-	if (rc != 0)
-		return rc;
-	stmt_name(q, name);
-	if (c->oneshot)
-		r = PQexecParams(c->pg, stmts[q].sql, nparams, NULL, params,
-				 NULL, NULL, 0);
-	else
-		r = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
-	if (!result_ok(r)) {
-		rc = result_fail(c, r, stmts[q].name, err);
-		goto out;
-	}
-	if (res != NULL) {
-		*res = r;
-		r = NULL;
-	}
-out:
-	PQclear(r);
-	return rc;
+	return coded(err, seo_pg_exec(c, (int)q, nparams, params, res,
+				      err->message, sizeof(err->message)));
 }
 
-void acct__pipe_init(acct__pipe *p)
+int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err)
 {
-	memset(p, 0, sizeof(*p));
+	return coded(err, seo_pg_pipe_run(c, p, err->message, sizeof(err->message)));
 }
 
-void acct__pipe_add(acct__pipe *p, acct__q q, int nparams,
-		    const char *const *params)
+int acct__begin(seo_pg_conn *c, acct_err *err)
 {
-	if (p->n == ACCT__PIPE_MAX || nparams > ACCT__PIPE_PARAMS) {
-		p->overflow = 1;
-		return;
-	}
-	p->st[p->n].q = q;
-	p->st[p->n].nparams = nparams;
-	for (int i = 0; i < nparams; i++)
-		p->st[p->n].params[i] = params[i];
-	p->n++;
+	return coded(err, seo_pg_begin(c, err->message, sizeof(err->message)));
 }
 
-static int pipe_send(acct__conn *c, const acct__pipe *p, int i)
+int acct__commit(seo_pg_conn *c, acct_err *err)
 {
-	acct__q q = p->st[i].q;
-	char name[32];
-
-	if (c->oneshot)
-		return PQsendQueryParams(c->pg, stmts[q].sql, p->st[i].nparams,
-					 NULL, p->st[i].params, NULL, NULL, 0);
-	stmt_name(q, name);
-	return PQsendQueryPrepared(c->pg, name, p->st[i].nparams,
-				   p->st[i].params, NULL, NULL, 0);
+	return coded(err, seo_pg_commit(c, err->message, sizeof(err->message)));
 }
 
-/* Reads the results of `sent` statements and the Sync's; 0 when the
- * pipeline ended where it should (whatever each statement's status). */
-static int pipe_read(acct__conn *c, acct__pipe *p, int sent)
+int acct__pool_get(seo_pg_pool *p, seo_pg_conn **out, acct_err *err)
 {
-	PGresult *r;
-
-	for (int i = 0; i < sent; i++) {
-		p->res[i] = PQgetResult(c->pg);
-		if (p->res[i] == NULL)
-			return SEO_EDB;
-		/* Each statement's results end with a NULL. */
-		while ((r = PQgetResult(c->pg)) != NULL)
-			PQclear(r);
-	}
-	r = PQgetResult(c->pg);
-	if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
-		PQclear(r);
-		return SEO_EDB;
-	}
-	PQclear(r);
-	return 0;
+	return coded(err, seo_pg_pool_get(p, out, err->message, sizeof(err->message)));
 }
 
-int acct__pipe_run(acct__conn *c, acct__pipe *p, acct_err *err)
+int acct__pool_query(seo_pg_pool *p, acct__q q, int nparams,
+		     const char *const *params, PGresult **res, acct_err *err)
 {
-	int sent = 0, rc = 0;
-
-	if (p->overflow)
-		return acct__fail(err, SEO_EINVAL, "internal_error",
-				  "too many statements in one round trip");
-	for (int i = 0; i < ACCT__PIPE_MAX; i++) {
-		PQclear(p->res[i]);
-		p->res[i] = NULL;
-	}
-	/* PQprepare() waits for its answer, which pipeline mode forbids. */
-	for (int i = 0; i < p->n; i++) {
-		rc = prepare(c, p->st[i].q, err);
-		if (rc != 0)
-			return rc;
-	}
-	if (!PQenterPipelineMode(c->pg))
-		return acct__db_fail(err, "pipeline", PQerrorMessage(c->pg));
-	while (sent < p->n && pipe_send(c, p, sent))
-		sent++;
-	/* What was sent is synced and read even after a failed send, so that
-	 * the connection leaves pipeline mode idle. */
-	if (sent < p->n)
-		rc = acct__db_fail(err, stmts[p->st[sent].q].name,
-				   PQerrorMessage(c->pg));
-	if (!PQpipelineSync(c->pg) || pipe_read(c, p, sent) != 0 ||
-	    !PQexitPipelineMode(c->pg))
-		return rc != 0 ? rc : acct__db_fail(err, "pipeline",
-						    PQerrorMessage(c->pg));
-	for (int i = 0; i < sent && rc == 0; i++)
-		if (!result_ok(p->res[i]))
-			rc = result_fail(c, p->res[i], stmts[p->st[i].q].name,
-					 err);
-	return rc;
+	return coded(err, seo_pg_pool_query(p, (int)q, nparams, params, res,
+					    err->message, sizeof(err->message)));
 }
 
-void acct__pipe_clear(acct__pipe *p)
+int acct__pool_begin(seo_pg_pool *p, seo_pg_conn **out, acct_err *err)
 {
-	for (int i = 0; i < ACCT__PIPE_MAX; i++)
-		PQclear(p->res[i]);
-	acct__pipe_init(p);
-}
-
-static int exec_plain(acct__conn *c, const char *sql, acct_err *err)
-{
-	PGresult *r = PQexec(c->pg, sql);
-	int rc = 0;
-
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		rc = result_fail(c, r, sql, err);
-	PQclear(r);
-	return rc;
-}
-
-int acct__begin(acct__conn *c, acct_err *err)
-{
-	return exec_plain(c, "BEGIN", err);
-}
-
-int acct__commit(acct__conn *c, acct_err *err)
-{
-	return exec_plain(c, "COMMIT", err);
-}
-
-void acct__rollback(acct__conn *c)
-{
-	PQclear(PQexec(c->pg, "ROLLBACK"));
+	return coded(err, seo_pg_pool_begin(p, out, err->message,
+					    sizeof(err->message)));
 }
 
 int acct__connect(const char *url, PGconn **out, acct_err *err)
@@ -326,140 +176,10 @@ int acct__connect(const char *url, PGconn **out, acct_err *err)
 	return seo_pg_connect(url, 0, out, err->message, sizeof(err->message));
 }
 
-int acct__pool_init(acct__pool *p, const char *url, int size)
-{
-	memset(p, 0, sizeof(*p));
-	p->slots = calloc((size_t)size, sizeof(*p->slots));
-	p->url = strdup(url);
-	if (p->slots == NULL || p->url == NULL) {
-		free(p->slots);
-		free(p->url);
-		return SEO_ENOMEM;
-	}
-	p->n = size;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->freed, NULL);
-	return 0;
-}
-
-void acct__pool_destroy(acct__pool *p)
-{
-	for (int i = 0; i < p->n; i++)
-		PQfinish(p->slots[i].pg);
-	free(p->slots);
-	free(p->url);
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->freed);
-}
-
-/* Slot fields change under the mutex only, so that acct_db_release() can
- * search the slots while other threads borrow and return. */
-static void pool_return(acct__pool *p, acct__conn *c, PGconn *keep)
-{
-	pthread_mutex_lock(&p->mu);
-	c->pg = keep;
-	if (keep == NULL)
-		c->prepared = 0;
-	c->lent = 0;
-	pthread_cond_signal(&p->freed);
-	pthread_mutex_unlock(&p->mu);
-}
-
-int acct__pool_get(acct__pool *p, acct__conn **out, acct_err *err)
-{
-	acct__conn *c = NULL;
-	PGconn *pg;
-	int rc;
-
-	pthread_mutex_lock(&p->mu);
-	while (c == NULL) {
-		for (int i = 0; i < p->n && c == NULL; i++)
-			if (!p->slots[i].lent)
-				c = &p->slots[i];
-		if (c == NULL)
-			pthread_cond_wait(&p->freed, &p->mu);
-	}
-	c->lent = 1;
-	pg = c->pg;
-	pthread_mutex_unlock(&p->mu);
-
-	if (pg != NULL && PQstatus(pg) == CONNECTION_OK) {
-		*out = c;
-		return 0;
-	}
-	PQfinish(pg);
-	rc = acct__connect(p->url, &pg, err);
-	if (rc != 0) {
-		pool_return(p, c, NULL);
-		return rc;
-	}
-	pthread_mutex_lock(&p->mu);
-	c->pg = pg;
-	c->prepared = 0;
-	pthread_mutex_unlock(&p->mu);
-	*out = c;
-	return 0;
-}
-
-void acct__pool_put(acct__pool *p, acct__conn *c)
-{
-	PGconn *pg = c->pg;
-
-	if (PQstatus(pg) != CONNECTION_OK ||
-	    PQtransactionStatus(pg) != PQTRANS_IDLE) {
-		PQfinish(pg);
-		pg = NULL;
-	}
-	pool_return(p, c, pg);
-}
-
-/* A statement that failed because the server went away (restart, idle
- * timeout, terminated backend) ran nowhere: worth one more try. */
-static int dead(const acct__conn *c, int rc)
-{
-	return rc == SEO_EDB && PQstatus(c->pg) != CONNECTION_OK;
-}
-
-int acct__pool_query(acct__pool *p, acct__q q, int nparams,
-		     const char *const *params, PGresult **res, acct_err *err)
-{
-	acct__conn *c;
-	int rc, again;
-
-	for (int attempt = 0;; attempt++) {
-		rc = acct__pool_get(p, &c, err);
-		if (rc != 0)
-			return rc;
-		rc = acct__exec(c, q, nparams, params, res, err);
-		again = attempt == 0 && dead(c, rc);
-		acct__pool_put(p, c);
-		if (!again)
-			return rc;
-	}
-}
-
-int acct__pool_begin(acct__pool *p, acct__conn **out, acct_err *err)
-{
-	int rc, again;
-
-	for (int attempt = 0;; attempt++) {
-		rc = acct__pool_get(p, out, err);
-		if (rc != 0)
-			return rc;
-		rc = acct__begin(*out, err);
-		if (rc == 0)
-			return 0;
-		again = attempt == 0 && dead(*out, rc);
-		acct__pool_put(p, *out);
-		if (!again)
-			return rc;
-	}
-}
-
 int acct_db_acquire(acct_service *a, PGconn **out, acct_err *err)
 {
-	acct__conn *c;
-	int rc = acct__pool_get(&a->pool, &c, err);
+	seo_pg_conn *c;
+	int rc = acct__pool_get(a->pool, &c, err);
 
 	*out = rc == 0 ? c->pg : NULL;
 	return rc;
@@ -467,13 +187,5 @@ int acct_db_acquire(acct_service *a, PGconn **out, acct_err *err)
 
 void acct_db_release(acct_service *a, PGconn *db)
 {
-	acct__conn *c = NULL;
-
-	pthread_mutex_lock(&a->pool.mu);
-	for (int i = 0; i < a->pool.n && c == NULL; i++)
-		if (a->pool.slots[i].lent && a->pool.slots[i].pg == db)
-			c = &a->pool.slots[i];
-	pthread_mutex_unlock(&a->pool.mu);
-	if (c != NULL)
-		acct__pool_put(&a->pool, c);
+	seo_pg_pool_put_pg(a->pool, db);
 }

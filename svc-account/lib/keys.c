@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mail.h"
+#include "seo/mail.h"
 #include "seo/errors.h"
 #include "seo/util.h"
 
@@ -34,7 +34,7 @@ static const struct {
 	},
 };
 
-static int mail_key(acct__conn *c, const char *workspace_id, const char *email,
+static int mail_key(seo_pg_conn *c, const char *workspace_id, const char *email,
 		    int which, const char *name, const char *last_four,
 		    acct_err *err)
 {
@@ -47,8 +47,8 @@ static int mail_key(acct__conn *c, const char *workspace_id, const char *email,
 	if (asprintf(&body, key_mails[which].body, name, last_four) < 0)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
-	rc = acct_mail_enqueue(c->pg, workspace_id, email,
-			       key_mails[which].subject, body);
+	rc = seo_mail_enqueue(c->pg, &acct_outbox, workspace_id, email,
+			      key_mails[which].subject, body);
 	free(body);
 	if (rc != 0)
 		return acct__fail(err, rc, "internal_error",
@@ -57,7 +57,7 @@ static int mail_key(acct__conn *c, const char *workspace_id, const char *email,
 	return 0;
 }
 
-int acct__key_insert(acct__conn *c, const char *workspace_id,
+int acct__key_insert(seo_pg_conn *c, const char *workspace_id,
 		     const char *user_id, const char *email, const char *name,
 		     char out_key[ACCT_KEY_LEN], char out_hash[ACCT_HASH_LEN],
 		     int64_t *created_at, acct_err *err)
@@ -113,7 +113,7 @@ int acct_list_keys(acct_service *a, const acct_caller *who, seo_arena *arena,
 }
 
 /* The user's address and whether it was removed, inside a transaction. */
-static int user_email(acct__conn *c, const char *workspace_id,
+static int user_email(seo_pg_conn *c, const char *workspace_id,
 		      const char *user_id, PGresult **res, acct_err *err)
 {
 	const char *params[2] = {user_id, workspace_id};
@@ -140,7 +140,7 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 	Seo__Account__V1__CreatedKey *resp;
 	const char *only_user;
 	char key[ACCT_KEY_LEN], hash[ACCT_HASH_LEN];
-	acct__conn *c = NULL;
+	seo_pg_conn *c = NULL;
 	PGresult *u = NULL;
 	int64_t created_at;
 	int rc = keys_role(who, &only_user, err);
@@ -153,7 +153,7 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "key name is longer than %d bytes",
 				  KEY_NAME_MAX);
-	rc = acct__pool_begin(&a->pool, &c, err);
+	rc = acct__pool_begin(a->pool, &c, err);
 	if (rc != 0)
 		return rc;
 	rc = user_email(c, who->workspace_id, who->user_id, &u, err);
@@ -167,7 +167,7 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 	if (rc == 0)
 		rc = acct__commit(c, err);
 	else
-		acct__rollback(c);
+		seo_pg_rollback(c);
 	if (rc != 0)
 		goto out;
 	resp = seo_arena_alloc(arena, sizeof(*resp));
@@ -188,7 +188,7 @@ out:
 	/* The raw key leaves only through the answer. */
 	explicit_bzero(key, sizeof(key));
 	PQclear(u);
-	acct__pool_put(&a->pool, c);
+	seo_pg_pool_put(a->pool, c);
 	return rc;
 }
 
@@ -197,7 +197,7 @@ int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 {
 	const char *params[4];
 	char now[24];
-	acct__conn *c = NULL;
+	seo_pg_conn *c = NULL;
 	PGresult *k = NULL, *u = NULL;
 	int rc = keys_role(who, &params[2], err);
 
@@ -210,7 +210,7 @@ int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 	params[0] = key_id;
 	params[1] = who->workspace_id;
 	params[3] = now;
-	rc = acct__pool_begin(&a->pool, &c, err);
+	rc = acct__pool_begin(a->pool, &c, err);
 	if (rc != 0)
 		return rc;
 	rc = acct__exec(c, ACCT_Q_KEY_REVOKE, 4, params, &k, err);
@@ -228,7 +228,7 @@ int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 	if (rc == 0)
 		rc = acct__commit(c, err);
 	else
-		acct__rollback(c);
+		seo_pg_rollback(c);
 	if (rc != 0)
 		goto out;
 	/* After the commit: a lookup racing with us then reads the
@@ -238,6 +238,6 @@ int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 out:
 	PQclear(k);
 	PQclear(u);
-	acct__pool_put(&a->pool, c);
+	seo_pg_pool_put(a->pool, c);
 	return rc;
 }

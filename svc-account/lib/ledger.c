@@ -193,10 +193,10 @@ static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 }
 
 /* Queues `q` with the finished arrays, then `extra` as the last parameter. */
-static int add_arrays(acct__pipe *p, acct__q q, acct__pgarr *arrs,
+static int add_arrays(seo_pg_pipe *p, acct__q q, acct__pgarr *arrs,
 		      size_t narrs, const char *extra, acct_err *err)
 {
-	const char *params[ACCT__PIPE_PARAMS];
+	const char *params[SEO_PG_PIPE_PARAMS];
 	size_t n = 0;
 
 	for (size_t i = 0; i < narrs; i++) {
@@ -207,7 +207,7 @@ static int add_arrays(acct__pipe *p, acct__q q, acct__pgarr *arrs,
 	}
 	if (extra != NULL)
 		params[n++] = extra;
-	acct__pipe_add(p, q, (int)n, params);
+	seo_pg_pipe_add(p, q, (int)n, params);
 	return 0;
 }
 
@@ -237,7 +237,7 @@ static int reconnect(acct__ledger *l, acct_err *err)
 /* Runs `p`. The round trip that begins the transaction has written
  * nothing, so it runs again on a fresh connection when the server had
  * dropped ours. */
-static int round_trip(acct__ledger *l, acct__pipe *p, acct_err *err)
+static int round_trip(acct__ledger *l, seo_pg_pipe *p, acct_err *err)
 {
 	int begins = p->n > 0 && p->st[0].q == ACCT_Q_BEGIN;
 	int rc = acct__pipe_run(&l->conn, p, err);
@@ -252,7 +252,7 @@ static int round_trip(acct__ledger *l, acct__pipe *p, acct_err *err)
 
 /* Queues the lock of the rows listed in `ids` after what `p` holds, runs
  * the round trip and reads the locked rows. */
-static int lock_rows(acct__ledger *l, acct__pipe *p, acct__q q,
+static int lock_rows(acct__ledger *l, seo_pg_pipe *p, acct__q q,
 		     acct__pgarr *ids, int has_workspace, PGresult **res,
 		     row **rows, size_t *n, acct_err *err)
 {
@@ -262,7 +262,7 @@ static int lock_rows(acct__ledger *l, acct__pipe *p, acct__q q,
 	if (param == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
-	acct__pipe_add(p, q, 1, &param);
+	seo_pg_pipe_add(p, q, 1, &param);
 	rc = round_trip(l, p, err);
 	if (rc == 0) {
 		*res = p->res[slot];
@@ -271,7 +271,7 @@ static int lock_rows(acct__ledger *l, acct__pipe *p, acct__q q,
 		if (rc != 0)
 			acct__fail(err, rc, "internal_error", "out of memory");
 	}
-	acct__pipe_clear(p);
+	seo_pg_pipe_clear(p);
 	return rc;
 }
 
@@ -286,7 +286,7 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 	row *ch = NULL, *ws = NULL;
 	size_t nch = 0, nws = 0;
 	acct__pgarr charge_ids, ws_ids;
-	acct__pipe p;
+	seo_pg_pipe p;
 	writes w;
 	char now[24];
 	int rc = 0;
@@ -302,11 +302,11 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 		acct__pgarr_init(&w.balance[i]);
 	}
 	w.n_ledger = w.n_usage = 0;
-	acct__pipe_init(&p);
+	seo_pg_pipe_init(&p);
 	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
 
 	/* Charges first, then workspaces, always: one lock order. */
-	acct__pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
+	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
 	for (size_t i = 0; i < n; i++)
 		if (ops[i]->kind == OP_REFUND)
 			acct__pgarr_add(&charge_ids, ops[i]->charge_ref);
@@ -349,14 +349,14 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 				err);
 	if (rc != 0)
 		goto out;
-	acct__pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
+	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
 	rc = round_trip(l, &p, err);
 out:
 	/* A failure leaves the transaction open, aborted or ended: ROLLBACK
 	 * ends it, and only warns when none is open. */
 	if (rc != 0)
-		acct__rollback(&l->conn);
-	acct__pipe_clear(&p);
+		seo_pg_rollback(&l->conn);
+	seo_pg_pipe_clear(&p);
 	for (size_t i = 0; i < L_N; i++)
 		acct__pgarr_free(&w.ledger[i]);
 	for (size_t i = 0; i < U_N; i++)
@@ -460,6 +460,7 @@ int acct__ledger_start(acct__ledger *l, const char *url, acct_err *err)
 	if (l->url == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
+	l->conn = seo_pg_conn_of(NULL, &acct__stmts, 0);
 	rc = acct__connect(url, &l->conn.pg, err);
 	if (rc != 0)
 		goto fail;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "acct.h"
@@ -18,9 +17,10 @@
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/log.h"
+#include "seo/provider.h"
 #include "seo/util.h"
 
-#define PROVIDER_TIMEOUT_S 10L
+#define PROVIDER_TIMEOUT_MS 10000L
 /* A session object is a few KB; anything far larger is not one. */
 #define PROVIDER_MAX_BODY (256 * 1024)
 #define WEBHOOK_TOLERANCE_S 300
@@ -73,121 +73,20 @@ out:
 
 /* ---- provider ----------------------------------------------------------- */
 
-typedef struct http_body {
-	char *data; /* NUL-terminated, malloc'd */
-	size_t len;
-} http_body;
-
-static size_t http_collect(char *ptr, size_t size, size_t n, void *ud)
-{
-	http_body *b = ud;
-	size_t add = size * n;
-	char *p;
-
-	/* Returning short aborts the transfer with CURLE_WRITE_ERROR. */
-	if (b->len + add > PROVIDER_MAX_BODY)
-		return 0;
-	p = realloc(b->data, b->len + add + 1);
-	if (p == NULL)
-		return 0;
-	memcpy(p + b->len, ptr, add);
-	b->len += add;
-	p[b->len] = '\0';
-	b->data = p;
-	return add;
-}
-
-/* Appends "name=value" to the form in `f`, both percent-encoded. */
-static int form_add(CURL *curl, FILE *f, const char *name, const char *value)
-{
-	char *n = curl_easy_escape(curl, name, 0);
-	char *v = curl_easy_escape(curl, value, 0);
-	int rc = SEO_ENOMEM;
-
-	if (n == NULL || v == NULL)
-		goto out;
-	if (fprintf(f, "%s%s=%s", ftell(f) > 0 ? "&" : "", n, v) < 0)
-		goto out;
-	rc = 0;
-out:
-	curl_free(n);
-	curl_free(v);
-	return rc;
-}
-
-/*
- * The session's form. There is no public base URL in the configuration, so
- * the buyer returns to the gateway's own address.
- */
-static int checkout_form(CURL *curl, const char *workspace_id,
-			 long long credits, long long cents, char **form)
-{
-	const char *gw = seo_config(SEO_CFG_HTTP_ADDR);
-	char *success = NULL, *cancel = NULL;
-	char scredits[24], scents[24], name[48];
-	size_t size;
-	FILE *f;
-	int rc = SEO_ENOMEM;
-
-	*form = NULL;
-	f = open_memstream(form, &size);
-	if (f == NULL)
-		return SEO_ENOMEM;
-	if (asprintf(&success, "http://%s/checkout/success?session_id={CHECKOUT_SESSION_ID}", gw) < 0) {
-		success = NULL;
-		goto out;
-	}
-	if (asprintf(&cancel, "http://%s/checkout/cancel", gw) < 0) {
-		cancel = NULL;
-		goto out;
-	}
-	snprintf(scredits, sizeof(scredits), "%lld", credits);
-	snprintf(scents, sizeof(scents), "%lld", cents);
-	snprintf(name, sizeof(name), "%lld credits", credits);
-	if (form_add(curl, f, "mode", "payment") < 0 ||
-	    form_add(curl, f, "success_url", success) < 0 ||
-	    form_add(curl, f, "cancel_url", cancel) < 0 ||
-	    form_add(curl, f, "client_reference_id", workspace_id) < 0 ||
-	    form_add(curl, f, "line_items[0][quantity]", "1") < 0 ||
-	    form_add(curl, f, "line_items[0][price_data][currency]", "usd") < 0 ||
-	    form_add(curl, f, "line_items[0][price_data][unit_amount]", scents) < 0 ||
-	    form_add(curl, f, "line_items[0][price_data][product_data][name]", name) < 0 ||
-	    form_add(curl, f, "metadata[workspace_id]", workspace_id) < 0 ||
-	    form_add(curl, f, "metadata[credits]", scredits) < 0)
-		goto out;
-	rc = 0;
-out:
-	/* fclose() finalises *form; it is freed below when building failed. */
-	if (fclose(f) != 0 && rc == 0)
-		rc = SEO_ENOMEM;
-	if (rc < 0) {
-		free(*form);
-		*form = NULL;
-	}
-	free(success);
-	free(cancel);
-	return rc;
-}
-
 /* Takes the session id and URL out of the provider's answer (malloc'd). */
-static int session_parse(const http_body *body, char **id_out, char **url_out)
+static int session_parse(const json_t *root, char **id_out, char **url_out)
 {
-	json_error_t jerr;
-	json_t *root;
 	const char *id, *url;
-	int rc = SEO_EUPSTREAM;
 
-	root = json_loadb(body->data ? body->data : "", body->len, 0, &jerr);
 	if (root == NULL) {
-		log_warn("payment provider answered with invalid json: %s",
-			 jerr.text);
+		log_warn("payment provider answered with no json object");
 		return SEO_EUPSTREAM;
 	}
 	id = json_string_value(json_object_get(root, "id"));
 	url = json_string_value(json_object_get(root, "url"));
 	if (id == NULL || *id == '\0' || url == NULL || *url == '\0') {
 		log_warn("payment provider answered without session id or url");
-		goto out;
+		return SEO_EUPSTREAM;
 	}
 	*id_out = strdup(id);
 	*url_out = strdup(url);
@@ -195,94 +94,79 @@ static int session_parse(const http_body *body, char **id_out, char **url_out)
 		free(*id_out);
 		free(*url_out);
 		*id_out = *url_out = NULL;
-		rc = SEO_ENOMEM;
-		goto out;
+		return SEO_ENOMEM;
 	}
-	rc = 0;
-out:
-	json_decref(root);
-	return rc;
+	return 0;
 }
 
-/* Creates the provider's checkout session; *id_out and *url_out are
- * malloc'd. */
+/*
+ * Creates the provider's checkout session; *id_out and *url_out are
+ * malloc'd. There is no public base URL in the configuration, so the
+ * buyer returns to the gateway's own address.
+ */
 static int provider_create_session(const char *workspace_id, long long credits,
 				   long long cents, char **id_out,
 				   char **url_out)
 {
-	const char *base = seo_config(SEO_CFG_PAYMENTS_API_URL);
-	size_t blen = strlen(base);
-	char errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *headers = NULL, *h;
-	http_body body = {0};
-	char *endpoint = NULL, *auth = NULL, *form = NULL;
-	CURL *curl = NULL;
-	CURLcode cc;
-	long status = 0;
+	const seo_provider provider = {
+		.name = "payment provider",
+		.base_url = seo_config(SEO_CFG_PAYMENTS_API_URL),
+		.auth = SEO_AUTH_BEARER,
+		.key = seo_config(SEO_CFG_PAYMENTS_KEY),
+		.timeout_ms = PROVIDER_TIMEOUT_MS,
+		.connect_timeout_ms = PROVIDER_TIMEOUT_MS,
+		.max_body = PROVIDER_MAX_BODY,
+	};
+	const char *gw = seo_config(SEO_CFG_HTTP_ADDR);
+	char *success = NULL, *cancel = NULL, why[256];
+	char scredits[24], scents[24], name[48];
+	seo_provider_answer ans = {0};
 	int rc = SEO_ENOMEM;
 
-	if (blen == 0) {
-		log_warn("checkout unavailable: SEO_PAYMENTS_API_URL is not set");
-		return SEO_EUPSTREAM;
+	if (asprintf(&success, "http://%s/checkout/success?session_id={CHECKOUT_SESSION_ID}", gw) < 0)
+		return SEO_ENOMEM;
+	if (asprintf(&cancel, "http://%s/checkout/cancel", gw) < 0) {
+		free(success);
+		return SEO_ENOMEM;
 	}
-	while (blen > 0 && base[blen - 1] == '/')
-		blen--;
-	curl = curl_easy_init();
-	if (curl == NULL)
-		goto out;
-	if (asprintf(&endpoint, "%.*s/v1/checkout/sessions", (int)blen, base) < 0) {
-		endpoint = NULL;
-		goto out;
-	}
-	if (asprintf(&auth, "Authorization: Bearer %s",
-		     seo_config(SEO_CFG_PAYMENTS_KEY)) < 0) {
-		auth = NULL;
-		goto out;
-	}
-	h = curl_slist_append(NULL, auth);
-	if (h == NULL)
-		goto out;
-	headers = h;
-	h = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded");
-	if (h == NULL)
-		goto out;
-	rc = checkout_form(curl, workspace_id, credits, cents, &form);
-	if (rc < 0)
-		goto out;
+	snprintf(scredits, sizeof(scredits), "%lld", credits);
+	snprintf(scents, sizeof(scents), "%lld", cents);
+	snprintf(name, sizeof(name), "%lld credits", credits);
+	{
+		const seo_param form[] = {
+			{"mode", "payment"},
+			{"success_url", success},
+			{"cancel_url", cancel},
+			{"client_reference_id", workspace_id},
+			{"line_items[0][quantity]", "1"},
+			{"line_items[0][price_data][currency]", "usd"},
+			{"line_items[0][price_data][unit_amount]", scents},
+			{"line_items[0][price_data][product_data][name]", name},
+			{"metadata[workspace_id]", workspace_id},
+			{"metadata[credits]", scredits},
+		};
+		/* A second POST would open a second session: no retries. */
+		const seo_provider_call call = {
+			.method = "POST",
+			.path = "/v1/checkout/sessions",
+			.form = form,
+			.n_form = sizeof(form) / sizeof(form[0]),
+		};
 
-	curl_easy_setopt(curl, CURLOPT_URL, endpoint);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, http_collect);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, PROVIDER_TIMEOUT_S);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, PROVIDER_TIMEOUT_S);
-	/* Handlers run on worker threads: no SIGALRM-based resolver timeout. */
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-
-	rc = SEO_EUPSTREAM;
-	cc = curl_easy_perform(curl);
-	if (cc != CURLE_OK) {
-		log_warn("payment provider unreachable: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
-		goto out;
+		rc = seo_provider_do(&provider, &call, &ans, why, sizeof(why));
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status > 299) {
+	if (rc == SEO_EUPSTREAM)
+		log_warn("payment provider unreachable: %s", why);
+	else if (rc == 0 && (ans.status < 200 || ans.status > 299)) {
 		log_warn("payment provider refused the checkout session: http %ld: %.200s",
-			 status, body.data ? body.data : "");
-		goto out;
+			 ans.status, ans.body);
+		rc = SEO_EUPSTREAM;
+	} else if (rc == 0) {
+		rc = session_parse(ans.json, id_out, url_out);
 	}
-	rc = session_parse(&body, id_out, url_out);
-out:
-	curl_easy_cleanup(curl);
-	curl_slist_free_all(headers);
-	free(endpoint);
-	free(auth);
-	free(form);
-	free(body.data);
+	seo_provider_answer_free(&ans);
+	free(success);
+	free(cancel);
 	return rc;
 }
 

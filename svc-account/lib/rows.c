@@ -106,7 +106,7 @@ int acct__query_list(acct_service *a, acct__q q, int nparams,
 		return acct__fail(err, SEO_EINVAL, "internal_error",
 				  "%s has no repeated message field %s",
 				  d->name, field);
-	rc = acct__pool_query(&a->pool, q, nparams, params, &r, err);
+	rc = acct__pool_query(a->pool, q, nparams, params, &r, err);
 	if (rc != 0)
 		goto out;
 	resp = seo_arena_alloc(arena, d->sizeof_message);

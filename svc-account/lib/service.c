@@ -33,14 +33,18 @@ int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
 {
 	const char *url = opt->pg_url != NULL ? opt->pg_url : seo_pg_url();
 	acct_service *a = calloc(1, sizeof(*a));
+	seo_pg_pool_opt po = {
+		.url = url,
+		.size = opt->pool_size > 0 ? opt->pool_size : DEFAULT_POOL,
+		.stmts = &acct__stmts,
+	};
 	int rc;
 
 	*out = NULL;
 	if (a == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
-	rc = acct__pool_init(&a->pool, url,
-			     opt->pool_size > 0 ? opt->pool_size : DEFAULT_POOL);
+	rc = seo_pg_pool_new(&po, &a->pool);
 	if (rc != 0)
 		goto oom;
 	a->started |= PART_POOL;
@@ -79,7 +83,7 @@ void acct_free(acct_service *a)
 	if (a->started & PART_LEDGER)
 		acct__ledger_stop(&a->ledger);
 	if (a->started & PART_POOL)
-		acct__pool_destroy(&a->pool);
+		seo_pg_pool_free(a->pool);
 	if (a->started & PART_LIMITER)
 		acct__limiter_destroy(&a->limiter);
 	if (a->started & PART_CACHE)
@@ -119,7 +123,7 @@ static int lookup_key(acct_service *a, const char *hash, acct__identity *id,
 	if (acct__keycache_get(&a->cache, hash, id, &epoch))
 		return 0;
 	atomic_fetch_add(&a->key_db_lookups, 1);
-	rc = acct__pool_query(&a->pool, ACCT_Q_KEY_LOOKUP, 1, &hash, &r, err);
+	rc = acct__pool_query(a->pool, ACCT_Q_KEY_LOOKUP, 1, &hash, &r, err);
 	if (rc != 0)
 		goto out;
 	if (PQntuples(r) == 0) {
@@ -146,7 +150,7 @@ int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balan
 		       acct_err *err)
 {
 	PGresult *r = NULL;
-	int rc = acct__pool_query(&a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
+	int rc = acct__pool_query(a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
 				  &r, err);
 
 	if (rc != 0)

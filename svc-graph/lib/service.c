@@ -21,6 +21,7 @@
 #include "seo/errors.h"
 #include "seo/graph/v1/graph.pb-c.h"
 #include "seo/log.h"
+#include "seo/pb.h"
 
 #define T(name) Seo__Graph__V1__##name
 #define D(name) (&seo__graph__v1__##name##__descriptor)
@@ -1152,10 +1153,14 @@ static ProtobufCMessage *answer_cached(gcall *c, const char *key,
 	return protobuf_c_message_unpack(d, &alloc, len, v);
 }
 
-static void answer_store(gcall *c, const char *key, const ProtobufCMessage *m)
+static void answer_store(gcall *c, const char *key, ProtobufCMessage *m)
 {
-	size_t len = protobuf_c_message_get_packed_size(m);
-	uint8_t *v = seo_arena_alloc(c->a, len ? len : 1);
+	size_t len;
+	uint8_t *v;
+
+	seo_pb_fill(m);
+	len = protobuf_c_message_get_packed_size(m);
+	v = seo_arena_alloc(c->a, len ? len : 1);
 
 	/* not kept (no memory): the next call computes it again */
 	if (v != NULL)

@@ -13,27 +13,33 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "seo/arena.h"
+#include "seo/fetch_config.h"
 #include "seo/rpc.h"
 #include "seo/tech.h"
 
 /* The method table for rpc_service_main(); the service pointer is an
- * rt_svc (below), which only page-performance reads. */
+ * rt_svc (below). */
 extern const rpc_method rt_rpc_methods[];
 extern const size_t rt_rpc_n_methods;
 
 /*
- * The state page-performance needs (psi_service.c): a pool of database
- * connections to `pg_url` (copied), opened lazily with svc-realtime's
- * migrations (seo/pg.h, SEO_PG_REALTIME), the URL policy
- * (SEO_FETCH_ALLOW_NETS, read now) and the upstream runs in flight.
- * Nothing connects here, so that the other analyses serve while the
- * database is away. Returns 0, SEO_EINVAL (a malformed variable) or
- * SEO_ENOMEM. Free with rt_svc_free() once no call runs.
+ * The service's state (psi_service.c): the fetch configuration every
+ * analysis fetches with and page-performance checks URLs by (`fetch`,
+ * borrowed: it must outlive the service), and what page-performance
+ * needs: a pool of database connections to `pg_url` (copied), opened
+ * lazily with svc-realtime's migrations (rt_store.h), and
+ * the upstream runs in flight. Nothing connects here, so that the other
+ * analyses serve while the database is away. Returns 0 or SEO_ENOMEM.
+ * Free with rt_svc_free() once no call runs.
  */
 typedef struct rt_svc rt_svc;
 
-int rt_svc_new(const char *pg_url, rt_svc **out);
+int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out);
 void rt_svc_free(rt_svc *s);
+
+/* The fetch configuration of `s`; NULL (no allow-nets, no connect-to)
+ * without a service. */
+const seo_fetch_config *rt_svc_fetch(const rt_svc *s);
 
 /* Connects once and applies the migrations, so that a fresh database is
  * ready before the first call. 0, or why not (logged); page-performance

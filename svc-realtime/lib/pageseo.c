@@ -113,9 +113,9 @@ static json_t *text_json(myhtml_tree_node_t *n)
  * resolve to an http(s) URL. */
 static json_t *url_json(const audit *au, const char *href)
 {
-	rt_url u;
+	seo_url u;
 
-	return json_string(rt_url_resolve(au->base, href, au->a, &u) == 0 ? u.href : href);
+	return json_string(seo_url_resolve(au->base, href, au->a, &u) == 0 ? u.href : href);
 }
 
 /* Host of an absolute or scheme-relative href, lowercased into `out`
@@ -483,7 +483,7 @@ static json_t *language_json(const audit *au)
 
 static json_t *canonical_json(const audit *au)
 {
-	rt_url c, f;
+	seo_url c, f;
 	int self = 0;
 	json_t *url;
 
@@ -492,8 +492,8 @@ static json_t *canonical_json(const audit *au)
 	url = url_json(au, au->canonical);
 	if (url == NULL)
 		return NULL;
-	if (rt_url_parse(json_string_value(url), au->a, &c) == 0 &&
-	    rt_url_resolve(au->page->final_url, au->page->final_url, au->a, &f) == 0)
+	if (seo_url_parse(json_string_value(url), au->a, &c) == 0 &&
+	    seo_url_resolve(au->page->final_url, au->page->final_url, au->a, &f) == 0)
 		self = strcmp(c.href, f.href) == 0;
 	return json_pack("{s:o,s:b}", "url", url, "self_referential", self);
 }
@@ -581,9 +581,9 @@ int rt_page_seo(const rt_page *page, json_t **out)
 		    (base_href = rt__attr(c, "href")) != NULL)
 			break;
 	if (base_href != NULL) {
-		rt_url u;
+		seo_url u;
 
-		au.base = rt_url_resolve(au.base, base_href, au.a, &u) == 0 ? u.href : base_href;
+		au.base = seo_url_resolve(au.base, base_href, au.a, &u) == 0 ? u.href : base_href;
 	}
 	if (href_host(au.base, host, sizeof(host)) != 1)
 		host[0] = '\0';

@@ -1,6 +1,6 @@
 /*
- * Page performance: the PageSpeed Insights v5 client (runPagespeed over
- * libcurl) and the mapping of its answer onto the spec's Page performance
+ * Page performance: the PageSpeed Insights v5 call (runPagespeed through
+ * the provider client, seo/provider.h) and the mapping of its answer onto the spec's Page performance
  * object. No state: the cache and the quotas are the service's
  * (psi_service.c).
  */
@@ -12,10 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "seo/errors.h"
 #include "seo/log.h"
+#include "seo/provider.h"
 
 /* The API path under SEO_PAGESPEED_URL. */
 #define PSI_PATH "/pagespeedonline/v5/runPagespeed"
@@ -84,16 +83,16 @@ static int has_field_data(const json_t *root)
 	return json_is_object(m) && json_object_size(m) > 0;
 }
 
-int rt_psi_map(const char *body, size_t len, const char *url,
-	       const char *strategy, json_t **out, const char **why)
+int rt_psi_map(const json_t *root, const char *url, const char *strategy,
+	       json_t **out, const char **why)
 {
-	json_t *root, *lh, *err, *obj = NULL, *cwv;
+	const json_t *lh, *err;
+	json_t *obj = NULL, *cwv;
 	const char *code;
 	int rc = SEO_ENOMEM;
 
 	*out = NULL;
 	*why = "the answer is not json";
-	root = json_loadb(body, len, 0, NULL);
 	if (root == NULL)
 		return SEO_EINVAL;
 	rc = SEO_EINVAL;
@@ -134,134 +133,62 @@ int rt_psi_map(const char *body, size_t len, const char *url,
 	rc = 0;
 out:
 	json_decref(obj);
-	json_decref(root);
 	return rc;
 }
 
 /* ---- the upstream call ------------------------------------------------------ */
 
-typedef struct body_buf {
-	char *data;
-	size_t len, cap;
-	int too_big;
-} body_buf;
-
-static size_t collect(char *ptr, size_t size, size_t n, void *ud)
-{
-	body_buf *b = ud;
-	size_t add = size * n;
-
-	if (b->len + add > PSI_MAX_BODY) {
-		b->too_big = 1;
-		return 0;
-	}
-	if (b->len + add + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64 * 1024;
-		char *p;
-
-		while (cap < b->len + add + 1)
-			cap *= 2;
-		p = realloc(b->data, cap);
-		if (p == NULL)
-			return 0;
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, add);
-	b->len += add;
-	b->data[b->len] = '\0';
-	return add;
-}
-
-/* The request URL, malloc'd: the parameters escaped, the enum values as
- * the API names them. */
-static char *request_url(CURL *curl, const char *base, const char *key,
-			 const char *url, const char *strategy)
-{
-	size_t blen = strlen(base);
-	char *eurl = curl_easy_escape(curl, url, 0);
-	char *ekey = key[0] != '\0' ? curl_easy_escape(curl, key, 0) : NULL;
-	char *out = NULL;
-
-	while (blen > 0 && base[blen - 1] == '/')
-		blen--;
-	if (eurl != NULL && (key[0] == '\0' || ekey != NULL) &&
-	    asprintf(&out, "%.*s" PSI_PATH "?url=%s&strategy=%s"
-		     "&category=PERFORMANCE&category=ACCESSIBILITY&category=SEO%s%s",
-		     (int)blen, base, eurl,
-		     strcmp(strategy, "desktop") == 0 ? "DESKTOP" : "MOBILE",
-		     ekey != NULL ? "&key=" : "", ekey != NULL ? ekey : "") < 0)
-		out = NULL;
-	curl_free(eurl);
-	curl_free(ekey);
-	return out;
-}
-
 int rt_psi_run(const char *base, const char *key, const char *url,
 	       const char *strategy, long timeout_ms, json_t **out, char *why,
 	       size_t why_len)
 {
-	char errbuf[CURL_ERROR_SIZE] = "";
-	body_buf body = {0};
+	const seo_provider psi = {
+		.name = "pagespeed",
+		.base_url = base,
+		.auth = SEO_AUTH_QUERY,
+		.key = key,
+		.key_name = "key",
+		.connect_timeout_ms = PSI_CONNECT_TIMEOUT_MS,
+		.max_body = PSI_MAX_BODY,
+	};
+	const seo_param query[] = {
+		{"url", url},
+		{"strategy", strcmp(strategy, "desktop") == 0 ? "DESKTOP" : "MOBILE"},
+		{"category", "PERFORMANCE"},
+		{"category", "ACCESSIBILITY"},
+		{"category", "SEO"},
+	};
+	/* Not retried: each run is one of the day's counted attempts. */
+	const seo_provider_call call = {
+		.path = PSI_PATH,
+		.query = query,
+		.n_query = sizeof(query) / sizeof(query[0]),
+		.timeout_ms = timeout_ms <= 0 || timeout_ms > RT_PSI_TIMEOUT_MS
+				      ? RT_PSI_TIMEOUT_MS : timeout_ms,
+	};
+	seo_provider_answer ans;
 	const char *bad;
-	char *endpoint = NULL;
-	CURL *curl;
-	CURLcode cc;
-	long status = 0;
-	int rc = SEO_ENOMEM;
+	int rc;
 
 	*out = NULL;
-	snprintf(why, why_len, "out of memory");
-	if (timeout_ms <= 0 || timeout_ms > RT_PSI_TIMEOUT_MS)
-		timeout_ms = RT_PSI_TIMEOUT_MS;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return SEO_ENOMEM;
-	curl = curl_easy_init();
-	if (curl == NULL)
-		return SEO_ENOMEM;
-	endpoint = request_url(curl, base, key, url, strategy);
-	if (endpoint == NULL)
-		goto out;
-	curl_easy_setopt(curl, CURLOPT_URL, endpoint);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-			 timeout_ms < PSI_CONNECT_TIMEOUT_MS ? timeout_ms
-							     : PSI_CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	/* Handlers run on worker threads: no SIGALRM-based resolver timeout. */
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-
-	rc = SEO_EUPSTREAM;
-	cc = curl_easy_perform(curl);
-	if (cc != CURLE_OK) {
-		snprintf(why, why_len, "%s", body.too_big ? "the answer is too large"
-				  : errbuf[0] ? errbuf : curl_easy_strerror(cc));
-		goto out;
-	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200) {
+	rc = seo_provider_do(&psi, &call, &ans, why, why_len);
+	if (rc != 0)
+		return rc == SEO_ENOMEM ? SEO_ENOMEM : SEO_EUPSTREAM;
+	if (ans.status != 200) {
 		/* The body is for our log only: `why` reaches the caller. */
-		log_warn("pagespeed answered http %ld: %.300s", status,
-			 body.data != NULL ? body.data : "");
-		snprintf(why, why_len, "http %ld", status);
-		goto out;
-	}
-	rc = rt_psi_map(body.data != NULL ? body.data : "", body.len, url,
-			strategy, out, &bad);
-	if (rc == SEO_EINVAL) {
-		snprintf(why, why_len, "%s", bad);
+		log_warn("pagespeed answered http %ld: %.300s", ans.status, ans.body);
+		snprintf(why, why_len, "http %ld", ans.status);
 		rc = SEO_EUPSTREAM;
-	} else if (rc != 0) {
-		snprintf(why, why_len, "out of memory");
+	} else {
+		rc = rt_psi_map(ans.json, url, strategy, out, &bad);
+		if (rc == SEO_EINVAL) {
+			snprintf(why, why_len, "%s", bad);
+			rc = SEO_EUPSTREAM;
+		} else if (rc != 0) {
+			snprintf(why, why_len, "out of memory");
+		}
 	}
-out:
-	curl_easy_cleanup(curl);
-	free(endpoint);
-	free(body.data);
+	seo_provider_answer_free(&ans);
 	return rc;
 }
 

@@ -60,33 +60,28 @@ typedef struct flight {
 } flight;
 
 struct rt_svc {
-	rt_db *db;
-	rt_netpolicy policy;
+	seo_pg_pool *db;
+	const seo_fetch_config *fetch; /* borrowed */
 	pthread_mutex_t mu;
 	pthread_cond_t landed;
 	flight *flights;
 };
 
-int rt_svc_new(const char *pg_url, rt_svc **out)
+int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out)
 {
 	char dir[PATH_MAX];
-	const char *nets = seo_config(SEO_CFG_FETCH_ALLOW_NETS);
 	rt_svc *s = calloc(1, sizeof(*s));
 	int rc;
 
 	*out = NULL;
 	if (s == NULL)
 		return SEO_ENOMEM;
-	if (rt_netpolicy_parse(nets, &s->policy) != 0) {
-		log_error("invalid SEO_FETCH_ALLOW_NETS: %s", nets);
-		free(s);
-		return SEO_EINVAL;
-	}
+	s->fetch = fetch;
 	/* Not found is reported on use, so that the other analyses serve. */
-	rc = rt_db_new(pg_url,
-		       seo_pg_migrations_dir(SEO_PG_REALTIME, dir, sizeof(dir)) == 0
-			       ? dir : NULL,
-		       DB_POOL, &s->db);
+	rc = rt_db_pool_new(pg_url,
+			    seo_pg_migrations_dir(&rt_migrations, dir, sizeof(dir)) == 0
+				    ? dir : NULL,
+			    DB_POOL, &s->db);
 	if (rc != 0) {
 		free(s);
 		return rc;
@@ -97,11 +92,16 @@ int rt_svc_new(const char *pg_url, rt_svc **out)
 	return 0;
 }
 
+const seo_fetch_config *rt_svc_fetch(const rt_svc *s)
+{
+	return s != NULL ? s->fetch : NULL;
+}
+
 void rt_svc_free(rt_svc *s)
 {
 	if (s == NULL)
 		return;
-	rt_db_free(s->db);
+	seo_pg_pool_free(s->db);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->landed);
 	free(s);
@@ -109,11 +109,11 @@ void rt_svc_free(rt_svc *s)
 
 int rt_svc_db_check(rt_svc *s)
 {
-	PGconn *pg;
-	int rc = rt_db_acquire(s->db, &pg);
+	seo_pg_conn *c;
+	int rc = rt_db_get(s->db, &c);
 
 	if (rc == 0)
-		rt_db_release(s->db, pg);
+		seo_pg_pool_put(s->db, c);
 	return rc;
 }
 
@@ -137,24 +137,24 @@ static int quota_fail(rpc_ctx *ctx, const char *code, int64_t to_midnight_s,
 }
 
 /* http(s), no credentials, no fragment. */
-static int parse_url(rpc_ctx *ctx, const char *url, rt_url *u)
+static int parse_url(rpc_ctx *ctx, const char *url, seo_url *u)
 {
-	if (strlen(url) > URL_MAX || rt_url_parse(url, rpc_ctx_arena(ctx), u) != 0)
+	if (strlen(url) > URL_MAX || seo_url_parse(url, rpc_ctx_arena(ctx), u) != 0)
 		return rpc_ctx_fail(ctx, "invalid_url",
 				    "\"%.200s\" is not an http(s) URL without "
 				    "credentials or fragment", url);
 	return 0;
 }
 
-/* A public host, by the live fetches' address policy. A name that does
- * not resolve here is PageSpeed's to report, like any page it cannot
- * load. */
-static int check_host(rt_svc *s, rpc_ctx *ctx, const rt_url *u)
+/* A public host, by the live fetches' address policy and allow-list,
+ * before anything is counted or sent upstream. A name that does not
+ * resolve here is PageSpeed's to report, like any page it cannot load. */
+static int check_host(rt_svc *s, rpc_ctx *ctx, const seo_url *u)
 {
 	struct sockaddr_storage addr;
 
-	if (rt_resolve_checked(s != NULL ? &s->policy : NULL, u->host, u->port,
-			       &addr) == SEO_EDENIED)
+	if (seo_resolve_checked(rt_svc_fetch(s), u->host, u->port, &addr) ==
+	    SEO_EDENIED)
 		return rpc_ctx_fail(ctx, "private_ip",
 				    "%s resolves to a private or reserved address",
 				    u->host);
@@ -199,15 +199,15 @@ static int answer(rpc_ctx *ctx, const char *url, const char *result,
 static int cache_get(rt_svc *s, const char *url, const char *strategy,
 		     char **result, int64_t *cached_at)
 {
-	PGconn *pg;
-	int rc = rt_db_acquire(s->db, &pg);
+	seo_pg_conn *c;
+	int rc = rt_db_get(s->db, &c);
 
 	*result = NULL;
 	if (rc != 0)
 		return SEO_EDB;
-	rc = rt_db_psi_cache_get(pg, url, strategy, seo_now_ms() - CACHE_MS,
+	rc = rt_db_psi_cache_get(c, url, strategy, seo_now_ms() - CACHE_MS,
 				 result, cached_at);
-	rt_db_release(s->db, pg);
+	seo_pg_pool_put(s->db, c);
 	return rc;
 }
 
@@ -234,7 +234,7 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 {
 	char why[256], *text = NULL;
 	json_t *data = NULL;
-	PGconn *pg = NULL;
+	seo_pg_conn *c = NULL;
 	int64_t left;
 	int rc;
 
@@ -244,11 +244,11 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 			flight_fail(f, "service_unavailable", STATE_UNAVAILABLE);
 		return;
 	}
-	rc = rt_db_acquire(s->db, &pg);
-	if (rc == 0)
-		rc = rt_db_psi_count_attempt(pg, day, ATTEMPTS_PER_DAY);
-	rt_db_release(s->db, pg);
-	pg = NULL;
+	rc = rt_db_get(s->db, &c);
+	if (rc == 0) {
+		rc = rt_db_count(c, &rt_db_attempts, day, NULL, ATTEMPTS_PER_DAY);
+		seo_pg_pool_put(s->db, c);
+	}
 	if (rc == SEO_EDENIED) {
 		flight_fail(f, "quota_exceeded",
 			    "the service-wide daily page-performance quota is used up");
@@ -284,14 +284,14 @@ static void fly(rt_svc *s, flight *f, const char *url, const char *strategy,
 		flight_fail(f, "internal_error", "out of memory");
 		return;
 	}
-	rc = rt_db_acquire(s->db, &pg);
+	rc = rt_db_get(s->db, &c);
 	if (rc == 0) {
 		int64_t now = seo_now_ms();
 
-		rc = rt_db_psi_cache_put(pg, url, strategy, text, now,
+		rc = rt_db_psi_cache_put(c, url, strategy, text, now,
 					 now - CACHE_MS, &f->result, &f->cached_at);
+		seo_pg_pool_put(s->db, c);
 	}
-	rt_db_release(s->db, pg);
 	free(text);
 	if (rc != 0)
 		flight_fail(f, "service_unavailable", STATE_UNAVAILABLE);
@@ -413,8 +413,8 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rt_svc *s = rpc_ctx_service(ctx);
 	char day[11], message[300], *result = NULL;
 	int64_t to_midnight, cached_at;
-	PGconn *pg = NULL;
-	rt_url u;
+	seo_pg_conn *c = NULL;
+	seo_url u;
 	int rc;
 
 	if (user == NULL || user[0] == '\0')
@@ -423,7 +423,7 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rc = parse_url(ctx, r->url, &u);
 	/* An address is checked at once; a name is resolved only when a run
 	 * is needed, so that cache hits wait for no DNS. */
-	if (rc == 0 && u.host_kind != RT_HOST_NAME)
+	if (rc == 0 && u.host_kind != SEO_HOST_NAME)
 		rc = check_host(s, ctx, &u);
 	if (rc != 0)
 		return rc;
@@ -434,17 +434,18 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rc = cache_get(s, r->url, strategy, &result, &cached_at);
 	if (rc != 0 && rc != SEO_ENOTFOUND)
 		return unavailable(ctx);
-	if (rc == SEO_ENOTFOUND && u.host_kind == RT_HOST_NAME) {
+	if (rc == SEO_ENOTFOUND && u.host_kind == SEO_HOST_NAME) {
 		rc = check_host(s, ctx, &u);
 		if (rc != 0)
 			return rc;
 	}
 
 	/* Every call counts for its person, cache hits and failures too. */
-	rc = rt_db_acquire(s->db, &pg);
-	if (rc == 0)
-		rc = rt_db_psi_count_call(pg, day, user, USER_CALLS_PER_DAY);
-	rt_db_release(s->db, pg);
+	rc = rt_db_get(s->db, &c);
+	if (rc == 0) {
+		rc = rt_db_count(c, &rt_db_user_calls, day, user, USER_CALLS_PER_DAY);
+		seo_pg_pool_put(s->db, c);
+	}
 	if (rc != 0) {
 		free(result);
 		if (rc != SEO_EDENIED)
@@ -466,9 +467,9 @@ int rt__page_performance(rpc_ctx *ctx, const ProtobufCMessage *req,
 	if (strcmp(code, "quota_exceeded") != 0)
 		return rpc_ctx_fail(ctx, code, "%s", message);
 	/* Refused before any run: not one of the person's calls. */
-	if (rt_db_acquire(s->db, &pg) == 0) {
-		rt_db_psi_uncount_call(pg, day, user);
-		rt_db_release(s->db, pg);
+	if (rt_db_get(s->db, &c) == 0) {
+		rt_db_uncount(c, &rt_db_user_calls, day, user);
+		seo_pg_pool_put(s->db, c);
 	}
 	return quota_fail(ctx, code, to_midnight, message);
 }

@@ -243,12 +243,12 @@ static int collect_sitemaps(const rec *recs, size_t n, seo_arena *a, rt_robots *
 	if (r->sitemaps == NULL)
 		return SEO_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		rt_url u;
+		seo_url u;
 		int rc;
 
 		if (recs[i].kind != K_SITEMAP)
 			continue;
-		rc = rt_url_parse(recs[i].val, a, &u);
+		rc = seo_url_parse(recs[i].val, a, &u);
 		if (rc == SEO_ENOMEM)
 			return rc;
 		if (rc == 0)

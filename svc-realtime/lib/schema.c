@@ -93,7 +93,7 @@ static int on_block(extract *ex, myhtml_tree_node_t *script)
 
 		if (a == NULL)
 			return SEO_ENOMEM;
-		rc = rt_to_utf8(err.text, strlen(err.text), "utf-8", a, &text, &len);
+		rc = seo_to_utf8(err.text, strlen(err.text), "utf-8", a, &text, &len);
 		if (rc == 0 && json_array_append_new(ex->invalid, json_pack("{s:I,s:s,s:i,s:i,s:i}",
 			"index", (json_int_t)block, "error", text,
 			"line", err.line, "column", err.column, "position", err.position)))

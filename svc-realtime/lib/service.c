@@ -64,10 +64,16 @@ static int answer(rpc_ctx *ctx, json_t *obj,
 	return 0;
 }
 
-/* The public error of a failed fetch. */
-static int fetch_failed(rpc_ctx *ctx, const rt_fetch_result *res)
+/* What the call's fetches are configured with. */
+static const seo_fetch_config *fetch_config(rpc_ctx *ctx)
 {
-	return rpc_ctx_fail(ctx, rt_fetch_error_code(res->error),
+	return rt_svc_fetch(rpc_ctx_service(ctx));
+}
+
+/* The public error of a failed fetch. */
+static int fetch_failed(rpc_ctx *ctx, const seo_fetch_result *res)
+{
+	return rpc_ctx_fail(ctx, seo_fetch_error_code(res->error),
 			    "could not fetch %s: %s", res->url, res->message);
 }
 
@@ -92,18 +98,19 @@ static int analyse_page(rpc_ctx *ctx, const ProtobufCMessage *req,
 			ProtobufCMessage **resp, const page_method *m)
 {
 	const Seo__Realtime__V1__UrlRequest *r = (const void *)req;
-	rt_fetch_opts opts = {0};
-	rt_fetch_result res;
+	seo_fetch_opts opts = {0};
+	seo_fetch_result res;
 	rt_page page;
 	json_t *out = NULL;
 	int rc;
 
 	opts.timeout_ms = budget_ms(ctx, PAGE_TIMEOUT_MS);
-	rc = rt_fetch_sync(r->url, &opts, rpc_ctx_arena(ctx), &res);
+	rc = seo_fetch_sync(fetch_config(ctx), r->url, &opts, rpc_ctx_arena(ctx),
+			    &res);
 	if (rc != 0)
 		return rpc_ctx_fail(ctx, "internal_error",
 				    "could not start the fetcher");
-	if (res.error != RT_FETCH_OK)
+	if (res.error != SEO_FETCH_OK)
 		return fetch_failed(ctx, &res);
 	page = (rt_page){res.url, res.final_url, res.status,
 			 res.response_time_ms, res.body, res.body_len,
@@ -147,21 +154,21 @@ static const char *site_host(rpc_ctx *ctx, const char *domain)
 /* A call's own loop and fetcher; both NULL-safe to free. */
 typedef struct loop {
 	struct event_base *base;
-	rt_fetcher *f;
+	seo_fetcher *f;
 } loop;
 
-static int loop_open(loop *l)
+static int loop_open(rpc_ctx *ctx, loop *l)
 {
 	l->f = NULL;
 	l->base = event_base_new();
 	if (l->base == NULL)
 		return SEO_ENOMEM;
-	return rt_fetcher_new(l->base, &l->f);
+	return seo_fetcher_new(l->base, fetch_config(ctx), &l->f);
 }
 
 static void loop_close(loop *l)
 {
-	rt_fetcher_free(l->f);
+	seo_fetcher_free(l->f);
 	if (l->base != NULL)
 		event_base_free(l->base);
 }
@@ -194,7 +201,7 @@ static int sitemap(rpc_ctx *ctx, const ProtobufCMessage *req,
 		return rpc_ctx_fail(ctx, "invalid_domain",
 				    "\"%.200s\" is not a domain name", r->domain);
 	origin = seo_arena_printf(rpc_ctx_arena(ctx), "https://%s", host);
-	rc = origin != NULL ? loop_open(&l) : SEO_ENOMEM;
+	rc = origin != NULL ? loop_open(ctx, &l) : SEO_ENOMEM;
 	if (rc == 0) {
 		w.base = l.base;
 		rc = rt_sitemap_fetch(l.f, origin,
@@ -230,15 +237,15 @@ enum { PROBE_HOME, PROBE_ROBOTS, PROBE_SITEMAP, PROBE_HTTP, PROBE_WWW, N_PROBES 
 typedef struct probe_set {
 	struct event_base *base;
 	size_t pending;
-	rt_fetch_result res[N_PROBES];
+	seo_fetch_result res[N_PROBES];
 } probe_set;
 
 typedef struct probe_slot {
 	probe_set *set;
-	rt_fetch_result *res;
+	seo_fetch_result *res;
 } probe_slot;
 
-static void on_probe(const rt_fetch_result *res, void *ud)
+static void on_probe(const seo_fetch_result *res, void *ud)
 {
 	probe_slot *slot = ud;
 
@@ -255,7 +262,7 @@ static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 	const char *host = site_host(ctx, r->domain), *apex, *url[N_PROBES];
 	probe_set set = {NULL, 0, {{0}}};
 	probe_slot slot[N_PROBES];
-	rt_fetch_opts opts = {0};
+	seo_fetch_opts opts = {0};
 	rt_site_probes probes;
 	loop l = {NULL, NULL};
 	json_t *data = NULL;
@@ -273,11 +280,11 @@ static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 	opts.timeout_ms = budget_ms(ctx, PROBE_TIMEOUT_MS);
 	/* robots.txt is read as bytes, the way its parser expects. */
 	opts.raw_body = 1;
-	rc = loop_open(&l);
+	rc = loop_open(ctx, &l);
 	set.base = l.base;
 	for (size_t i = 0; rc == 0 && i < N_PROBES; i++) {
 		slot[i] = (probe_slot){&set, &set.res[i]};
-		rc = url[i] != NULL ? rt_fetch_start(l.f, url[i], &opts, a, on_probe,
+		rc = url[i] != NULL ? seo_fetch_start(l.f, url[i], &opts, a, on_probe,
 						     &slot[i])
 				    : SEO_ENOMEM;
 		set.pending += rc == 0;
@@ -290,7 +297,7 @@ static int site_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 				    "could not start the probes");
 	/* Only the site's own host decides private_ip: a www host that
 	 * resolves privately is just not a redirect. */
-	if (set.res[PROBE_HOME].error == RT_FETCH_PRIVATE_IP)
+	if (set.res[PROBE_HOME].error == SEO_FETCH_PRIVATE_IP)
 		return fetch_failed(ctx, &set.res[PROBE_HOME]);
 	probes = (rt_site_probes){&set.res[PROBE_HOME], &set.res[PROBE_ROBOTS],
 				  &set.res[PROBE_SITEMAP], &set.res[PROBE_HTTP],
@@ -339,8 +346,8 @@ static int tech_stack(rpc_ctx *ctx, const ProtobufCMessage *req,
 	const seo_tech_rules *rules = rt_service_tech_rules();
 	const char *host = site_host(ctx, r->domain), *url;
 	seo_arena *a = rpc_ctx_arena(ctx);
-	rt_fetch_opts opts = {0};
-	rt_fetch_result res;
+	seo_fetch_opts opts = {0};
+	seo_fetch_result res;
 	json_t *data = NULL;
 
 	if (host == NULL)
@@ -352,10 +359,10 @@ static int tech_stack(rpc_ctx *ctx, const ProtobufCMessage *req,
 	/* The homepage only, as the spec says. */
 	url = seo_arena_printf(a, "https://%s/", host);
 	opts.timeout_ms = budget_ms(ctx, PAGE_TIMEOUT_MS);
-	if (url == NULL || rt_fetch_sync(url, &opts, a, &res) != 0)
+	if (url == NULL || seo_fetch_sync(fetch_config(ctx), url, &opts, a, &res) != 0)
 		return rpc_ctx_fail(ctx, "internal_error",
 				    "could not start the fetcher");
-	if (res.error != RT_FETCH_OK)
+	if (res.error != SEO_FETCH_OK)
 		return fetch_failed(ctx, &res);
 	if (rt_tech_stack(host, &res, rules, a, &data) != 0)
 		return rpc_ctx_fail(ctx, "internal_error", "out of memory");

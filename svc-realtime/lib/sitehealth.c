@@ -11,29 +11,29 @@
 #include "seo/errors.h"
 
 /* A probe that got an answer, of any status. */
-static int answered(const rt_fetch_result *r)
+static int answered(const seo_fetch_result *r)
 {
-	return r != NULL && r->error == RT_FETCH_OK;
+	return r != NULL && r->error == SEO_FETCH_OK;
 }
 
-static int ok_2xx(const rt_fetch_result *r)
+static int ok_2xx(const seo_fetch_result *r)
 {
 	return answered(r) && r->status >= 200 && r->status < 300;
 }
 
-static const char *header_or_empty(const rt_fetch_result *r, const char *name)
+static const char *header_or_empty(const seo_fetch_result *r, const char *name)
 {
-	const char *v = answered(r) ? rt_fetch_header(r, name) : NULL;
+	const char *v = answered(r) ? seo_fetch_header(r, name) : NULL;
 
 	return v != NULL ? v : "";
 }
 
 /* The host of r's final URL, or NULL. */
-static const char *final_host(const rt_fetch_result *r, seo_arena *a)
+static const char *final_host(const seo_fetch_result *r, seo_arena *a)
 {
-	rt_url u;
+	seo_url u;
 
-	if (!answered(r) || rt_url_parse(r->final_url, a, &u) != 0)
+	if (!answered(r) || seo_url_parse(r->final_url, a, &u) != 0)
 		return NULL;
 	return u.host;
 }
@@ -62,7 +62,7 @@ static long long hsts_max_age(const char *v)
 	return 0;
 }
 
-static json_t *check_json(const rt_fetch_result *r)
+static json_t *check_json(const seo_fetch_result *r)
 {
 	return json_pack("{s:s,s:o,s:s,s:I}", "url", r->url,
 			 "status", answered(r) ? json_integer(r->status) : json_null(),
@@ -71,7 +71,7 @@ static json_t *check_json(const rt_fetch_result *r)
 }
 
 /* The robots_txt facts: a 2xx robots.txt parsed, else none. */
-static int robots_json(const rt_fetch_result *r, seo_arena *a, json_t **out)
+static int robots_json(const seo_fetch_result *r, seo_arena *a, json_t **out)
 {
 	rt_robots robots;
 	int rc;
@@ -114,7 +114,7 @@ int rt_site_health(const char *domain, const char *apex,
 			 header_or_empty(p->home, "x-content-type-options"),
 			 "content_security_policy",
 			 answered(p->home) &&
-				 rt_fetch_header(p->home, "content-security-policy") != NULL,
+				 seo_fetch_header(p->home, "content-security-policy") != NULL,
 			 "strict_transport_security", sts,
 			 "referrer_policy", header_or_empty(p->home, "referrer-policy"),
 			 "robots_txt", robots);

@@ -61,7 +61,7 @@ static void enqueue(rt_sitemap_walk *w, const char *url, int depth)
 static int discover(rt_sitemap_walk *w)
 {
 	static const char *const fallbacks[] = {"/sitemap.xml", "/sitemap_index.xml"};
-	rt_url u;
+	seo_url u;
 	int rc;
 
 	if (w->fallback == 0) {
@@ -73,7 +73,7 @@ static int discover(rt_sitemap_walk *w)
 	}
 	if (w->fallback > 2)
 		return 0;
-	rc = rt_url_resolve(w->origin, fallbacks[w->fallback - 1], w->a, &u);
+	rc = seo_url_resolve(w->origin, fallbacks[w->fallback - 1], w->a, &u);
 	w->fallback++;
 	if (rc == 0)
 		enqueue(w, u.href, 0);
@@ -84,7 +84,7 @@ int rt_sitemap_walk_new(const char *origin, const rt_robots *robots,
 			size_t limit, seo_arena *a, rt_sitemap_walk **out)
 {
 	rt_sitemap_walk *w = seo_arena_calloc(a, sizeof(*w));
-	rt_url u;
+	seo_url u;
 	int rc = SEO_ENOMEM;
 
 	if (w == NULL)
@@ -95,7 +95,7 @@ int rt_sitemap_walk_new(const char *origin, const rt_robots *robots,
 	w->data = seo_arena_alloc(a, (limit + 1) * sizeof(*w->data));
 	if (w->data == NULL)
 		goto out;
-	rc = rt_url_parse(origin, a, &u);
+	rc = seo_url_parse(origin, a, &u);
 	if (rc != 0)
 		goto out;
 	w->origin = u.href;
@@ -140,8 +140,8 @@ static int add_children(rt_sitemap_walk *w, const rt_sitemap_doc *doc,
 {
 	w->children_total += doc->children_total;
 	for (size_t i = 0; i < doc->n_children; i++) {
-		rt_url u;
-		int rc = rt_url_resolve(base, doc->children[i], w->a, &u);
+		seo_url u;
+		int rc = seo_url_resolve(base, doc->children[i], w->a, &u);
 
 		if (rc == SEO_ENOMEM)
 			return rc;
@@ -259,7 +259,7 @@ int rt_sitemap_walk_result(const rt_sitemap_walk *w, json_t **out)
 #define ROBOTS_MAX_BODY (2 * 1024 * 1024)
 
 typedef struct job {
-	rt_fetcher *f;
+	seo_fetcher *f;
 	seo_arena *a;   /* the caller's: the walk and the robots rules */
 	seo_arena *doc; /* the response being read; freed once read */
 	const char *origin;
@@ -286,9 +286,9 @@ static void finish(job *j, int rc)
 
 /* Starts fetching `url` within the time left; 0 or SEO_ENOMEM. */
 static int start(job *j, const char *url, long cap_ms, size_t max_body,
-		 rt_fetch_done_fn cb)
+		 seo_fetch_done_fn cb)
 {
-	rt_fetch_opts o = {0};
+	seo_fetch_opts o = {0};
 	int64_t left = j->deadline_ms - seo_mono_ms();
 
 	/* at least 1 ms: 0 would mean the fetcher's default */
@@ -298,10 +298,10 @@ static int start(job *j, const char *url, long cap_ms, size_t max_body,
 	j->doc = seo_arena_new(0);
 	if (j->doc == NULL)
 		return SEO_ENOMEM;
-	return rt_fetch_start(j->f, url, &o, j->doc, cb, j);
+	return seo_fetch_start(j->f, url, &o, j->doc, cb, j);
 }
 
-static void on_doc(const rt_fetch_result *res, void *ud);
+static void on_doc(const seo_fetch_result *res, void *ud);
 
 /* Fetches the walk's next document, or reports when it is over. */
 static void step(job *j)
@@ -321,12 +321,12 @@ static void step(job *j)
 		finish(j, rc);
 }
 
-static int success(const rt_fetch_result *res)
+static int success(const seo_fetch_result *res)
 {
-	return res->error == RT_FETCH_OK && res->status >= 200 && res->status < 300;
+	return res->error == SEO_FETCH_OK && res->status >= 200 && res->status < 300;
 }
 
-static void on_doc(const rt_fetch_result *res, void *ud)
+static void on_doc(const seo_fetch_result *res, void *ud)
 {
 	job *j = ud;
 	int rc = success(res) ? rt_sitemap_walk_feed(j->w, res->body, res->body_len) :
@@ -341,14 +341,14 @@ static void on_doc(const rt_fetch_result *res, void *ud)
 		step(j);
 }
 
-static void on_robots(const rt_fetch_result *res, void *ud)
+static void on_robots(const seo_fetch_result *res, void *ud)
 {
 	job *j = ud;
 	const rt_robots *robots = NULL;
 	int rc = 0;
 
-	if (res->error == RT_FETCH_INVALID_URL || res->error == RT_FETCH_PRIVATE_IP) {
-		rc = res->error == RT_FETCH_INVALID_URL ? SEO_EINVAL : SEO_EDENIED;
+	if (res->error == SEO_FETCH_INVALID_URL || res->error == SEO_FETCH_PRIVATE_IP) {
+		rc = res->error == SEO_FETCH_INVALID_URL ? SEO_EINVAL : SEO_EDENIED;
 		goto out;
 	}
 	if (success(res)) {
@@ -366,18 +366,18 @@ out:
 		step(j);
 }
 
-int rt_sitemap_fetch(rt_fetcher *f, const char *origin, size_t limit,
+int rt_sitemap_fetch(seo_fetcher *f, const char *origin, size_t limit,
 		     long walk_ms, seo_arena *a, rt_sitemap_done_fn done,
 		     void *ud)
 {
 	job *j = seo_arena_calloc(a, sizeof(*j));
-	rt_url u;
+	seo_url u;
 	const char *robots_url;
 	int rc = SEO_ENOMEM;
 
 	if (j == NULL || (origin = seo_arena_strdup(a, origin)) == NULL)
 		goto out;
-	rc = rt_url_resolve(origin, "/robots.txt", a, &u);
+	rc = seo_url_resolve(origin, "/robots.txt", a, &u);
 	if (rc != 0)
 		goto out;
 	robots_url = u.href;

@@ -18,7 +18,7 @@ static const char *generator(const seo_tech_input *in)
 	return NULL;
 }
 
-int rt_tech_stack(const char *domain, const rt_fetch_result *res,
+int rt_tech_stack(const char *domain, const seo_fetch_result *res,
 		  const seo_tech_rules *rules, seo_arena *a, json_t **out)
 {
 	seo_tech_kv *hdr = seo_arena_alloc(a, (res->n_headers + 1) * sizeof(*hdr));
@@ -47,8 +47,8 @@ int rt_tech_stack(const char *domain, const rt_fetch_result *res,
 		}
 	/* s? and s*: null for an absent header or generator */
 	*out = json_pack("{s:s, s:o, s:s?, s:s?, s:I, s:s?}", "domain", domain,
-			 "technologies", techs, "server", rt_fetch_header(res, "server"),
-			 "x_powered_by", rt_fetch_header(res, "x-powered-by"),
+			 "technologies", techs, "server", seo_fetch_header(res, "server"),
+			 "x_powered_by", seo_fetch_header(res, "x-powered-by"),
 			 "response_time_ms", (json_int_t)res->response_time_ms,
 			 "generator", generator(&in));
 	return *out != NULL ? 0 : SEO_ENOMEM;

@@ -2,11 +2,17 @@
 """A local test site for the fetcher: redirects, gzip, big and slow bodies,
 charset variants; and small sites for the sitemap walk, the page analyses
 and site health, chosen by the Host header (*.test, reached through
-SEO_FETCH_CONNECT_TO). Listens on 127.0.0.1 on a free port (or argv[1]) and
+SEO_FETCH_CONNECT_TO). For the provider client, GET or POST /echo answers
+JSON {method, path, authorization, content_type, x_api_key, body} of the
+request, and /flaky?id=X&fail=N&status=S answers S to the first N
+requests of id X, then 200 {"attempt": k}; /count?id=X is {"count": k}
+without counting. Listens on 127.0.0.1 on a free port (or argv[1]) and
 prints the port on its first stdout line. `--tls CERT KEY` serves HTTPS
 instead, with the same sites."""
 import gzip
+import json
 import ssl
+import threading
 import sys
 import time
 import urllib.parse
@@ -123,11 +129,47 @@ HTTPS_ONLY = {"sh1.test"}
 REDIRECTS = {"www.sh1.test": "https://sh1.test"}
 
 
+# Requests seen per /flaky id.
+ATTEMPTS = {}
+ATTEMPTS_LOCK = threading.Lock()
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
         pass
+
+    def send_json(self, status, obj):
+        self.send(status, json.dumps(obj).encode(), ctype="application/json")
+
+    def provider_route(self, p, q, body):
+        """The provider client's routes; False when `p` is none of them."""
+        if p == "/echo":
+            self.send_json(200, {"method": self.command, "path": self.path,
+                                 "authorization": self.headers.get("Authorization"),
+                                 "content_type": self.headers.get("Content-Type"),
+                                 "x_api_key": self.headers.get("X-Api-Key"),
+                                 "body": body.decode("utf-8", "replace")})
+        elif p == "/flaky":
+            with ATTEMPTS_LOCK:
+                n = ATTEMPTS[q["id"]] = ATTEMPTS.get(q["id"], 0) + 1
+            if n <= int(q.get("fail", "0")):
+                self.send_json(int(q.get("status", "503")), {"error": "try again"})
+            else:
+                self.send_json(200, {"attempt": n})
+        elif p == "/count":
+            with ATTEMPTS_LOCK:
+                self.send_json(200, {"count": ATTEMPTS.get(q["id"], 0)})
+        else:
+            return False
+        return True
+
+    def do_POST(self):
+        u = urllib.parse.urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if not self.provider_route(u.path, dict(urllib.parse.parse_qsl(u.query)), body):
+            self.send(404, b"not found")
 
     def send(self, status, body, ctype="text/html; charset=utf-8", headers=()):
         self.send_response(status)
@@ -144,7 +186,9 @@ class Handler(BaseHTTPRequestHandler):
         p = u.path
         host = self.headers.get("Host", "").split(":")[0]
         site = SITES.get(host)
-        if host in REDIRECTS or (host in HTTPS_ONLY and not self.server.tls):
+        if self.provider_route(p, q, b""):
+            pass
+        elif host in REDIRECTS or (host in HTTPS_ONLY and not self.server.tls):
             to = REDIRECTS.get(host, "https://" + host)
             self.send(301, b"", headers=[("Location", to + self.path)])
         elif site is not None:

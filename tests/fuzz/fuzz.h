@@ -44,17 +44,17 @@ static inline char *fuzz_cstr(const uint8_t *data, size_t size)
  */
 static inline rt_page fuzz_page(const uint8_t *data, size_t size, seo_arena *a)
 {
-	static const rt_header headers[] = {
+	static const seo_header headers[] = {
 		{"content-type", "text/html"},
 		{"x-robots-tag", "noarchive, nofollow"},
 		{"content-language", "en-GB"},
 	};
-	const char *cs = rt_charset_detect((const char *)data, size, "text/html", a);
+	const char *cs = seo_charset_detect((const char *)data, size, "text/html", a);
 	char *html;
 	size_t len;
 
 	FUZZ_CHECK(cs != NULL);
-	FUZZ_CHECK(rt_to_utf8((const char *)data, size, cs, a, &html, &len) == 0);
+	FUZZ_CHECK(seo_to_utf8((const char *)data, size, cs, a, &html, &len) == 0);
 	FUZZ_CHECK(html[len] == '\0');
 	return (rt_page){"https://www.example.com/dir/page?x=1",
 			 "https://www.example.com/dir/page?x=1", 200, 12,

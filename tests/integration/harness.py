@@ -29,14 +29,18 @@ SOURCE_DIR = os.environ.get(
 BUILD_DIR = os.environ.get("SEO_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 BIN = os.path.join(BUILD_DIR, "bin")
 
-SERVICES = ["svc-account", "svc-graph", "svc-realtime", "svc-agent", "svc-ranks"]
-SERVICE_ENV = {
-    "svc-account": "SEO_ACCOUNT_ADDR",
-    "svc-graph": "SEO_GRAPH_ADDR",
-    "svc-realtime": "SEO_REALTIME_ADDR",
-    "svc-agent": "SEO_AGENT_ADDR",
-    "svc-ranks": "SEO_RANKS_ADDR",
-}
+
+def registry():
+    """The service registry (registry/services.def) as `seoctl services`
+    prints it: one dict per service, in registry order."""
+    out = subprocess.run([os.path.join(BIN, "seoctl"), "services"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["services"]
+
+
+REGISTRY = registry()
+SERVICES = [s["process"] for s in REGISTRY]
+SERVICE_ENV = {s["process"]: s["addr_env"] for s in REGISTRY}
 
 
 class Skip(Exception):
@@ -185,9 +189,10 @@ class Stack:
             raise
 
     def binary(self, name):
+        """A built program; one missing is a broken build, not a skip."""
         path = os.path.join(BIN, name)
         if not os.path.exists(path):
-            raise Skip("%s is not built" % name)
+            raise RuntimeError("%s is not built" % name)
         return path
 
     def build_demo_index(self):

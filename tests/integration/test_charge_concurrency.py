@@ -98,8 +98,7 @@ def setup():
     if grpc is None:
         raise h.Skip("python3-grpcio is not installed")
     c = Ctx()
-    c.stack = h.Stack("charge", services=["svc-account", "svc-graph", "svc-realtime",
-                                           "svc-agent", "svc-ranks"])
+    c.stack = h.Stack("charge")
     c.logs = c.stack.logs
     c.channel = grpc.insecure_channel(c.stack.env["SEO_ACCOUNT_ADDR"])
     ident = lambda b: b  # noqa: E731

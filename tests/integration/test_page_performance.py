@@ -328,6 +328,61 @@ def openapi_states_cost_and_errors(c):
     eq(sorted(p["name"] for p in op["parameters"]), ["strategy", "url"])
 
 
+def private_ip_error(host):
+    return {"error": "Bad Request", "code": "private_ip",
+            "message": "%s resolves to a private or reserved address" % host}
+
+
+@test
+def private_urls_never_reach_the_provider(c):
+    """The URL is checked by the fetcher's address policy before anything
+    is counted, charged or sent to PageSpeed: the same answer as
+    page-seo's, nothing at the fake, nothing on the bill."""
+    control(c)
+    ws = workspace(c)
+    key = ws["api_key"]
+    for url, host in (("http://127.0.0.1:%d/" % c.psi.port, "127.0.0.1"),
+                      ("https://[::1]/x", "::1"),
+                      ("http://localhost:%d/" % c.psi.port, "localhost"),
+                      ("http://10.1.2.3/", "10.1.2.3"),
+                      ("http://2130706433/", "127.0.0.1"),
+                      ("http://100.100.100.200/latest", "100.100.100.200")):
+        for strategy in ("mobile", "desktop"):
+            r = psi(c, key, url, strategy=strategy)
+            eq(r.status, 400, url)
+            eq(r.json(), private_ip_error(host), url)
+    eq(fake(c, "/_requests"), [], "nothing reached the provider")
+    eq(balance(c, key), 100, "nothing charged")
+    eq(usage(c, key), [], "no usage rows")
+    eq(calls_of(c, ws["user_id"]), 0, "not counted")
+    r = c.stack.get("/v1/page-seo?" + urllib.parse.urlencode({"url": "http://10.1.2.3/"}),
+                    key=key)
+    body = expect_error(r, 400, "private_ip")
+    eq(body["error"], "Bad Request", "page-seo answers alike")
+
+
+@test
+def allow_list_is_the_fetchers(c):
+    """SEO_FETCH_ALLOW_NETS exempts the same networks for page-performance
+    as for the live fetches, and nothing more. It replaces svc-realtime."""
+    control(c)
+    key = workspace(c)["api_key"]
+    s = c.stack
+    s.stop_service("svc-realtime")
+    env = dict(s.env, SEO_FETCH_ALLOW_NETS="127.0.0.0/8")
+    s.procs["svc-realtime"] = h.Process("svc-realtime", [s.binary("svc-realtime")], env,
+                                        s.tmp)
+    s.wait_healthy()
+    url = "http://127.0.0.1:%d/allowed" % c.psi.port
+    r = psi(c, key, url)
+    eq(r.status, 200, "an allowed network runs")
+    eq([q["url"] for q in fake(c, "/_requests")], [url])
+    for url, host in (("http://10.1.2.3/", "10.1.2.3"), ("http://[::1]/", "::1")):
+        eq(psi(c, key, url).json(), private_ip_error(host), url)
+    eq(runs(c), 1, "no further run")
+    eq(balance(c, key), 97, "the run charged, the refusals not")
+
+
 @test
 def realtime_without_database_still_serves(c):
     """Last: it replaces svc-realtime by one whose database is away."""

@@ -46,7 +46,10 @@ def setup():
     c.hole = socket.socket()
     c.hole.bind(("127.0.0.1", 0))
     c.hole.listen(16)
-    connect_to = (["%s:80:127.0.0.1:%d" % (n, c.plain.port) for n in HTTP_HOSTS] +
+    # 480 entries no test asks for come first: a list of any length is
+    # taken, and every hop looks through all of them
+    connect_to = (["pad%d.test:80:127.0.0.1:%d" % (i, closed) for i in range(480)] +
+                  ["%s:80:127.0.0.1:%d" % (n, c.plain.port) for n in HTTP_HOSTS] +
                   ["%s:443:127.0.0.1:%d" % (n, c.tls.port) for n in HTTPS_HOSTS] +
                   ["down.test:80:127.0.0.1:%d" % closed,
                    "down.test:443:127.0.0.1:%d" % closed,

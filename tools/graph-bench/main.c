@@ -1080,7 +1080,7 @@ static int run_grpc(void *ctx, query q, const target *t, seo_arena *a,
 		SEO__GRAPH__V1__DOMAIN_OVERLAP_REQUEST__INIT;
 	Seo__Graph__V1__LinkGapRequest gap = SEO__GRAPH__V1__LINK_GAP_REQUEST__INIT;
 	char *pair[2] = { (char *)t->a, (char *)t->b };
-	const ProtobufCMessage *reqs[] = {
+	ProtobufCMessage *reqs[] = {
 		[R_HEALTH] = &health.base, [R_PAGE] = &page.base,
 		[R_ONE] = &one.base,       [R_BACKLINKS] = &bl.base,
 		[R_INTERSECT] = &li.base,  [R_OVERLAP] = &ov.base,

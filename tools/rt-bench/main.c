@@ -28,7 +28,7 @@
 
 /* The saved pages carry no headers: every page gets this one, as the npm
  * reference does (bench/wappalyzer.js). */
-static const rt_header PAGE_HEADERS[] = {{"content-type", "text/html"}};
+static const seo_header PAGE_HEADERS[] = {{"content-type", "text/html"}};
 /* Relative links resolve against it; the analyses never fetch it. */
 static const char PAGE_URL[] = "https://bench.example/";
 
@@ -69,7 +69,7 @@ static double percentile(double *v, size_t n, double p)
 }
 
 /* Reads `path` whole, converted to UTF-8 as the fetcher does, onto `a`. */
-static int load_page(const char *path, seo_arena *a, rt_fetch_result *res)
+static int load_page(const char *path, seo_arena *a, seo_fetch_result *res)
 {
 	FILE *f = fopen(path, "rb");
 	char *raw = NULL, *utf8;
@@ -92,20 +92,20 @@ static int load_page(const char *path, seo_arena *a, rt_fetch_result *res)
 		len += n;
 	} while (n > 0);
 	fclose(f);
-	const char *cs = rt_charset_detect(raw, len, PAGE_HEADERS[0].value, a);
-	int rc = cs == NULL ? SEO_ENOMEM : rt_to_utf8(raw, len, cs, a, &utf8, &out_len);
+	const char *cs = seo_charset_detect(raw, len, PAGE_HEADERS[0].value, a);
+	int rc = cs == NULL ? SEO_ENOMEM : seo_to_utf8(raw, len, cs, a, &utf8, &out_len);
 
 	free(raw);
 	if (rc != 0)
 		return rc;
-	*res = (rt_fetch_result){.url = PAGE_URL, .final_url = PAGE_URL, .status = 200,
+	*res = (seo_fetch_result){.url = PAGE_URL, .final_url = PAGE_URL, .status = 200,
 				 .headers = PAGE_HEADERS, .n_headers = 1, .body = utf8,
 				 .body_len = out_len, .charset = cs, .message = ""};
 	return 0;
 }
 
 /* One html-parse run on `tree`, cleaned after; 0 or SEO_ENOMEM. */
-static int parse_once(myhtml_tree_t *tree, const rt_fetch_result *res)
+static int parse_once(myhtml_tree_t *tree, const seo_fetch_result *res)
 {
 	mystatus_t st = myhtml_parse(tree, MyENCODING_UTF_8, res->body, res->body_len);
 
@@ -116,7 +116,7 @@ static int parse_once(myhtml_tree_t *tree, const rt_fetch_result *res)
 /* One run of analysis `an` on `res`, its result freed; the CPU time in
  * microseconds, or < 0 on failure. Keeps tech-stack's result in *keep
  * when `keep` is not NULL. html-parse runs on `tree`. */
-static double run_once(int an, const rt_fetch_result *res, const seo_tech_rules *rules,
+static double run_once(int an, const seo_fetch_result *res, const seo_tech_rules *rules,
 		       myhtml_tree_t *tree, json_t **keep)
 {
 	rt_page page = {res->url, res->final_url, res->status, 0, res->body,
@@ -204,7 +204,7 @@ static int cmd_analyse(int argc, char **argv)
 		rc |= (med[an] = malloc(n_pages * sizeof(double))) == NULL;
 	for (size_t p = 0; p < n_pages && rc == 0; p++) {
 		seo_arena *a = seo_arena_new(0);
-		rt_fetch_result res;
+		seo_fetch_result res;
 
 		if (a == NULL || load_page(argv[i + p], a, &res) != 0) {
 			fprintf(stderr, "rt-bench: cannot read %s\n", argv[i + p]);
@@ -244,7 +244,7 @@ static int cmd_analyse(int argc, char **argv)
 
 struct load {
 	struct event_base *base;
-	rt_fetcher *f;
+	seo_fetcher *f;
 	const char *url;
 	long left_to_start, left_to_finish, ok, failed;
 	char why[256]; /* the first failure */
@@ -258,12 +258,12 @@ struct job {
 
 static int fetch_next(struct load *l);
 
-static void fetch_done(const rt_fetch_result *res, void *ud)
+static void fetch_done(const seo_fetch_result *res, void *ud)
 {
 	struct job *j = ud;
 	struct load *l = j->l;
 
-	if (res->error == RT_FETCH_OK && res->status == 200)
+	if (res->error == SEO_FETCH_OK && res->status == 200)
 		l->ok++;
 	else if (l->failed++ == 0)
 		snprintf(l->why, sizeof(l->why), "status %ld: %s", res->status, res->message);
@@ -284,7 +284,7 @@ static int fetch_next(struct load *l)
 		return SEO_ENOMEM;
 	}
 	*j = (struct job){l, a};
-	if (rt_fetch_start(l->f, l->url, NULL, a, fetch_done, j) != 0) {
+	if (seo_fetch_start(l->f, l->url, NULL, a, fetch_done, j) != 0) {
 		seo_arena_free(a);
 		return SEO_ENOMEM;
 	}
@@ -301,8 +301,13 @@ static int cmd_fetch(int argc, char **argv)
 
 	if (count < 1 || conc < 1)
 		return die("COUNT and CONCURRENCY must be positive");
-	if (l.base == NULL || rt_fetcher_new(l.base, &l.f) != 0)
-		return die("cannot create the fetcher (SEO_FETCH_ALLOW_NETS?)");
+	seo_fetch_config cfg;
+	const char *bad = "";
+
+	if (seo_fetch_config_from_env(&cfg, &bad) != 0)
+		return die(bad[0] ? "an SEO_FETCH_* variable is malformed" : "out of memory");
+	if (l.base == NULL || seo_fetcher_new(l.base, &cfg, &l.f) != 0)
+		return die("cannot create the fetcher");
 	int64_t t0 = seo_mono_us();
 	int rc = 0;
 
@@ -312,7 +317,8 @@ static int cmd_fetch(int argc, char **argv)
 		event_base_dispatch(l.base);
 	double wall = (seo_mono_us() - t0) / 1e6;
 
-	rt_fetcher_free(l.f);
+	seo_fetcher_free(l.f);
+	seo_fetch_config_clear(&cfg);
 	event_base_free(l.base);
 	if (rc != 0 || l.left_to_finish != 0)
 		return die("fetching stopped early");

@@ -1,7 +1,8 @@
 /*
  * seoctl: the operator CLI (../shared/CONTRACT.md). Talks to PostgreSQL
  * directly (SEO_PG_URL, else the local cluster of ./seo) through the acct
- * library and seo/pg.h. Prints one JSON object on stdout and exits 0; on
+ * library and seo/pg.h; `seoctl services` prints the service registry
+ * without it. Prints one JSON object on stdout and exits 0; on
  * failure prints {"error": CODE, "message": TEXT} on stderr and exits 1
  * (2 for a bad command line).
  */
@@ -15,10 +16,14 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "seoctl.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
+#include "seo/services.h"
 
 #define MAX_OPTS 4
+/* v[ARG]: a command's positional argument. */
+#define ARG MAX_OPTS
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 /* Far beyond any real grant, far below int64 overflow in a balance. */
@@ -31,7 +36,8 @@ typedef struct option {
 } option;
 
 /* A command's handler: `v` holds the option values in table order (NULL
- * when absent); it adds its answer to `out`. */
+ * when absent), then its positional argument at v[ARG]; it adds its
+ * answer to `out`. */
 typedef int (*command_fn)(PGconn *db, const char *const *v, json_t *out,
 			  acct_err *err);
 
@@ -40,6 +46,8 @@ typedef struct command {
 	const char *verb; /* NULL: the group alone is the command */
 	option opts[MAX_OPTS];
 	command_fn run;
+	const char *arg; /* a positional argument before the options, shown in
+			  * usage; NULL: none */
 } command;
 
 /* Decimal digits only: "1e3", "-1" and "12abc" are refused. */
@@ -180,24 +188,79 @@ static int migrate(PGconn *db, const char *const *v, json_t *out,
 	return rc;
 }
 
+/* The process names of the peers service `svc` may call, or NULL. */
+static json_t *peers(seo_service svc)
+{
+	json_t *a = json_array();
+
+	for (int j = 0; a != NULL && j < SEO__SVC_COUNT; j++) {
+		if (seo_service_may_call(svc, (seo_service)j) &&
+		    json_array_append_new(a, json_string(seo_service_get(
+						     (seo_service)j)->process)) != 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
+}
+
+/* The service registry (seo/services.h) for ./seo and the tests:
+ * {"services": [{"name", "process", "addr_env", "addr", "port", "calls"}]}
+ * in registry order, "addr" as this environment sets it. */
+static int services(PGconn *db, const char *const *v, json_t *out,
+		    acct_err *err)
+{
+	json_t *list = json_array();
+
+	(void)db;
+	(void)v;
+	(void)err;
+	if (list == NULL || json_object_set_new(out, "services", list) != 0)
+		return SEO_ENOMEM;
+	for (int i = 0; i < SEO__SVC_COUNT; i++) {
+		const seo_service_def *d = seo_service_get((seo_service)i);
+		json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o?}",
+					"name", d->name, "process", d->process,
+					"addr_env", seo_config_def(d->addr_key)->name,
+					"addr", seo_service_addr((seo_service)i),
+					"port", (json_int_t)d->port,
+					"calls", peers((seo_service)i));
+
+		if (row == NULL || !json_is_array(json_object_get(row, "calls")) ||
+		    json_array_append_new(list, row) != 0) {
+			json_decref(row);
+			return SEO_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int job_run(PGconn *db, const char *const *v, json_t *out,
+		   acct_err *err)
+{
+	return seoctl_job_run(db, v[ARG], v[0], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
-	 workspace_create},
+	 workspace_create, NULL},
 	{"user", "add",
 	 {{"workspace", "W", 1}, {"email", "EMAIL", 1},
 	  {"role", "owner|admin|member|client", 1}},
-	 user_add},
-	{"user", "remove", {{"user", "U", 1}}, user_remove},
+	 user_add, NULL},
+	{"user", "remove", {{"user", "U", 1}}, user_remove, NULL},
 	{"credits", "grant", {{"workspace", "W", 1}, {"credits", "N", 1}},
-	 credits_grant},
+	 credits_grant, NULL},
 	{"website", "add",
 	 {{"workspace", "W", 1}, {"host", "HOST", 1}, {"name", "NAME", 0}},
-	 website_add},
+	 website_add, NULL},
 	{"website", "policy",
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
-	 website_policy},
-	{"migrate", NULL, {{NULL, NULL, 0}}, migrate},
+	 website_policy, NULL},
+	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
+	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
+	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -223,9 +286,11 @@ static int fail(int status, const char *code, const char *message)
 
 static void usage_line(const command *c, char *buf, size_t n)
 {
-	size_t len = (size_t)snprintf(buf, n, "seoctl %s%s%s", c->group,
+	size_t len = (size_t)snprintf(buf, n, "seoctl %s%s%s%s%s", c->group,
 				      c->verb != NULL ? " " : "",
-				      c->verb != NULL ? c->verb : "");
+				      c->verb != NULL ? c->verb : "",
+				      c->arg != NULL ? " " : "",
+				      c->arg != NULL ? c->arg : "");
 
 	for (int i = 0; i < MAX_OPTS && c->opts[i].name != NULL && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len,
@@ -270,13 +335,22 @@ static const command *find_command(int argc, char **argv, int *used)
 	return NULL;
 }
 
-/* Fills v[] from "--name value" pairs. Returns an exit status on error. */
+/* Fills v[] from the positional argument, if any, and "--name value"
+ * pairs. Returns an exit status on error. */
 static int parse_options(const command *c, int argc, char **argv,
 			 const char **v)
 {
 	char what[128];
+	int i = 0;
 
-	for (int i = 0; i < argc; i += 2) {
+	if (c->arg != NULL) {
+		if (argc < 1 || strncmp(argv[0], "--", 2) == 0) {
+			snprintf(what, sizeof(what), "%s is required", c->arg);
+			return usage_error(c, what);
+		}
+		v[ARG] = argv[i++];
+	}
+	for (; i < argc; i += 2) {
 		int found = -1;
 
 		for (int j = 0; j < MAX_OPTS && c->opts[j].name != NULL; j++)
@@ -312,7 +386,7 @@ static void quiet(void *arg, const char *message)
 
 int main(int argc, char **argv)
 {
-	const char *v[MAX_OPTS] = {NULL};
+	const char *v[MAX_OPTS + 1] = {NULL};
 	const command *c;
 	acct_err err = {0};
 	json_t *out = NULL;
@@ -326,8 +400,10 @@ int main(int argc, char **argv)
 	if (status != 0)
 		return status;
 
-	db = PQconnectdb(seo_pg_url());
-	if (PQstatus(db) != CONNECTION_OK) {
+	/* `services` alone reads no database (db stays NULL). */
+	if (c->run != services)
+		db = PQconnectdb(seo_pg_url());
+	if (db != NULL && PQstatus(db) != CONNECTION_OK) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "%s", PQerrorMessage(db));
@@ -335,7 +411,8 @@ int main(int argc, char **argv)
 		status = fail(EXIT_FAILED, "database_unavailable", msg);
 		goto out;
 	}
-	PQsetNoticeProcessor(db, quiet, NULL);
+	if (db != NULL)
+		PQsetNoticeProcessor(db, quiet, NULL);
 	out = json_object();
 	if (out == NULL) {
 		status = fail(EXIT_FAILED, "internal_error", "out of memory");

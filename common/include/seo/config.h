@@ -15,11 +15,10 @@ typedef enum seo_cfg {
 	SEO_CFG_DATA_DIR,
 	SEO_CFG_LOG_LEVEL,
 	SEO_CFG_RATE_LIMIT_PER_MIN,
-	SEO_CFG_ACCOUNT_ADDR,
-	SEO_CFG_GRAPH_ADDR,
-	SEO_CFG_REALTIME_ADDR,
-	SEO_CFG_AGENT_ADDR,
-	SEO_CFG_RANKS_ADDR,
+	/* SEO_CFG_<ID>_ADDR: one per row of the service registry */
+#define SEO_SERVICE(id, name, port, calls, summary) SEO_CFG_##id##_ADDR,
+#include "services.def"
+#undef SEO_SERVICE
 	SEO_CFG_FETCH_CONNECT_TO,
 	SEO_CFG_FETCH_ALLOW_NETS,
 	SEO_CFG_FETCH_CA_FILE,

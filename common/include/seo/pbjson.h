@@ -43,7 +43,8 @@ typedef enum seo_pbjson_fault {
 	SEO_PBJSON_ARRAY,    /* a repeated field given no array */
 	SEO_PBJSON_UNKNOWN,  /* a member naming no field (strict) */
 	SEO_PBJSON_ONEOF,    /* a second member of one oneof */
-	SEO_PBJSON_MISSING,  /* a required field absent or null */
+	SEO_PBJSON_MISSING,  /* an "always" field (seo/pb.h) absent
+			      * or null */
 } seo_pbjson_fault;
 
 typedef struct seo_pbjson_error {
@@ -90,8 +91,9 @@ int seo_pbjson_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f,
 
 /* A new JSON object of `msg` (caller json_decref()s it), or NULL when out
  * of memory. Every declared field appears: repeated ones as arrays, unset
- * optional ones as null, nested messages as objects (null when unset), and
- * of a oneof only its member that is set. */
+ * ones as null (an "always" field of seo/pb.h is never unset), nested
+ * messages as objects (null when unset), and of a oneof only its member
+ * that is set. */
 json_t *seo_pbjson_encode(const ProtobufCMessage *msg);
 
 /* ---- pieces for callers with rules of their own (the gateway) ---------- */
@@ -126,8 +128,8 @@ void seo_pbjson_int_bounds(ProtobufCType t, long long *min,
 /* Bytes of one element of a repeated field of type t. */
 size_t seo_pbjson_slot_size(ProtobufCType t);
 
-/* Whether non-repeated field f of msg is set, the way protobuf-c decides
- * whether to pack it. */
+/* Whether non-repeated field f of msg is set: an "always" field (seo/pb.h)
+ * always is, another as protobuf-c decides whether to pack it. */
 int seo_pbjson_present(const ProtobufCMessage *msg,
 		       const ProtobufCFieldDescriptor *f);
 

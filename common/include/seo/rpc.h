@@ -162,11 +162,11 @@ int rpc_client_new(struct event_base *base, const char *addr,
 /*
  * Starts a call. `alloc` unpacks the response (e.g. the request's arena);
  * NULL uses malloc. `timeout_ms` > 0 is sent as grpc-timeout and enforced
- * locally (DEADLINE_EXCEEDED). `meta` adds request headers.
+ * locally (DEADLINE_EXCEEDED). `meta` adds request headers. `req` is
+ * completed by seo_pb_fill() (seo/pb.h) before it is packed.
  * Returns 0 (done will be called) or SEO_ENOMEM (it will not).
  */
-int rpc_client_call(rpc_client *c, const char *path,
-		    const ProtobufCMessage *req,
+int rpc_client_call(rpc_client *c, const char *path, ProtobufCMessage *req,
 		    const ProtobufCMessageDescriptor *resp_desc,
 		    ProtobufCAllocator *alloc, int timeout_ms,
 		    const rpc_meta *meta, size_t n_meta, rpc_done_fn done,
@@ -178,9 +178,9 @@ void rpc_client_free(rpc_client *c);
 /*
  * Blocking convenience for tools and tests: runs its own event_base until
  * the call ends. `*res` strings and response are allocated on `arena`.
+ * `req` is completed as rpc_client_call() does.
  */
-int rpc_call_sync(const char *addr, const char *path,
-		  const ProtobufCMessage *req,
+int rpc_call_sync(const char *addr, const char *path, ProtobufCMessage *req,
 		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
 		  int timeout_ms, const rpc_meta *meta, size_t n_meta,
 		  rpc_result *res);
