@@ -21,6 +21,8 @@ typedef struct gw_config {
 	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */
+	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
+					   * names the client; NULL/"": none */
 } gw_config;
 
 /* Fills `cfg` from the environment (seo/config.h). Strings are owned by
@@ -28,7 +30,8 @@ typedef struct gw_config {
 void gw_config_from_env(gw_config *cfg);
 
 /* Creates the gateway on `base` and starts listening. Returns 0, SEO_EIO
- * when the address cannot be bound, SEO_ENOMEM. */
+ * when the address cannot be bound, SEO_EINVAL for a configuration fault
+ * (logged with the variable's name), SEO_ENOMEM. */
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		   gw_gateway **out);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <seo/arena.h>
+#include <seo/config.h>
 #include <seo/errors.h>
 #include <seo/log.h>
 #include <seo/util.h>
@@ -87,6 +88,7 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	int demo = 0, c, rc, status = 1;
 
+	seo_config_init();
 	seo_log_init("seo-ingest");
 	/* large buffers (sort runs, dictionaries) from mmap, so that what is
 	 * freed goes back to the system: --mem-mb counts what is held, and
