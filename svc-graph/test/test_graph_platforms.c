@@ -21,6 +21,7 @@
 #include <seo/errors.h>
 
 #include "graph.h"
+#include "graph_ingest.h"
 #include "graph_service.h"
 #include "test_crawl.h"
 #include "seo/graph/v1/graph.pb-c.h"

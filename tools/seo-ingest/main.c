@@ -24,7 +24,8 @@
 #include <seo/log.h>
 #include <seo/util.h>
 
-#include "graph.h"
+#include "crawlgen.h"
+#include "graph_ingest.h"
 
 #define MAX_INPUTS 256
 
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
 			demo_dir[0] = '\0';
 			goto out;
 		}
-		rc = graph_demo_write(demo_dir, 1, arena, inputs, &n);
+		rc = crawlgen_demo_write(demo_dir, 1, arena, inputs, &n);
 		if (rc) {
 			fprintf(stderr, "seo-ingest: cannot write the demo crawl: %s\n",
 				seo_strerror(rc));
