@@ -34,6 +34,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	[SEO_CFG_HTTP_TLS_CERT] = {"SEO_HTTP_TLS_CERT", "", "gateway TLS certificate (PEM); empty serves cleartext"},
 	[SEO_CFG_HTTP_TLS_KEY] = {"SEO_HTTP_TLS_KEY", "", "gateway TLS private key (PEM)"},
 	[SEO_CFG_HTTP_BODY_LIMIT] = {"SEO_HTTP_BODY_LIMIT", "2097152", "largest request body the gateway accepts, in bytes"},
+	[SEO_CFG_HTTP_REQUEST_TIMEOUT_MS] = {"SEO_HTTP_REQUEST_TIMEOUT_MS", "", "deadline of a whole request (headers and body) at the gateway, in ms; empty: 30000"},
 	[SEO_CFG_RPC_TIMEOUT_MS] = {"SEO_RPC_TIMEOUT_MS", "30000", "deadline of a gateway call to a service"},
 	[SEO_CFG_MIGRATIONS_DIR] = {"SEO_MIGRATIONS_DIR", "", "SQL migrations of svc-account (default: found beside the binary)"},
 	[SEO_CFG_REALTIME_MIGRATIONS_DIR] = {"SEO_REALTIME_MIGRATIONS_DIR", "", "SQL migrations of svc-realtime (default: found beside the binary)"},

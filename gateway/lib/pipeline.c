@@ -687,6 +687,8 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
 	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
 	cfg->rpc_timeout_ms = (int)seo_config_int(SEO_CFG_RPC_TIMEOUT_MS, 30000);
+	cfg->request_timeout_ms =
+		(int)seo_config_int(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS, 0);
 }
 
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
@@ -742,6 +744,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	hc.body_limit = cfg->body_limit;
 	hc.tls_cert = cfg->tls_cert;
 	hc.tls_key = cfg->tls_key;
+	hc.limits[GW_LIM_REQUEST_MS] = cfg->request_timeout_ms;
 	rc = gw_http_server_new(base, &hc, on_request, gw, &gw->http);
 out:
 	json_decref(doc);

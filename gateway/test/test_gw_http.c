@@ -158,7 +158,7 @@ static int start_server(struct test_srv *ts, int idle_s, const char *cert,
 		.body_limit = BODY_LIMIT,
 		.tls_cert = cert,
 		.tls_key = key,
-		.idle_timeout_s = idle_s,
+		.limits = {[GW_LIM_IDLE_MS] = idle_s * 1000LL},
 	};
 
 	if (gw_http_server_new(base, &cfg, handler, ts, &ts->srv) != 0)
