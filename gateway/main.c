@@ -6,6 +6,7 @@
 #include <event2/thread.h>
 
 #include "gw.h"
+#include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
 #include "seo/log.h"
@@ -30,6 +31,7 @@ int main(void)
 	gw_config cfg;
 	int rc;
 
+	seo_config_init();
 	seo_log_init("gateway");
 	seo_json_init();
 	signal(SIGPIPE, SIG_IGN);

@@ -63,6 +63,7 @@ int main(void)
 	acct_service *a = NULL;
 	int rc = 1;
 
+	seo_config_init();
 	seo_log_init("svc-account");
 	if (migrate(url) != 0)
 		goto out;

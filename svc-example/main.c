@@ -5,6 +5,7 @@
  */
 #include "example.h"
 
+#include "seo/config.h"
 #include "seo/log.h"
 
 /* Hello waits on svc-account, so handlers run on threads. */
@@ -16,6 +17,7 @@ int main(void)
 	ex_service s = {0};
 	int rc;
 
+	seo_config_init();
 	seo_log_init(self->process);
 	if (ex_service_init(&s) != 0)
 		return 1;

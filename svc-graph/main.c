@@ -46,6 +46,7 @@ int main(void)
 	sigset_t hup;
 	int rc = 1;
 
+	seo_config_init();
 	seo_log_init("svc-graph");
 	/* Before any thread exists, so that every thread inherits it. */
 	sigemptyset(&hup);

@@ -7,6 +7,7 @@
 
 int main(void)
 {
+	seo_config_init();
 	return rpc_service_main("svc-ranks", seo_config(SEO_CFG_RANKS_ADDR),
 				NULL, 0, NULL, 0, NULL);
 }

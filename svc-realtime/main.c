@@ -25,19 +25,14 @@
 int main(void)
 {
 	seo_fetch_config fetch;
-	const char *bad = NULL;
 	rt_svc *svc = NULL;
 	seo_jobs *jobs = NULL;
 	int rc;
 
+	seo_config_init();
 	seo_log_init("svc-realtime");
-	rc = seo_fetch_config_from_env(&fetch, &bad);
-	if (rc != 0) {
-		if (rc == SEO_EINVAL)
-			log_error("invalid %s: %s", bad, getenv(bad));
-		else
-			log_error("cannot read the fetch configuration: %s",
-				  seo_strerror(rc));
+	if (seo_fetch_config_from_env(&fetch) != 0) {
+		log_error("out of memory reading the fetch configuration");
 		return 1;
 	}
 	fetch.user_agent = USER_AGENT;

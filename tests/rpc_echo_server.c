@@ -7,9 +7,12 @@
  *
  * Methods, all on grpc.health.v1 messages besides the built-in Check:
  *   /seo.test.Echo/Echo  HealthCheckRequest -> HealthCheckRequest: echoes
- *                        `service`; "meta:NAME" answers metadata NAME.
+ *                        `service`; "meta:NAME" answers metadata NAME;
+ *                        "status:N" also answers with response metadata
+ *                        seo-http-status N and retry-after 30.
  *   /seo.test.Echo/Fail  fails with insufficient_credits, a message with
- *                        '%' and non-ASCII bytes, and extra fields.
+ *                        '%' and non-ASCII bytes, extra fields and response
+ *                        metadata retry-after 12.
  *   /seo.test.Echo/Slow  sleeps `service` milliseconds (default 1000),
  *                        then answers SERVING.
  */
@@ -36,6 +39,10 @@ static int echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 		s = rpc_ctx_meta(ctx, s + 5);
 		if (s == NULL)
 			s = "";
+	} else if (strncmp(s, "status:", 7) == 0 &&
+		   (rpc_ctx_set_http_status(ctx, atoi(s + 7)) != 0 ||
+		    rpc_ctx_set_meta(ctx, "retry-after", "30") != 0)) {
+		return -1;
 	}
 	out->service = (char *)s;
 	*resp = &out->base;
@@ -48,6 +55,8 @@ static int fail(rpc_ctx *ctx, const ProtobufCMessage *req,
 	(void)req;
 	(void)resp;
 	rpc_ctx_fail_extra(ctx, "{\"retry_after\": 12}");
+	if (rpc_ctx_set_meta(ctx, "retry-after", "12") != 0)
+		return -1;
 	return rpc_ctx_fail(ctx, "insufficient_credits",
 			    "balance too low: 100%% caf\xc3\xa9");
 }

@@ -76,6 +76,8 @@ struct cli_call {
 	char *grpc_message;
 	char *code;
 	char *extra;
+	rpc_meta meta[RPC_RESP_META_MAX]; /* name and value in one malloc() */
+	size_t n_meta;
 	int lost; /* a trailer could not be kept: out of memory */
 	rpc_reader rd; /* the response message, malloc()ed */
 
@@ -120,6 +122,13 @@ static void call_start(struct cli_call *call);
 
 /* ---- call lifetime ------------------------------------------------------ */
 
+static void meta_clear(struct cli_call *call)
+{
+	for (size_t i = 0; i < call->n_meta; i++)
+		free((char *)call->meta[i].name);
+	call->n_meta = 0;
+}
+
 static void call_free(struct cli_call *call)
 {
 	if (call->timer != NULL)
@@ -129,6 +138,7 @@ static void call_free(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	free(call->res_message);
 	free(call);
@@ -186,6 +196,8 @@ static void call_finish_full(struct cli_call *call, int status,
 	call->res.code = code;
 	call->res.extra_json = extra;
 	call->res.response = response;
+	call->res.meta = call->meta;
+	call->res.n_meta = call->n_meta;
 	call->done_next = NULL;
 	if (c->done_tail != NULL)
 		c->done_tail->done_next = call;
@@ -310,6 +322,7 @@ static void call_reset_response(struct cli_call *call)
 	free(call->grpc_message);
 	free(call->code);
 	free(call->extra);
+	meta_clear(call);
 	free(call->rd.msg);
 	call->grpc_message = call->code = call->extra = NULL;
 	call->got_headers = 0;
@@ -405,6 +418,32 @@ static void set_str(struct cli_call *call, char **slot, char *s)
 		call->lost = 1;
 }
 
+/* Keeps a response header that is not the protocol's own, for
+ * rpc_result.meta; past RPC_RESP_META_MAX they are dropped. Out of memory,
+ * the answer is lost, as for a trailer: a status or header the service
+ * chose must not silently go missing. */
+static void meta_keep(struct cli_call *call, const uint8_t *name,
+		      size_t namelen, const uint8_t *value, size_t valuelen)
+{
+	const char *n = (const char *)name;
+	char *both;
+
+	if (namelen == 0 || n[0] == ':' || strcmp(n, "content-type") == 0 ||
+	    strncmp(n, "grpc-", 5) == 0 || strncmp(n, "seo-error-", 10) == 0 ||
+	    call->n_meta == RPC_RESP_META_MAX)
+		return;
+	both = malloc(namelen + valuelen + 2);
+	if (both == NULL) {
+		call->lost = 1;
+		return;
+	}
+	memcpy(both, name, namelen + 1);
+	memcpy(both + namelen + 1, value, valuelen);
+	both[namelen + 1 + valuelen] = '\0';
+	call->meta[call->n_meta].name = both;
+	call->meta[call->n_meta++].value = both + namelen + 1;
+}
+
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 		     const uint8_t *name, size_t namelen, const uint8_t *value,
 		     size_t valuelen, uint8_t flags, void *user_data)
@@ -412,7 +451,6 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 	struct cli_call *call;
 	const char *n = (const char *)name;
 
-	(void)namelen;
 	(void)flags;
 	(void)user_data;
 	if (frame->hd.type != NGHTTP2_HEADERS)
@@ -439,6 +477,8 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 			strndup((const char *)value, valuelen));
 	} else if (strcmp(n, "seo-error-extra") == 0) {
 		set_str(call, &call->extra, decoded(value, valuelen));
+	} else {
+		meta_keep(call, name, namelen, value, valuelen);
 	}
 	return 0;
 }

@@ -25,6 +25,12 @@
 /* Request metadata a server accepts per call, in bytes (names + values). */
 #define RPC_META_MAX (64 * 1024)
 
+/* Response metadata of one call (rpc_ctx_set_meta()): entries, and the
+ * longest name and value; a client keeps as many entries. */
+#define RPC_RESP_META_MAX 16
+#define RPC_RESP_META_NAME_MAX 64
+#define RPC_RESP_META_VALUE_MAX 1024
+
 /* Flow-control windows: per stream, and for a whole connection. */
 #define RPC_STREAM_WINDOW (1024 * 1024)
 #define RPC_CONN_WINDOW (16 * 1024 * 1024)

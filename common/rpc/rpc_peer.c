@@ -58,7 +58,7 @@ int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
 {
 	rpc_meta meta[N_PROPAGATED];
 	size_t n = 0;
-	int64_t timeout = seo_config_int(SEO_CFG_RPC_TIMEOUT_MS, 30000);
+	int64_t timeout = seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
 	int rc;
 
 	if (ctx != NULL) {

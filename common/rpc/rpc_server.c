@@ -97,6 +97,8 @@ struct rpc_ctx {
 	const char *code;
 	const char *message;
 	const char *extra;
+	struct meta_entry *resp_meta; /* rpc_ctx_set_meta(), on the arena */
+	size_t n_resp_meta;
 	uint8_t *resp; /* prefix + packed response, on the arena */
 	size_t resp_len;
 	size_t resp_off;
@@ -241,17 +243,29 @@ static void reply_http(struct rpc_ctx *call, const char *status)
 						      NULL));
 }
 
+/* Appends the handler's response metadata to nva[n...]; returns the new
+ * count. */
+static size_t add_resp_meta(const struct rpc_ctx *call, nghttp2_nv *nva,
+			    size_t n)
+{
+	for (const struct meta_entry *e = call->resp_meta; e != NULL; e = e->next)
+		nva[n++] = mknv(e->name, e->value);
+	return n;
+}
+
 /*
- * Trailers-only response: one HEADERS frame with END_STREAM. Allocates
- * nothing on the arena, so it is safe while a worker still owns it.
+ * Trailers-only response: one HEADERS frame with END_STREAM, with the
+ * handler's response metadata when `with_meta` (only once the handler is
+ * done). Allocates nothing on the arena, so it is safe while a worker still
+ * owns it.
  */
 static void reply_status(struct rpc_ctx *call, int status, const char *code,
 			 const char *message, const char *extra,
-			 int accept_identity)
+			 int accept_identity, int with_meta)
 {
 	char st[12];
 	char *enc_msg = NULL, *enc_extra = NULL;
-	nghttp2_nv nva[7];
+	nghttp2_nv nva[7 + RPC_RESP_META_MAX];
 	size_t n = 0;
 	int rv = NGHTTP2_ERR_NOMEM;
 
@@ -274,6 +288,8 @@ static void reply_status(struct rpc_ctx *call, int status, const char *code,
 	}
 	if (accept_identity)
 		nva[n++] = mknv("grpc-accept-encoding", "identity");
+	if (with_meta)
+		n = add_resp_meta(call, nva, n);
 	rv = nghttp2_submit_response(call->conn->session, call->stream_id, nva,
 				     n, NULL);
 out:
@@ -304,19 +320,21 @@ static ssize_t resp_read(nghttp2_session *session, int32_t stream_id,
 /* Sends the outcome recorded by call_run(). The worker, if any, is done. */
 static void reply_outcome(struct rpc_ctx *call)
 {
-	nghttp2_nv nva[2] = {mknv(":status", "200"),
-			     mknv("content-type", "application/grpc")};
+	nghttp2_nv nva[2 + RPC_RESP_META_MAX] = {
+		mknv(":status", "200"), mknv("content-type", "application/grpc")};
 	nghttp2_data_provider prd;
+	size_t n;
 
 	if (call->failed) {
 		reply_status(call, call->status, call->code, call->message,
-			     call->extra, 0);
+			     call->extra, 0, 1);
 		return;
 	}
+	n = add_resp_meta(call, nva, 2);
 	prd.source.ptr = call;
 	prd.read_callback = resp_read;
 	reply_submitted(call, nghttp2_submit_response(call->conn->session,
-						      call->stream_id, nva, 2,
+						      call->stream_id, nva, n,
 						      &prd));
 }
 
@@ -486,7 +504,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	atomic_store(&call->cancelled, 1);
 	reply_status(call, SEO_GRPC_DEADLINE_EXCEEDED, NULL,
-		     "deadline exceeded", NULL, 0);
+		     "deadline exceeded", NULL, 0, 0);
 	seo_h2io_flush(call->conn->io);
 }
 
@@ -505,12 +523,12 @@ static void on_request_headers(struct rpc_ctx *call)
 	}
 	if (call->meta_bytes > RPC_META_MAX) {
 		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,
-			     "request metadata too large", NULL, 0);
+			     "request metadata too large", NULL, 0, 0);
 		return;
 	}
 	if (call->encoding != NULL && strcmp(call->encoding, "identity") != 0) {
 		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
-			     "message compression is not supported", NULL, 1);
+			     "message compression is not supported", NULL, 1, 0);
 		return;
 	}
 	if (call->path != NULL)
@@ -520,21 +538,21 @@ static void on_request_headers(struct rpc_ctx *call)
 
 		snprintf(msg, sizeof(msg), "unknown method %.200s",
 			 call->path != NULL ? call->path : "");
-		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL, msg, NULL, 0);
+		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL, msg, NULL, 0, 0);
 		return;
 	}
 	if (call->timeout == NULL)
 		return;
 	if (rpc_timeout_parse(call->timeout, &ms) != 0) {
 		reply_status(call, SEO_GRPC_INTERNAL, NULL,
-			     "malformed grpc-timeout", NULL, 0);
+			     "malformed grpc-timeout", NULL, 0, 0);
 		return;
 	}
 	call->deadline = seo_mono_ms() + ms;
 	call->timer = evtimer_new(call->srv->base, deadline_cb, call);
 	if (call->timer == NULL) {
 		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,
-			     "out of memory", NULL, 0);
+			     "out of memory", NULL, 0, 0);
 		return;
 	}
 	{
@@ -570,17 +588,17 @@ static void on_request_end(struct rpc_ctx *call)
 		return;
 	if (call->rd.prefix_got != 0) {
 		reply_status(call, SEO_GRPC_INTERNAL, NULL,
-			     "request ended inside a message", NULL, 0);
+			     "request ended inside a message", NULL, 0, 0);
 		return;
 	}
 	if (call->rd.n_msgs == 0) {
 		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
-			     "unary call without a request message", NULL, 0);
+			     "unary call without a request message", NULL, 0, 0);
 		return;
 	}
 	if (rpc_ctx_cancelled(call)) {
 		reply_status(call, SEO_GRPC_DEADLINE_EXCEEDED, NULL,
-			     "deadline exceeded", NULL, 0);
+			     "deadline exceeded", NULL, 0, 0);
 		return;
 	}
 	if (srv->n_workers == 0 || runs_inline(srv, call)) {
@@ -622,13 +640,13 @@ static void on_request_data(struct rpc_ctx *call, const uint8_t *data,
 	case RPC_READ_SECOND:
 		reply_status(call, SEO_GRPC_UNIMPLEMENTED, NULL,
 			     "unary call with more than one request message",
-			     NULL, 0);
+			     NULL, 0, 0);
 		break;
 	case RPC_READ_COMPRESSED:
 		reply_status(call, SEO_GRPC_INTERNAL, NULL,
 			     "compressed request message, but compression is "
 			     "not supported",
-			     NULL, 1);
+			     NULL, 1, 0);
 		break;
 	case RPC_READ_TOO_LARGE:
 		snprintf(msg, sizeof(msg),
@@ -636,11 +654,11 @@ static void on_request_data(struct rpc_ctx *call, const uint8_t *data,
 			 "%d bytes",
 			 call->rd.msg_len, RPC_MAX_MESSAGE);
 		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL, msg,
-			     NULL, 0);
+			     NULL, 0, 0);
 		break;
 	case RPC_READ_NOMEM:
 		reply_status(call, SEO_GRPC_RESOURCE_EXHAUSTED, NULL,
-			     "out of memory", NULL, 0);
+			     "out of memory", NULL, 0, 0);
 		break;
 	}
 }
@@ -1068,6 +1086,61 @@ const char *rpc_ctx_meta(rpc_ctx *ctx, const char *name)
 		if (strcmp(e->name, name) == 0)
 			found = e->value;
 	return found;
+}
+
+/* A name a handler may set: lowercase token characters, none of the
+ * protocol's own (pseudo-headers, content-type, te, grpc-*, seo-error-*). */
+static int resp_meta_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > RPC_RESP_META_NAME_MAX ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != len)
+		return 0;
+	return strncmp(name, "grpc-", 5) != 0 &&
+	       strncmp(name, "seo-error-", 10) != 0 &&
+	       strcmp(name, "content-type") != 0 && strcmp(name, "te") != 0;
+}
+
+int rpc_ctx_set_meta(rpc_ctx *ctx, const char *name, const char *value)
+{
+	struct meta_entry *e, **tail = &ctx->resp_meta;
+	size_t len = strlen(value);
+
+	if (!resp_meta_name_ok(name) || len > RPC_RESP_META_VALUE_MAX)
+		return SEO_EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (value[i] < 0x20 || value[i] > 0x7e)
+			return SEO_EINVAL;
+	for (e = ctx->resp_meta; e != NULL; tail = &e->next, e = e->next)
+		if (strcmp(e->name, name) == 0)
+			break;
+	if (e == NULL && ctx->n_resp_meta == RPC_RESP_META_MAX)
+		return SEO_ETOOBIG;
+	value = seo_arena_strdup(ctx->arena, value);
+	if (value == NULL)
+		return SEO_ENOMEM;
+	if (e != NULL) {
+		e->value = value;
+		return 0;
+	}
+	e = seo_arena_calloc(ctx->arena, sizeof(*e));
+	if (e == NULL || (e->name = seo_arena_strdup(ctx->arena, name)) == NULL)
+		return SEO_ENOMEM;
+	e->value = value;
+	*tail = e; /* in the order set */
+	ctx->n_resp_meta++;
+	return 0;
+}
+
+int rpc_ctx_set_http_status(rpc_ctx *ctx, int status)
+{
+	char text[12];
+
+	if (status < 100 || status > 599)
+		return SEO_EINVAL;
+	snprintf(text, sizeof(text), "%d", status);
+	return rpc_ctx_set_meta(ctx, RPC_META_HTTP_STATUS, text);
 }
 
 int64_t rpc_ctx_deadline(rpc_ctx *ctx)

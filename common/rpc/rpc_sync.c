@@ -29,6 +29,7 @@ static const char *arena_copy(seo_arena *a, const char *s)
 static void sync_done(const rpc_result *res, void *ud)
 {
 	struct sync_call *sc = ud;
+	rpc_meta *meta;
 
 	sc->res->grpc_status = res->grpc_status;
 	sc->res->response = res->response;
@@ -37,6 +38,17 @@ static void sync_done(const rpc_result *res, void *ud)
 	sc->res->message = arena_copy(sc->arena, res->message);
 	if (sc->res->message == NULL)
 		sc->res->message = "";
+	meta = res->n_meta > 0
+		       ? seo_arena_alloc(sc->arena, res->n_meta * sizeof(*meta))
+		       : NULL;
+	for (size_t i = 0; meta != NULL && i < res->n_meta; i++) {
+		meta[i].name = arena_copy(sc->arena, res->meta[i].name);
+		meta[i].value = arena_copy(sc->arena, res->meta[i].value);
+		if (meta[i].name == NULL || meta[i].value == NULL)
+			meta = NULL;
+	}
+	sc->res->meta = meta;
+	sc->res->n_meta = meta != NULL ? res->n_meta : 0;
 	sc->done = 1;
 	event_base_loopbreak(sc->base);
 }

@@ -1,104 +1,142 @@
+/*
+ * config.c: the table of SEO_* variables and the values parsed from it once
+ * per process (see seo/config.h). The kinds' parsers are config_kinds.c.
+ */
 #include "seo/config.h"
 #include "seo/errors.h"
 
-#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define ROW(key, nm, k, d, m, ...) \
+	[key] = {.name = nm, .kind = k, .dflt = d, .meaning = m, __VA_ARGS__}
+#define WEB "http or https"
+
 static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
-	[SEO_CFG_HTTP_ADDR] = {"SEO_HTTP_ADDR", "127.0.0.1:8080", "gateway listen address"},
-	[SEO_CFG_PG_URL] = {"SEO_PG_URL", "", "PostgreSQL connection string (default: the local cluster of ./seo up)"},
-	[SEO_CFG_DATA_DIR] = {"SEO_DATA_DIR", "var/graph", "crawl index served by svc-graph"},
-	[SEO_CFG_LOG_LEVEL] = {"SEO_LOG_LEVEL", "info", "debug, info, warn, error"},
-	[SEO_CFG_RATE_LIMIT_PER_MIN] = {"SEO_RATE_LIMIT_PER_MIN", "60", "requests per minute per key; 0 turns the limit off"},
+	ROW(SEO_CFG_HTTP_ADDR, "SEO_HTTP_ADDR", SEO_CFG_ADDR, "127.0.0.1:8080", "gateway listen address"),
+	ROW(SEO_CFG_PG_URL, "SEO_PG_URL", SEO_CFG_PG, "", "PostgreSQL connection string (default: the local cluster of ./seo up)"),
+	ROW(SEO_CFG_DATA_DIR, "SEO_DATA_DIR", SEO_CFG_TEXT, "var/graph", "crawl index served by svc-graph"),
+	ROW(SEO_CFG_LOG_LEVEL, "SEO_LOG_LEVEL", SEO_CFG_LEVEL, "info", "debug, info, warn, error"),
+	ROW(SEO_CFG_RATE_LIMIT_PER_MIN, "SEO_RATE_LIMIT_PER_MIN", SEO_CFG_INT, "60", "requests per minute per key; 0 turns the limit off",
+	    .min = 0, .max = 1000000000, .unit = "requests per minute"),
 #define SEO_SERVICE(id, name, port, calls, summary) \
-	[SEO_CFG_##id##_ADDR] = {"SEO_" #id "_ADDR", "127.0.0.1:" #port, "svc-" name " gRPC address"},
+	ROW(SEO_CFG_##id##_ADDR, "SEO_" #id "_ADDR", SEO_CFG_ADDR, "127.0.0.1:" #port, "svc-" name " gRPC address"),
 #include "services.def"
 #undef SEO_SERVICE
-	[SEO_CFG_FETCH_CONNECT_TO] = {"SEO_FETCH_CONNECT_TO", "", "live fetches: HOST:PORT:CONNECT_HOST:CONNECT_PORT entries"},
-	[SEO_CFG_FETCH_ALLOW_NETS] = {"SEO_FETCH_ALLOW_NETS", "", "CIDRs exempt from the private-address block (tests only)"},
-	[SEO_CFG_FETCH_CA_FILE] = {"SEO_FETCH_CA_FILE", "", "extra CA bundle for live fetches"},
-	[SEO_CFG_CHALLENGE] = {"SEO_CHALLENGE", "on", "off disables the bot-challenge check of the free tools"},
-	[SEO_CFG_CHALLENGE_VERIFY_URL] = {"SEO_CHALLENGE_VERIFY_URL", "", "bot-challenge token verification endpoint"},
-	[SEO_CFG_PAGESPEED_URL] = {"SEO_PAGESPEED_URL", "https://www.googleapis.com", "page-performance upstream (PageSpeed Insights v5 base URL)"},
-	[SEO_CFG_PAGESPEED_KEY] = {"SEO_PAGESPEED_KEY", "", "page-performance upstream key"},
-	[SEO_CFG_INDEXNOW_URL] = {"SEO_INDEXNOW_URL", "", "IndexNow submission endpoint"},
-	[SEO_CFG_CONSOLE_API_URL] = {"SEO_CONSOLE_API_URL", "", "search-console upstream"},
-	[SEO_CFG_ADS_API_URL] = {"SEO_ADS_API_URL", "", "ads-planner upstream"},
-	[SEO_CFG_PAYMENTS_API_URL] = {"SEO_PAYMENTS_API_URL", "", "payment provider (checkout sessions)"},
-	[SEO_CFG_PAYMENTS_KEY] = {"SEO_PAYMENTS_KEY", "", "payment provider secret key"},
-	[SEO_CFG_PAYMENTS_WEBHOOK_SECRET] = {"SEO_PAYMENTS_WEBHOOK_SECRET", "", "shared secret signing payment webhooks"},
-	[SEO_CFG_RDAP_URL] = {"SEO_RDAP_URL", "", "registration data lookups"},
-	[SEO_CFG_SMTP_URL] = {"SEO_SMTP_URL", "", "SMTP server for notification mail; empty keeps mail in the outbox"},
-	[SEO_CFG_MAIL_FROM] = {"SEO_MAIL_FROM", "noreply@seo.local", "sender address of notification mail"},
-	[SEO_CFG_HTTP_TLS_CERT] = {"SEO_HTTP_TLS_CERT", "", "gateway TLS certificate (PEM); empty serves cleartext"},
-	[SEO_CFG_HTTP_TLS_KEY] = {"SEO_HTTP_TLS_KEY", "", "gateway TLS private key (PEM)"},
-	[SEO_CFG_HTTP_BODY_LIMIT] = {"SEO_HTTP_BODY_LIMIT", "2097152", "largest request body the gateway accepts, in bytes"},
-	[SEO_CFG_HTTP_REQUEST_TIMEOUT_MS] = {"SEO_HTTP_REQUEST_TIMEOUT_MS", "", "deadline of a whole request (headers and body) at the gateway, in ms; empty: 30000"},
-	[SEO_CFG_RPC_TIMEOUT_MS] = {"SEO_RPC_TIMEOUT_MS", "30000", "deadline of a gateway call to a service"},
-	[SEO_CFG_MIGRATIONS_DIR] = {"SEO_MIGRATIONS_DIR", "", "SQL migrations of svc-account (default: found beside the binary)"},
-	[SEO_CFG_REALTIME_MIGRATIONS_DIR] = {"SEO_REALTIME_MIGRATIONS_DIR", "", "SQL migrations of svc-realtime (default: found beside the binary)"},
-	[SEO_CFG_TECH_RULES] = {"SEO_TECH_RULES", "", "technology fingerprint rules of tech-stack (default: found beside the binary)"},
+	ROW(SEO_CFG_FETCH_CONNECT_TO, "SEO_FETCH_CONNECT_TO", SEO_CFG_CONNECT_TO, "", "live fetches: HOST:PORT:CONNECT_HOST:CONNECT_PORT entries"),
+	ROW(SEO_CFG_FETCH_ALLOW_NETS, "SEO_FETCH_ALLOW_NETS", SEO_CFG_NETS, "", "CIDRs exempt from the private-address block (tests only)"),
+	ROW(SEO_CFG_FETCH_CA_FILE, "SEO_FETCH_CA_FILE", SEO_CFG_FILE, "", "extra CA bundle for live fetches"),
+	ROW(SEO_CFG_CHALLENGE, "SEO_CHALLENGE", SEO_CFG_ONOFF, "on", "off disables the bot-challenge check of the free tools"),
+	ROW(SEO_CFG_CHALLENGE_VERIFY_URL, "SEO_CHALLENGE_VERIFY_URL", SEO_CFG_URL, "", "bot-challenge token verification endpoint", .schemes = WEB),
+	ROW(SEO_CFG_PAGESPEED_URL, "SEO_PAGESPEED_URL", SEO_CFG_URL, "https://www.googleapis.com", "page-performance upstream (PageSpeed Insights v5 base URL)", .schemes = WEB),
+	ROW(SEO_CFG_PAGESPEED_KEY, "SEO_PAGESPEED_KEY", SEO_CFG_SECRET, "", "page-performance upstream key"),
+	ROW(SEO_CFG_INDEXNOW_URL, "SEO_INDEXNOW_URL", SEO_CFG_URL, "", "IndexNow submission endpoint", .schemes = WEB),
+	ROW(SEO_CFG_CONSOLE_API_URL, "SEO_CONSOLE_API_URL", SEO_CFG_URL, "", "search-console upstream", .schemes = WEB),
+	ROW(SEO_CFG_ADS_API_URL, "SEO_ADS_API_URL", SEO_CFG_URL, "", "ads-planner upstream", .schemes = WEB),
+	ROW(SEO_CFG_PAYMENTS_API_URL, "SEO_PAYMENTS_API_URL", SEO_CFG_URL, "", "payment provider (checkout sessions)", .schemes = WEB),
+	ROW(SEO_CFG_PAYMENTS_KEY, "SEO_PAYMENTS_KEY", SEO_CFG_SECRET, "", "payment provider secret key"),
+	ROW(SEO_CFG_PAYMENTS_WEBHOOK_SECRET, "SEO_PAYMENTS_WEBHOOK_SECRET", SEO_CFG_SECRET, "", "shared secret signing payment webhooks"),
+	ROW(SEO_CFG_RDAP_URL, "SEO_RDAP_URL", SEO_CFG_URL, "", "registration data lookups", .schemes = WEB),
+	ROW(SEO_CFG_SMTP_URL, "SEO_SMTP_URL", SEO_CFG_URL, "", "SMTP server for notification mail; empty keeps mail in the outbox", .schemes = "smtp or smtps"),
+	ROW(SEO_CFG_MAIL_FROM, "SEO_MAIL_FROM", SEO_CFG_MAILBOX, "noreply@seo.local", "sender address of notification mail"),
+	ROW(SEO_CFG_HTTP_TLS_CERT, "SEO_HTTP_TLS_CERT", SEO_CFG_FILE, "", "gateway TLS certificate (PEM); empty serves cleartext"),
+	ROW(SEO_CFG_HTTP_TLS_KEY, "SEO_HTTP_TLS_KEY", SEO_CFG_FILE, "", "gateway TLS private key (PEM)"),
+	ROW(SEO_CFG_HTTP_BODY_LIMIT, "SEO_HTTP_BODY_LIMIT", SEO_CFG_INT, "2097152", "largest request body the gateway accepts, in bytes",
+	    .min = 1, .max = 1073741824, .unit = "bytes"),
+	ROW(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS, "SEO_HTTP_REQUEST_TIMEOUT_MS", SEO_CFG_MS, "", "deadline of a whole request (headers and body) at the gateway; empty: the front end's own (gw_http.h)",
+	    .min = 1, .max = 3600000),
+	ROW(SEO_CFG_RPC_TIMEOUT_MS, "SEO_RPC_TIMEOUT_MS", SEO_CFG_MS, "30000", "deadline of a gateway call to a service",
+	    .min = 1, .max = 3600000),
+	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),
+	ROW(SEO_CFG_REALTIME_MIGRATIONS_DIR, "SEO_REALTIME_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-realtime (default: found beside the binary)"),
+	ROW(SEO_CFG_TECH_RULES, "SEO_TECH_RULES", SEO_CFG_FILE, "", "technology fingerprint rules of tech-stack (default: found beside the binary)"),
+	ROW(SEO_CFG_TRUSTED_PROXIES, "SEO_TRUSTED_PROXIES", SEO_CFG_NETS, "", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client IP; empty: the socket's peer is the client"),
 };
+
+static seo_cfg_value values[SEO__CFG_COUNT];
+static atomic_int loaded;
+static pthread_once_t lazy_once = PTHREAD_ONCE_INIT;
 
 const seo_cfg_def *seo_config_def(seo_cfg key)
 {
 	return &cfg_table[key];
 }
 
+int seo_config_load(seo_cfg_error *err)
+{
+	seo_cfg_value next[SEO__CFG_COUNT];
+	int i, j, rc;
+
+	for (i = 0; i < SEO__CFG_COUNT; i++) {
+		rc = seo_cfg_parse(&cfg_table[i], getenv(cfg_table[i].name),
+				   &next[i], err);
+		if (rc != 0) {
+			for (j = 0; j < i; j++)
+				seo_cfg_value_clear(&next[j]);
+			return rc;
+		}
+	}
+	for (i = 0; i < SEO__CFG_COUNT; i++) {
+		seo_cfg_value_clear(&values[i]);
+		values[i] = next[i];
+	}
+	atomic_store(&loaded, 1);
+	return 0;
+}
+
+void seo_config_init(void)
+{
+	seo_cfg_error err;
+	int rc = seo_config_load(&err);
+
+	if (rc == 0)
+		return;
+	fprintf(stderr, "seo: %s\n",
+		rc == SEO_ENOMEM ? "out of memory reading the configuration"
+				 : err.message);
+	exit(2);
+}
+
+/* A program that never called seo_config_init() (a test, a tool) still
+ * gets parsed values, checked the same way. */
+static void lazy_init(void)
+{
+	if (!atomic_load(&loaded))
+		seo_config_init();
+}
+
+static const seo_cfg_value *value(seo_cfg key)
+{
+	if (!atomic_load(&loaded))
+		pthread_once(&lazy_once, lazy_init);
+	return &values[key];
+}
+
 const char *seo_config(seo_cfg key)
 {
-	const char *v = getenv(cfg_table[key].name);
-
-	if (v == NULL || *v == '\0')
-		return cfg_table[key].dflt;
-	return v;
+	return value(key)->text;
 }
 
-long long seo_config_int(seo_cfg key, long long fallback)
+long long seo_config_num(seo_cfg key)
 {
-	const char *v = seo_config(key);
-	char *end;
-	long long n;
-
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0')
-		return fallback;
-	return n;
+	return value(key)->num;
 }
 
-int seo_split_hostport(const char *addr, char *host, unsigned hostlen,
-		       unsigned short *port)
+const seo_cidr *seo_config_nets(seo_cfg key, size_t *n)
 {
-	const char *colon, *h = addr;
-	size_t hl;
-	char *end;
-	long p;
+	const seo_cfg_value *v = value(key);
 
-	if (addr == NULL)
-		return SEO_EINVAL;
-	if (addr[0] == '[') {
-		const char *close = strchr(addr, ']');
-		if (close == NULL || close[1] != ':')
-			return SEO_EINVAL;
-		h = addr + 1;
-		hl = (size_t)(close - h);
-		colon = close + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (colon == NULL)
-			return SEO_EINVAL;
-		hl = (size_t)(colon - addr);
-	}
-	if (hl == 0 || hl + 1 > hostlen)
-		return SEO_EINVAL;
-	errno = 0;
-	p = strtol(colon + 1, &end, 10);
-	if (errno != 0 || end == colon + 1 || *end != '\0' || p < 0 || p > 65535)
-		return SEO_EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*port = (unsigned short)p;
-	return 0;
+	*n = cfg_table[key].kind == SEO_CFG_NETS ? v->n : 0;
+	return *n > 0 ? v->list : NULL;
+}
+
+const seo_connect_to *seo_config_connect_to(seo_cfg key, size_t *n)
+{
+	const seo_cfg_value *v = value(key);
+
+	*n = cfg_table[key].kind == SEO_CFG_CONNECT_TO ? v->n : 0;
+	return *n > 0 ? v->list : NULL;
 }

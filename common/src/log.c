@@ -1,4 +1,5 @@
 #include "seo/log.h"
+#include "seo/config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,12 +27,8 @@ int seo_log_level_parse(const char *name)
 
 void seo_log_init(const char *component)
 {
-	const char *env = getenv("SEO_LOG_LEVEL");
-	int lvl = seo_log_level_parse(env);
-
 	log_component = component;
-	if (lvl >= 0)
-		seo_log_min_level = lvl;
+	seo_log_min_level = (int)seo_config_num(SEO_CFG_LOG_LEVEL);
 }
 
 void seo_log_raw_line(const char *json_line)

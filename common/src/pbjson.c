@@ -727,12 +727,15 @@ static json_t *enum_json(const ProtobufCEnumDescriptor *e, int value)
 	return seo_pbjson_enum_name(ev->name, seo_pbjson_enum_prefix(e));
 }
 
+static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullable);
+
 /* A nested message, null when unset. A RawJson stands for the value its
  * text holds; text that does not load fails the answer (NULL): without
  * seo_json_init() jansson cannot tell text that is not JSON from an
  * allocation that failed, and RawJson is only ever written by
  * raw_json_decode(), from a JSON value. */
-static json_t *message_json(const ProtobufCMessage *m)
+static json_t *message_json(const ProtobufCMessage *m,
+			    seo_pbjson_nullable_fn nullable)
 {
 	const char *text;
 	int oom;
@@ -740,7 +743,7 @@ static json_t *message_json(const ProtobufCMessage *m)
 	if (m == NULL)
 		return json_null();
 	if (!is_raw_json(m->descriptor))
-		return seo_pbjson_encode(m);
+		return encode(m, nullable);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
 	if (text == NULL)
 		return json_null();
@@ -748,7 +751,8 @@ static json_t *message_json(const ProtobufCMessage *m)
 }
 
 /* One value of field f stored at slot. */
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
+static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot,
+			  seo_pbjson_nullable_fn nullable)
 {
 	uint64_t u;
 
@@ -779,14 +783,15 @@ static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *slot)
 	case PROTOBUF_C_TYPE_BYTES:
 		return bytes_json(slot);
 	case PROTOBUF_C_TYPE_MESSAGE:
-		return message_json(*(ProtobufCMessage *const *)slot);
+		return message_json(*(ProtobufCMessage *const *)slot, nullable);
 	default:
 		return json_integer(*(const int64_t *)slot);
 	}
 }
 
 static json_t *array_json(const ProtobufCFieldDescriptor *f,
-			  const ProtobufCMessage *msg)
+			  const ProtobufCMessage *msg,
+			  seo_pbjson_nullable_fn nullable)
 {
 	size_t n = *(const size_t *)QUANT(msg, f);
 	const char *arr = *(char *const *)MEMBER(msg, f);
@@ -794,7 +799,8 @@ static json_t *array_json(const ProtobufCFieldDescriptor *f,
 	json_t *a = json_array();
 
 	for (i = 0; a != NULL && i < n; i++) {
-		if (json_array_append_new(a, value_json(f, arr + i * size)) != 0) {
+		if (json_array_append_new(a, value_json(f, arr + i * size,
+							nullable)) != 0) {
 			json_decref(a);
 			a = NULL;
 		}
@@ -802,7 +808,17 @@ static json_t *array_json(const ProtobufCFieldDescriptor *f,
 	return a;
 }
 
-json_t *seo_pbjson_encode(const ProtobufCMessage *msg)
+/* Whether an optional field without a value is written as null rather than
+ * left out. */
+static int null_kept(const ProtobufCMessageDescriptor *desc,
+		     const ProtobufCFieldDescriptor *f,
+		     seo_pbjson_nullable_fn nullable)
+{
+	return !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && nullable != NULL &&
+	       nullable(desc, f);
+}
+
+static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullable)
 {
 	const ProtobufCMessageDescriptor *desc = msg->descriptor;
 	json_t *obj = json_object(), *v;
@@ -810,18 +826,30 @@ json_t *seo_pbjson_encode(const ProtobufCMessage *msg)
 
 	for (i = 0; obj != NULL && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		if (f->label == PROTOBUF_C_LABEL_REPEATED)
-			v = array_json(f, msg);
-		else if (seo_pbjson_present(msg, f))
-			v = value_json(f, MEMBER(msg, f));
-		else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-			continue; /* only the member that is set appears */
-		else
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			v = array_json(f, msg, nullable);
+		} else if (seo_pbjson_present(msg, f)) {
+			v = value_json(f, MEMBER(msg, f), nullable);
+			/* A value without a JSON form (not finite, an enum
+			 * value this build does not know) is no value. */
+			if (json_is_null(v) && !seo_pb_always(f) &&
+			    !null_kept(desc, f, nullable))
+				continue;
+		} else if (null_kept(desc, f, nullable)) {
 			v = json_null();
+		} else {
+			continue;
+		}
 		if (json_object_set_new_nocheck(obj, f->name, v) != 0) {
 			json_decref(obj);
 			obj = NULL;
 		}
 	}
 	return obj;
+}
+
+json_t *seo_pbjson_encode(const ProtobufCMessage *msg,
+			  seo_pbjson_nullable_fn nullable)
+{
+	return encode(msg, nullable);
 }

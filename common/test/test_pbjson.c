@@ -9,6 +9,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/nullable.h"
 #include "seo/pbjson.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
 
@@ -46,7 +47,7 @@ static int round_trips(const char *text, const ProtobufCMessageDescriptor *desc,
 
 	if (decode(text, desc, flags, &m) != 0)
 		return 0;
-	got = seo_pbjson_encode(m);
+	got = seo_pbjson_encode(m, seo_proto_nullable);
 	same = json_equal(want, got);
 	json_decref(want);
 	json_decref(got);

@@ -13,6 +13,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
+#include "seo/nullable.h"
 #include "seo/pbjson.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
 
@@ -41,7 +42,7 @@ static int run_round_trip(void *ud)
 			       &err);
 	if (rc == SEO_EINVAL)
 		rc = 1;
-	if (rc == 0 && (back = seo_pbjson_encode(m)) == NULL)
+	if (rc == 0 && (back = seo_pbjson_encode(m, seo_proto_nullable)) == NULL)
 		rc = SEO_ENOMEM;
 	if (rc == 0 && !json_equal(back, t->json))
 		rc = 1;

@@ -54,7 +54,9 @@ static void sleep_ms(long ms)
 }
 
 /* Echo: answers `service`; "who" -> server name; "meta:NAME" -> metadata;
- * "big:N" -> N bytes of 'x'; "thread..." -> "loop" or "worker". */
+ * "big:N" -> N bytes of 'x'; "thread..." -> "loop" or "worker";
+ * "answer:NAME=VALUE" -> sets that response metadata ("status" through
+ * rpc_ctx_set_http_status()) and answers the return code. */
 static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 		  ProtobufCMessage **resp)
 {
@@ -75,6 +77,18 @@ static int h_echo(rpc_ctx *ctx, const ProtobufCMessage *req,
 		s = rpc_ctx_meta(ctx, s + 5);
 		if (s == NULL)
 			s = "(none)";
+	} else if (strncmp(s, "answer:", 7) == 0) {
+		char *name = seo_arena_strdup(rpc_ctx_arena(ctx), s + 7);
+		char *value = name != NULL ? strchr(name, '=') : NULL;
+		int rc;
+
+		if (value == NULL)
+			return SEO_ENOMEM;
+		*value++ = '\0';
+		rc = strcmp(name, "status") == 0
+			     ? rpc_ctx_set_http_status(ctx, atoi(value))
+			     : rpc_ctx_set_meta(ctx, name, value);
+		s = seo_arena_printf(rpc_ctx_arena(ctx), "%d", rc);
 	} else if (strncmp(s, "big:", 4) == 0) {
 		size_t n = strtoul(s + 4, NULL, 10);
 		char *big = seo_arena_alloc(rpc_ctx_arena(ctx), n + 1);
@@ -98,6 +112,7 @@ static int h_fail(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	(void)resp;
 	rpc_ctx_fail_extra(ctx, "{\"retry_after\": 12}");
+	rpc_ctx_set_meta(ctx, "retry-after", "12");
 	return rpc_ctx_fail(ctx, "insufficient_credits", "%s",
 			    in->service != NULL ? in->service : "");
 }
@@ -675,6 +690,55 @@ static void test_unary_ok(void)
 	seo_arena_free(a);
 }
 
+/* The value of response metadata `name` in res, or NULL. */
+static const char *res_meta(const rpc_result *res, const char *name)
+{
+	for (size_t i = 0; i < res->n_meta; i++)
+		if (strcmp(res->meta[i].name, name) == 0)
+			return res->meta[i].value;
+	return NULL;
+}
+
+/* A handler's response metadata reaches the client; the protocol's own
+ * names and malformed ones are refused. */
+static void test_response_meta(void)
+{
+	static const struct {
+		const char *ask, *rc, *name, *value;
+	} cases[] = {
+		{"answer:retry-after=30", "0", "retry-after", "30"},
+		{"answer:status=202", "0", RPC_META_HTTP_STATUS, "202"},
+		{"answer:status=99", "-2", RPC_META_HTTP_STATUS, NULL},
+		{"answer:grpc-status=1", "-2", "grpc-status", NULL},
+		{"answer:seo-error-code=x", "-2", "seo-error-code", NULL},
+		{"answer:content-type=text/plain", "-2", "content-type", NULL},
+		{"answer:X-Up=1", "-2", "x-up", NULL},
+		{"answer:x-up=a\nb", "-2", "x-up", NULL},
+		{"answer:=1", "-2", "", NULL},
+	};
+	seo_arena *a = seo_arena_new(0);
+	rpc_result res;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT(echo_sync(main_srv.addr, "/seo.test.Echo/Echo",
+				    cases[i].ask, 2000, NULL, 0, a, &res) == 0);
+		CU_ASSERT_STRING_EQUAL(resp_service(&res), cases[i].rc);
+		if (cases[i].value == NULL) {
+			CU_ASSERT_PTR_NULL(res_meta(&res, cases[i].name));
+			CU_ASSERT_EQUAL(res.n_meta, 0);
+		} else {
+			CU_ASSERT_PTR_NOT_NULL_FATAL(res_meta(&res, cases[i].name));
+			CU_ASSERT_STRING_EQUAL(res_meta(&res, cases[i].name),
+					       cases[i].value);
+		}
+	}
+	/* None unless a handler sets some. */
+	CU_ASSERT(echo_sync(main_srv.addr, "/seo.test.Echo/Echo", "hello", 2000,
+			    NULL, 0, a, &res) == 0);
+	CU_ASSERT_EQUAL(res.n_meta, 0);
+	seo_arena_free(a);
+}
+
 static void test_workers_inline(void)
 {
 	struct tsrv t;
@@ -753,6 +817,10 @@ static void test_error_trailers(void)
 	CU_ASSERT_STRING_EQUAL(res.extra_json, "{\"retry_after\": 12}");
 	CU_ASSERT_STRING_EQUAL(res.message, text);
 	CU_ASSERT_PTR_NULL(res.response);
+	/* Response metadata travels with a failure too. */
+	CU_ASSERT_EQUAL_FATAL(res.n_meta, 1);
+	CU_ASSERT_STRING_EQUAL(res.meta[0].name, "retry-after");
+	CU_ASSERT_STRING_EQUAL(res.meta[0].value, "12");
 
 	/* A handler that succeeds without a response is an internal error. */
 	{
@@ -1420,6 +1488,7 @@ int main(void)
 	s = CU_add_suite("rpc", suite_init, suite_clean);
 	CU_add_test(s, "wire codecs", test_wire_codecs);
 	CU_add_test(s, "unary ok and metadata", test_unary_ok);
+	CU_add_test(s, "response metadata", test_response_meta);
 	CU_add_test(s, "handlers on the loop thread", test_workers_inline);
 	CU_add_test(s, "inline methods beside workers", test_run_inline);
 	CU_add_test(s, "error trailers", test_error_trailers);

@@ -7,6 +7,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "test_config.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -57,12 +58,12 @@ static void test_find_and_addr(void)
 	CU_ASSERT(seo_service_find("svc-nothing", &svc) == SEO_ENOTFOUND);
 	CU_ASSERT(seo_service_find("gateway", &svc) == SEO_ENOTFOUND);
 
-	unsetenv(var);
+	seo_test_config_set(var, NULL);
 	CU_ASSERT_STRING_EQUAL(seo_service_addr(SEO__SVC_COUNT - 1),
 			       seo_config_def(d->addr_key)->dflt);
-	setenv(var, "10.0.0.7:7000", 1);
+	seo_test_config_set(var, "10.0.0.7:7000");
 	CU_ASSERT_STRING_EQUAL(seo_service_addr(SEO__SVC_COUNT - 1), "10.0.0.7:7000");
-	unsetenv(var);
+	seo_test_config_set(var, NULL);
 }
 
 /* Depth-first: 1 when a path from `from` returns to a service on it. */

@@ -22,6 +22,8 @@ typedef struct gw_config {
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */
 	int request_timeout_ms;           /* GW_LIM_REQUEST_MS; 0: its default */
+	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
+					   * names the client; NULL/"": none */
 } gw_config;
 
 /* Fills `cfg` from the environment (seo/config.h). Strings are owned by
@@ -29,7 +31,8 @@ typedef struct gw_config {
 void gw_config_from_env(gw_config *cfg);
 
 /* Creates the gateway on `base` and starts listening. Returns 0, SEO_EIO
- * when the address cannot be bound, SEO_ENOMEM. */
+ * when the address cannot be bound, SEO_EINVAL for a configuration fault
+ * (logged with the variable's name), SEO_ENOMEM. */
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		   gw_gateway **out);
 

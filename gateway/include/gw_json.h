@@ -4,8 +4,9 @@
  * parameter rules; and the OpenAPI 3.1 document built from the same.
  *
  * JSON names are the proto field names (snake_case, as the specification
- * shows them). Encoding emits every declared field: required and repeated
- * fields always, an unset optional field as null. int64 fields are JSON
+ * shows them). Encoding emits required and repeated fields always, and an
+ * unset optional field as null where the specification lets it be null
+ * (marked in the .proto, seo/nullable.h), else not at all. int64 fields are JSON
  * integers, double/float numbers, bool booleans, bytes base64, enums their
  * value name in lowercase without the enum-type prefix (ROLE_OWNER ->
  * "owner"), nested messages objects (null when unset), a
@@ -99,7 +100,7 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len);
  * Builds the OpenAPI 3.1 document for `routes`: every route with its
  * parameters (from the input descriptor and rules), request body, success
  * response schema (from the output descriptor, plus credits_used /
- * credits_remaining for GW_R_ENVELOPE), error responses (from the route's
+ * credits_remaining for an envelope), error responses (from the route's
  * codes and the generic ones, with the shared Error schema), credit cost
  * (x-credit-cost, x-billing) and the X-API-Key security scheme. Caller
  * json_decref()s *out. Returns 0 or SEO_ENOMEM.

@@ -1,12 +1,17 @@
 /*
  * gw_routes.h: the route table, as data.
  *
- * One row per public endpoint: method, path pattern, the service method it
- * maps to, how its input is decoded, who may call it, what it costs and how
- * it is billed, its rate-limit class and the parameter rules checked before
- * anything is charged. The pipeline, the transcoder and the OpenAPI document
- * all read this table; adding an endpoint is a proto method, a service
- * handler and a row here.
+ * One row per public endpoint: method, path pattern and the service method
+ * it maps to, then its stages in the order a request meets them:
+ * authentication (key required, optional or none; roles), input (how the
+ * request message is decoded and the parameter rules checked before
+ * anything is charged), billing, quota class, what is forwarded to the
+ * service (client IP, request headers) and output (JSON or bytes, the
+ * statuses and headers the service may choose). The pipeline, the
+ * transcoder, the metrics and the OpenAPI document all read this table;
+ * adding an endpoint is a proto method, a service handler and a row here.
+ * Zero is the common case of every stage: key required, any role, no
+ * input, free, per-key rate, nothing forwarded, JSON.
  */
 #ifndef GW_ROUTES_H
 #define GW_ROUTES_H
@@ -39,6 +44,23 @@ typedef enum gw_input {
 			   * `signature` (webhooks) */
 } gw_input;
 
+/* What the answer's body is. */
+typedef enum gw_output {
+	GW_OUT_JSON = 0,  /* the response message as a JSON object */
+	GW_OUT_BYTES,     /* the bytes field `body_field` of the response
+			   * message, as `content_type` (a PDF, say) */
+} gw_output;
+
+/* Whether a call needs an API key. */
+typedef enum gw_key {
+	GW_KEY_REQUIRED = 0, /* X-API-Key needed: 401 without */
+	GW_KEY_OPTIONAL,     /* without one the call goes on anonymous (no
+			      * identity metadata); with one it must be
+			      * valid (401 otherwise) and the call is the
+			      * key's (free tools with a signed-in tier) */
+	GW_KEY_NONE,         /* never read (pricing, webhooks, built-ins) */
+} gw_key;
+
 typedef enum gw_bill {
 	GW_BILL_FREE = 0, /* never charged, no usage row */
 	GW_BILL_FIXED,    /* `cost` debited before the work, refunded on failure;
@@ -56,6 +78,14 @@ typedef enum gw_bill {
 			   * a failure costs nothing and writes no row */
 } gw_bill;
 
+/* Which limit a call counts against. */
+typedef enum gw_quota {
+	GW_QUOTA_KEY = 0, /* the per-key rate limit (SEO_RATE_LIMIT_PER_MIN) */
+	GW_QUOTA_IP,      /* the service's per-IP quota: the client IP is
+			   * forwarded, no per-key rate */
+	GW_QUOTA_NONE,    /* no limit */
+} gw_quota;
+
 /* Role bits, equal to seo.account.v1.Role values. */
 enum {
 	GW_ROLE_OWNER = 1,
@@ -65,17 +95,6 @@ enum {
 	GW_ROLES_ANY = 0,
 	GW_ROLES_STAFF = GW_ROLE_OWNER | GW_ROLE_ADMIN | GW_ROLE_MEMBER,
 	GW_ROLES_MANAGERS = GW_ROLE_OWNER | GW_ROLE_ADMIN,
-};
-
-/* Route flags. */
-enum {
-	GW_R_NO_KEY = 1 << 0,        /* no X-API-Key (pricing, free tools) */
-	GW_R_NO_RATE_LIMIT = 1 << 1, /* exempt from the per-key rate */
-	GW_R_ENVELOPE = 1 << 2,      /* add credits_used / credits_remaining */
-	GW_R_STRICT = 1 << 3,        /* unknown body fields or query
-				      * parameters are rejected */
-	GW_R_HIDE_BILLED = 1 << 4,   /* billed_field is for billing only and
-				      * is left out of the JSON answer */
 };
 
 /* Parameter rule flags. */
@@ -108,18 +127,26 @@ typedef struct gw_param_rule {
 	const char *doc;         /* one line for OpenAPI */
 } gw_param_rule;
 
-typedef struct gw_route {
-	const char *method;      /* "GET", "POST", "DELETE", "PATCH" */
-	const char *pattern;     /* "/v1/keys/:id" */
-	const char *endpoint;    /* usage row name, e.g. "keys" */
-	gw_service service;
-	const char *rpc_path;    /* "/seo.account.v1.Account/RevokeKey" */
-	const ProtobufCMessageDescriptor *input;
-	const ProtobufCMessageDescriptor *output;
-	gw_input in;
-	int status;              /* HTTP status on success (200, 201) */
+/* Stage 1, authentication: who may call. */
+typedef struct gw_auth_stage {
+	gw_key key;
 	unsigned roles;          /* GW_ROLE_* mask; GW_ROLES_ANY = any key */
-	gw_bill bill;
+} gw_auth_stage;
+
+/* Stage 2, input: how the request message is built and checked. */
+typedef struct gw_in_stage {
+	gw_input kind;
+	const ProtobufCMessageDescriptor *message;
+	const gw_param_rule *params;
+	size_t n_params;
+	unsigned char strict;    /* unknown body fields or query parameters
+				  * are refused */
+	const char *strict_code; /* their code; NULL: invalid_parameter */
+} gw_in_stage;
+
+/* Stage 3, billing: what a call costs and how it is charged. */
+typedef struct gw_bill_stage {
+	gw_bill kind;
 	long long cost;          /* credits per call or per item */
 	const char *items_field; /* GW_BILL_PER_ITEM: request field (array or
 				  * integer) giving the most items charged */
@@ -132,17 +159,59 @@ typedef struct gw_route {
 				      * credits to the call (backlinks'
 				      * score enrichment) */
 	long long surcharge;
-	unsigned flags;          /* GW_R_* */
-	const char *strict_code; /* code for unknown fields with GW_R_STRICT */
-	const gw_param_rule *params;
-	size_t n_params;
+	unsigned char envelope;  /* add credits_used / credits_remaining */
+	unsigned char hide_billed; /* billed_field is for billing only and is
+				    * left out of the JSON answer */
+} gw_bill_stage;
+
+/* Headers of a route's forwarding or output stage: at most this many. */
+#define GW_ROUTE_MAX_HEADERS 8
+
+/* Stage 4, forwarding: what of the request the service sees besides its
+ * message (the caller's identity always travels). */
+typedef struct gw_forward_stage {
+	unsigned char client_ip; /* `seo-client-ip`: the socket's peer, or
+				  * from X-Forwarded-For when the peer is in
+				  * SEO_TRUSTED_PROXIES (always with
+				  * GW_QUOTA_IP) */
+	const char *const *headers; /* request headers sent as metadata under
+				     * their lowercase names, NULL-ended */
+} gw_forward_stage;
+
+/* Stage 5, output: the answer. A service chooses among `statuses` and sets
+ * `headers` through its response metadata (seo/rpc.h); anything else it
+ * sends is ignored. */
+typedef struct gw_out_stage {
+	gw_output kind;
+	const ProtobufCMessageDescriptor *message;
+	int status;              /* HTTP status on success (200, 201) */
+	const int *statuses;     /* other success statuses the service may
+				  * choose, 0-ended; NULL: none */
+	const char *const *headers; /* response headers the service may set
+				     * (Retry-After), NULL-ended */
+	const char *body_field;  /* GW_OUT_BYTES: the bytes field */
+	const char *content_type; /* GW_OUT_BYTES: e.g. application/pdf */
+} gw_out_stage;
+
+typedef struct gw_route {
+	const char *method;      /* "GET", "POST", "DELETE", "PATCH" */
+	const char *pattern;     /* "/v1/keys/:id" */
+	const char *endpoint;    /* usage row name, e.g. "keys" */
+	gw_service service;
+	const char *rpc_path;    /* "/seo.account.v1.Account/RevokeKey" */
 	int timeout_ms;          /* the service call's deadline when longer than
 				  * SEO_RPC_TIMEOUT_MS; 0: that one */
+	gw_auth_stage auth;
+	gw_in_stage in;
+	gw_bill_stage bill;
+	gw_quota quota;
+	gw_forward_stage forward;
+	gw_out_stage out;
 	const char *summary;     /* OpenAPI summary */
 	const char *const *errors; /* public codes this route may answer,
 				    * NULL-terminated; the generic ones
 				    * (invalid_api_key, rate_limited, ...) are
-				    * added from the flags */
+				    * added from the stages */
 } gw_route;
 
 /* The table. *count is set to the number of rows. */
@@ -170,6 +239,15 @@ typedef struct gw_kv {
 const gw_route *gw_route_match(const char *method, const char *path,
 			       char *scratch, gw_kv *params, size_t *n_params,
 			       int *path_known);
+
+/* Public names of the stages' kinds, as OpenAPI (x-billing) and the
+ * metrics (seo_route_info) show them: "free", "fixed", "per_item",
+ * "after_success"; "required", "optional", "none"; "key", "ip", "none";
+ * "json", "bytes". Static strings; "" for a value out of range. */
+const char *gw_bill_name(gw_bill kind);
+const char *gw_key_name(gw_key key);
+const char *gw_quota_name(gw_quota quota);
+const char *gw_output_name(gw_output kind);
 
 /* The role bit for "owner", "admin", "member", "client"; 0 when unknown. */
 unsigned gw_role_bit(const char *role);

@@ -26,6 +26,7 @@
 #include "seo/domain.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
+#include "seo/nullable.h"
 #include "seo/pb.h"
 #include "seo/pbjson.h"
 
@@ -35,9 +36,9 @@ const gw_param_rule *gw__rule(const gw_route *route, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < route->n_params; i++)
-		if (strcmp(route->params[i].name, name) == 0)
-			return &route->params[i];
+	for (i = 0; i < route->in.n_params; i++)
+		if (strcmp(route->in.params[i].name, name) == 0)
+			return &route->in.params[i];
 	return NULL;
 }
 
@@ -401,7 +402,7 @@ static int pb_result(dec *d, int rc, const seo_pbjson_error *pe, void *slot,
 	case SEO_PBJSON_ARRAY:
 		return fail(d->err, rule_code(rule), "%s must be an array", buf);
 	case SEO_PBJSON_UNKNOWN:
-		return fail(d->err, d->route->strict_code, "unknown field: %s", buf);
+		return fail(d->err, d->route->in.strict_code, "unknown field: %s", buf);
 	case SEO_PBJSON_ONEOF:
 		return fail(d->err, rule_code(rule),
 			    "%s cannot be given together with %s", buf,
@@ -536,8 +537,8 @@ static int decode_object(dec *d, ProtobufCMessage *msg, json_t *obj,
 		where w = {key, -1};
 		f = protobuf_c_message_descriptor_get_field_by_name(desc, key);
 		if (f == NULL) {
-			if (d->route->flags & GW_R_STRICT)
-				return fail(d->err, d->route->strict_code,
+			if (d->route->in.strict)
+				return fail(d->err, d->route->in.strict_code,
 					    "unknown field: %s", key);
 			continue;
 		}
@@ -620,14 +621,14 @@ static int query_field(dec *d, const ProtobufCMessageDescriptor *desc,
 				desc, key);
 		if (*out != NULL && (*out)->type == PROTOBUF_C_TYPE_MESSAGE)
 			*out = NULL;
-		if (*out != NULL || !(d->route->flags & GW_R_STRICT))
+		if (*out != NULL || !(d->route->in.strict))
 			return 0;
-		return fail(d->err, d->route->strict_code,
+		return fail(d->err, d->route->in.strict_code,
 			    "unknown parameter: %s", key);
 	}
-	if (!(d->route->flags & GW_R_STRICT))
+	if (!(d->route->in.strict))
 		return 0;
-	return fail(d->err, d->route->strict_code, "unknown parameter");
+	return fail(d->err, d->route->in.strict_code, "unknown parameter");
 }
 
 static int query_error(dec *d, int rc, const ProtobufCFieldDescriptor *f)
@@ -700,7 +701,7 @@ static int decode_query(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	int rc;
 
 	if (query == NULL || *query == '\0' ||
-	    (!fields && !(d->route->flags & GW_R_STRICT)))
+	    (!fields && !(d->route->in.strict)))
 		return 0;
 	for (p = query; *p != '\0'; p++)
 		n_pairs += *p == '&';
@@ -957,8 +958,8 @@ static int apply_rules(dec *d, ProtobufCMessage *msg, unsigned char *seen)
 	const gw_route *route = d->route;
 	size_t i, idx;
 
-	for (i = 0; i < route->n_params; i++) {
-		const gw_param_rule *rule = &route->params[i];
+	for (i = 0; i < route->in.n_params; i++) {
+		const gw_param_rule *rule = &route->in.params[i];
 		const ProtobufCFieldDescriptor *f =
 			protobuf_c_message_descriptor_get_field_by_name(desc,
 									rule->name);
@@ -1032,31 +1033,31 @@ int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 			   ProtobufCMessage **out, gw_json_error *err)
 {
 	dec d = {route, arena, err,
-		 route->flags & GW_R_STRICT ? SEO_PBJSON_STRICT_FIELDS : 0};
+		 route->in.strict ? SEO_PBJSON_STRICT_FIELDS : 0};
 	ProtobufCMessage *msg = NULL;
 	unsigned char *seen;
 	json_t *root = NULL;
 	int rc = 0;
 
 	*out = NULL;
-	if (route->input == NULL)
+	if (route->in.message == NULL)
 		goto out;
-	msg = seo_arena_alloc(arena, route->input->sizeof_message);
-	seen = seo_arena_calloc(arena, route->input->n_fields + 1);
+	msg = seo_arena_alloc(arena, route->in.message->sizeof_message);
+	seen = seo_arena_calloc(arena, route->in.message->n_fields + 1);
 	if (msg == NULL || seen == NULL) {
 		rc = oom(err);
 		goto out;
 	}
-	protobuf_c_message_init(route->input, msg);
+	protobuf_c_message_init(route->in.message, msg);
 	rc = decode_path(&d, msg, seen, path_params, n_path_params);
-	if (rc == 0 && route->in == GW_IN_JSON)
+	if (rc == 0 && route->in.kind == GW_IN_JSON)
 		rc = decode_body(&d, msg, seen, body, body_len, &root);
-	if (rc == 0 && route->in == GW_IN_RAW)
+	if (rc == 0 && route->in.kind == GW_IN_RAW)
 		rc = decode_raw(&d, msg, seen, body, body_len, signature);
 	if (rc == 0)
 		rc = decode_query(&d, msg, seen, query,
-				  route->in == GW_IN_QUERY ||
-					  route->in == GW_IN_JSON);
+				  route->in.kind == GW_IN_QUERY ||
+					  route->in.kind == GW_IN_JSON);
 	if (rc == 0)
 		rc = apply_rules(&d, msg, seen);
 	if (rc == 0)
@@ -1072,7 +1073,7 @@ out:
 
 json_t *gw_json_encode_message(const ProtobufCMessage *msg)
 {
-	return seo_pbjson_encode(msg);
+	return seo_pbjson_encode(msg, seo_proto_nullable);
 }
 
 /* ---- reading fields back ----------------------------------------------- */
@@ -1140,10 +1141,10 @@ const char *gw_json_usage_value(const gw_route *route,
 	size_t i, n, len = 0;
 	char *s;
 
-	for (i = 0; f == NULL && i < route->n_params; i++)
-		if (route->params[i].flags & GW_P_USAGE)
+	for (i = 0; f == NULL && i < route->in.n_params; i++)
+		if (route->in.params[i].flags & GW_P_USAGE)
 			f = protobuf_c_message_descriptor_get_field_by_name(
-				req->descriptor, route->params[i].name);
+				req->descriptor, route->in.params[i].name);
 	if (f == NULL || f->type != PROTOBUF_C_TYPE_STRING)
 		return NULL;
 	if (f->label != PROTOBUF_C_LABEL_REPEATED) {

@@ -3,7 +3,8 @@
 add_library(gw_json STATIC
   ${CMAKE_CURRENT_LIST_DIR}/json.c
   ${CMAKE_CURRENT_LIST_DIR}/json_check.c
-  ${CMAKE_CURRENT_LIST_DIR}/openapi.c)
+  ${CMAKE_CURRENT_LIST_DIR}/openapi.c
+  ${CMAKE_CURRENT_LIST_DIR}/route_names.c)
 target_include_directories(gw_json
   PUBLIC ${CMAKE_CURRENT_LIST_DIR}/../include
   PRIVATE ${CMAKE_CURRENT_LIST_DIR})

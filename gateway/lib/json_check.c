@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json_int.h"
 #include "seo/errors.h"
@@ -85,7 +86,7 @@ static int check_default(const ProtobufCFieldDescriptor *f,
 static int check_rule(const gw_route *route, const gw_param_rule *r,
 		      char *why, size_t n)
 {
-	const ProtobufCFieldDescriptor *f = field(route->input, r->name);
+	const ProtobufCFieldDescriptor *f = field(route->in.message, r->name);
 
 	if (f == NULL)
 		return bad(why, n, "rule %s: no such field", r->name);
@@ -140,7 +141,7 @@ static int check_pattern(const gw_route *route, char *why, size_t n)
 			return bad(why, n, "%s: bad path parameter", route->pattern);
 		memcpy(name, p, len);
 		name[len] = '\0';
-		f = field(route->input, name);
+		f = field(route->in.message, name);
 		if (f == NULL || !singular(f) || f->type == PROTOBUF_C_TYPE_MESSAGE)
 			return bad(why, n, "path parameter %s: no such scalar field",
 				   name);
@@ -158,6 +159,96 @@ static int countable(const ProtobufCMessageDescriptor *desc, const char *name)
 	return f != NULL && (!singular(f) || seo_pbjson_is_int(f->type));
 }
 
+/* Header names the gateway writes itself, which no service may set. */
+static const char *const own_headers[] = {
+	"content-type", "content-length", "x-request-id", "date", "connection",
+	"transfer-encoding", "ratelimit-limit", "ratelimit-remaining",
+	"ratelimit-reset", NULL};
+
+static int header_listed(const char *const *list, const char *name)
+{
+	for (; list != NULL && *list != NULL; list++)
+		if (strcasecmp(*list, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A NULL-ended list of at most GW_ROUTE_MAX_HEADERS header names, each an
+ * HTTP token, none of `banned`. */
+static int check_headers(const gw_route *route, const char *stage,
+			 const char *const *names, const char *const *banned,
+			 char *why, size_t n)
+{
+	size_t count = 0;
+
+	for (; names != NULL && *names != NULL; names++) {
+		size_t len = strlen(*names);
+
+		if (len == 0 || strspn(*names, "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				       "!#$%&'*+-.^_`|~") != len)
+			return bad(why, n, "%s %s: %s header \"%s\" is no "
+				   "header name", route->method, route->pattern,
+				   stage, *names);
+		if (header_listed(banned, *names))
+			return bad(why, n, "%s %s: %s header %s is not allowed",
+				   route->method, route->pattern, stage, *names);
+		if (++count > GW_ROUTE_MAX_HEADERS)
+			return bad(why, n, "%s %s: more than %d %s headers",
+				   route->method, route->pattern,
+				   GW_ROUTE_MAX_HEADERS, stage);
+	}
+	return 0;
+}
+
+/* The output stage: success statuses, headers, bytes. */
+static int check_output(const gw_route *route, char *why, size_t n)
+{
+	const gw_out_stage *out = &route->out;
+	const ProtobufCFieldDescriptor *f;
+
+	if (out->status < 200 || out->status > 299)
+		return bad(why, n, "%s %s: success status %d", route->method,
+			   route->pattern, out->status);
+	for (const int *s = out->statuses; s != NULL && *s != 0; s++)
+		if (*s < 200 || *s > 299)
+			return bad(why, n, "%s %s: success status %d",
+				   route->method, route->pattern, *s);
+	if (check_headers(route, "output", out->headers, own_headers, why,
+			  n) != 0)
+		return SEO_EINVAL;
+	if (out->kind != GW_OUT_BYTES)
+		return 0;
+	f = field(out->message, out->body_field);
+	if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_BYTES)
+		return bad(why, n, "%s %s: bytes output needs a bytes field",
+			   route->method, route->pattern);
+	if (out->content_type == NULL || out->content_type[0] == '\0' ||
+	    strchr(out->content_type, '/') == NULL)
+		return bad(why, n, "%s %s: bytes output needs a content type",
+			   route->method, route->pattern);
+	if (route->bill.envelope || route->bill.hide_billed)
+		return bad(why, n, "%s %s: bytes output has no JSON to add "
+			   "credits to or hide fields from", route->method,
+			   route->pattern);
+	return 0;
+}
+
+/* Authentication and forwarding: an anonymous call can be neither
+ * charged nor told its balance; the key never reaches a service. */
+static int check_auth_forward(const gw_route *route, char *why, size_t n)
+{
+	static const char *const never_forwarded[] = {"x-api-key", NULL};
+
+	if (route->auth.key == GW_KEY_OPTIONAL &&
+	    (route->bill.kind != GW_BILL_FREE || route->bill.envelope ||
+	     route->auth.roles != GW_ROLES_ANY))
+		return bad(why, n, "%s %s: an optional key needs a free route "
+			   "open to any role", route->method, route->pattern);
+	return check_headers(route, "forwarded", route->forward.headers,
+			     never_forwarded, why, n);
+}
+
 int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 {
 	const ProtobufCFieldDescriptor *f;
@@ -169,47 +260,49 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 	rc = check_pattern(route, why, why_len);
 	if (rc != 0)
 		return rc;
-	if (route->in != GW_IN_NONE && route->input == NULL)
+	if (route->in.kind != GW_IN_NONE && route->in.message == NULL)
 		return bad(why, why_len, "%s %s: input message missing",
 			   route->method, route->pattern);
-	if (route->status < 200 || route->status > 299)
-		return bad(why, why_len, "%s %s: success status %d",
-			   route->method, route->pattern, route->status);
-	for (i = 0; i < route->n_params; i++) {
-		rc = check_rule(route, &route->params[i], why, why_len);
+	rc = check_output(route, why, why_len);
+	if (rc == 0)
+		rc = check_auth_forward(route, why, why_len);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < route->in.n_params; i++) {
+		rc = check_rule(route, &route->in.params[i], why, why_len);
 		if (rc != 0)
 			return rc;
 	}
-	if (route->in == GW_IN_RAW) {
-		f = field(route->input, "payload");
+	if (route->in.kind == GW_IN_RAW) {
+		f = field(route->in.message, "payload");
 		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_BYTES)
 			return bad(why, why_len, "raw input needs payload bytes");
-		f = field(route->input, "signature");
+		f = field(route->in.message, "signature");
 		if (f == NULL || !singular(f) || f->type != PROTOBUF_C_TYPE_STRING)
 			return bad(why, why_len, "raw input needs signature string");
 	}
-	if (route->bill == GW_BILL_PER_ITEM &&
-	    (!countable(route->input, route->items_field) ||
-	     !countable(route->output, route->billed_field)))
+	if (route->bill.kind == GW_BILL_PER_ITEM &&
+	    (!countable(route->in.message, route->bill.items_field) ||
+	     !countable(route->out.message, route->bill.billed_field)))
 		return bad(why, why_len, "%s %s: per-item fields missing",
 			   route->method, route->pattern);
-	if ((route->bill == GW_BILL_FIXED || route->bill == GW_BILL_AFTER) &&
-	    route->billed_field != NULL &&
-	    !countable(route->output, route->billed_field))
+	if ((route->bill.kind == GW_BILL_FIXED || route->bill.kind == GW_BILL_AFTER) &&
+	    route->bill.billed_field != NULL &&
+	    !countable(route->out.message, route->bill.billed_field))
 		return bad(why, why_len, "%s %s: billed field %s missing",
-			   route->method, route->pattern, route->billed_field);
-	if (route->surcharge_field != NULL &&
-	    (route->bill != GW_BILL_FIXED || route->surcharge <= 0 ||
-	     (f = field(route->input, route->surcharge_field)) == NULL ||
+			   route->method, route->pattern, route->bill.billed_field);
+	if (route->bill.surcharge_field != NULL &&
+	    (route->bill.kind != GW_BILL_FIXED || route->bill.surcharge <= 0 ||
+	     (f = field(route->in.message, route->bill.surcharge_field)) == NULL ||
 	     !singular(f) || f->type != PROTOBUF_C_TYPE_BOOL))
 		return bad(why, why_len, "%s %s: surcharge needs a boolean "
 			   "request field and a fixed price", route->method,
 			   route->pattern);
-	if (route->cost < 0 || (route->bill != GW_BILL_FREE && route->cost == 0))
+	if (route->bill.cost < 0 || (route->bill.kind != GW_BILL_FREE && route->bill.cost == 0))
 		return bad(why, why_len, "%s %s: cost %lld", route->method,
-			   route->pattern, route->cost);
-	if (route->strict_code != NULL && seo_error_lookup(route->strict_code) == NULL)
-		return bad(why, why_len, "unknown code %s", route->strict_code);
+			   route->pattern, route->bill.cost);
+	if (route->in.strict_code != NULL && seo_error_lookup(route->in.strict_code) == NULL)
+		return bad(why, why_len, "unknown code %s", route->in.strict_code);
 	for (i = 0; route->errors != NULL && route->errors[i] != NULL; i++)
 		if (seo_error_lookup(route->errors[i]) == NULL)
 			return bad(why, why_len, "unknown code %s", route->errors[i]);

@@ -133,6 +133,18 @@ char *gw_metrics_render(const gw_metrics *m, size_t *len)
 
 	if (o.buf == NULL)
 		return NULL;
+	/* The row's stages, so that dashboards can group routes by them. */
+	put(&o, "# HELP seo_route_info The stages of each route of the table.\n"
+		"# TYPE seo_route_info gauge\n");
+	for (size_t i = 0; i < m->n_routes; i++) {
+		const gw_route *r = &m->routes[i];
+
+		put(&o, "seo_route_info{method=\"%s\",route=\"%s\",key=\"%s\","
+			"billing=\"%s\",quota=\"%s\",output=\"%s\"} 1\n",
+		    r->method, r->pattern, gw_key_name(r->auth.key),
+		    gw_bill_name(r->bill.kind), gw_quota_name(r->quota),
+		    gw_output_name(r->out.kind));
+	}
 	put(&o, "# HELP seo_http_requests_total HTTP requests by route and status.\n"
 		"# TYPE seo_http_requests_total counter\n");
 	for (size_t i = 0; i <= m->n_routes; i++) {

@@ -1,6 +1,7 @@
 /*
- * Prometheus counters of the gateway: requests by route and status, a
- * latency histogram per route, credits charged and refunded. The gateway
+ * Prometheus counters of the gateway: the route table's stages
+ * (seo_route_info), requests by route and status, a latency histogram per
+ * route, credits charged and refunded. The gateway
  * runs on one loop thread, so nothing here locks.
  */
 #ifndef GW_METRICS_H

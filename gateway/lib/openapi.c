@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/nullable.h"
 #include "seo/pb.h"
 
 #define SCHEMA_REF "#/components/schemas/"
@@ -39,13 +41,6 @@ static const char *tag_doc(gw_service svc)
 	return svc == GW_SVC_NONE ? GATEWAY_TAG_DOC
 				  : seo_service_get(GW_SVC_REGISTRY(svc))->summary;
 }
-
-static const char *const billing_names[] = {
-	[GW_BILL_FREE] = "free",
-	[GW_BILL_FIXED] = "fixed",
-	[GW_BILL_PER_ITEM] = "per_item",
-	[GW_BILL_AFTER] = "after_success",
-};
 
 /* Optional fields some errors carry besides error, code and message. */
 static const struct {
@@ -225,9 +220,10 @@ static json_t *field_schema(json_t *schemas, const ProtobufCFieldDescriptor *f,
 }
 
 /*
- * The object schema of a message as the encoder writes it: every field; an
- * unset optional one as null, hence [T, "null"]; doubles and floats may be
- * null too (not finite). Fields that are path parameters of `skip_pattern`
+ * The object schema of a message as the encoder writes it: every field; the
+ * nullable ones (seo/nullable.h) as [T, "null"], since the encoder writes
+ * them null when unset; the other optional ones may be absent but are never
+ * null. Fields that are path parameters of `skip_pattern`
  * (when not NULL) are left out: they do not travel in the body; so is
  * `skip_field` (when not NULL), a hidden billed field.
  */
@@ -241,11 +237,10 @@ static json_t *message_schema(json_t *schemas,
 
 	for (i = 0; ok && i < desc->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
-		int nullable = (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-				!seo_pb_always(f) &&
-				!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) ||
-			       f->type == PROTOBUF_C_TYPE_FLOAT ||
-			       f->type == PROTOBUF_C_TYPE_DOUBLE;
+		int nullable = f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+			       !seo_pb_always(f) &&
+			       !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+			       seo_proto_nullable(desc, f);
 		if ((skip_pattern != NULL && is_path_param(skip_pattern, f->name)) ||
 		    (skip_field != NULL && strcmp(skip_field, f->name) == 0))
 			continue;
@@ -491,42 +486,45 @@ static json_t *roles_json(unsigned roles)
 /* Cost, billing, roles and rate in words. */
 static json_t *operation_description(const gw_route *r)
 {
-	const char *unit = r->cost == 1 ? "credit" : "credits";
+	const char *unit = r->bill.cost == 1 ? "credit" : "credits";
 	json_t *d, *roles = NULL;
 	size_t i;
 
-	if (r->bill == GW_BILL_FREE)
+	if (r->bill.kind == GW_BILL_FREE)
 		d = json_string("Free: no credits are charged.");
-	else if (r->bill == GW_BILL_FIXED && r->surcharge_field != NULL)
+	else if (r->bill.kind == GW_BILL_FIXED && r->bill.surcharge_field != NULL)
 		d = json_sprintf("Costs %lld %s per call, %lld more with `%s` "
 				 "true, debited before the work and refunded if "
-				 "it fails.", r->cost, unit, r->surcharge,
-				 r->surcharge_field);
-	else if (r->bill == GW_BILL_FIXED)
+				 "it fails.", r->bill.cost, unit, r->bill.surcharge,
+				 r->bill.surcharge_field);
+	else if (r->bill.kind == GW_BILL_FIXED)
 		d = json_sprintf("Costs %lld %s per call, debited before the work "
-				 "and refunded if it fails.", r->cost, unit);
-	else if (r->bill == GW_BILL_AFTER && r->billed_field == NULL)
+				 "and refunded if it fails.", r->bill.cost, unit);
+	else if (r->bill.kind == GW_BILL_AFTER && r->bill.billed_field == NULL)
 		d = json_sprintf("Costs %lld %s per call, debited only once the "
 				 "work succeeded (402 insufficient_credits then "
 				 "if the balance is short); a failure costs "
-				 "nothing.", r->cost, unit);
-	else if (r->bill == GW_BILL_AFTER)
+				 "nothing.", r->bill.cost, unit);
+	else if (r->bill.kind == GW_BILL_AFTER)
 		d = json_sprintf("Costs %lld %s per item (`%s` in the response), "
 				 "debited only once the work succeeded (402 "
 				 "insufficient_credits then if the balance is "
 				 "short); a failure costs nothing.",
-				 r->cost, unit, r->billed_field);
+				 r->bill.cost, unit, r->bill.billed_field);
 	else
 		d = json_sprintf("Costs %lld %s per item (`%s`): the most items "
 				 "are debited before the work, and the items not "
 				 "billed (`%s` in the response) are refunded.",
-				 r->cost, unit, r->items_field, r->billed_field);
-	if (r->flags & GW_R_NO_KEY)
+				 r->bill.cost, unit, r->bill.items_field, r->bill.billed_field);
+	if (r->auth.key == GW_KEY_NONE)
 		return str_append(d, " No API key is needed.");
-	if (r->roles == GW_ROLES_ANY) {
+	if (r->auth.key == GW_KEY_OPTIONAL)
+		d = str_append(d, " The API key is optional: without one the "
+			       "call is anonymous, an invalid one is refused.");
+	if (r->auth.roles == GW_ROLES_ANY) {
 		d = str_append(d, " Any API key may call it.");
 	} else {
-		roles = roles_json(r->roles);
+		roles = roles_json(r->auth.roles);
 		d = str_append(d, " Roles allowed:");
 		for (i = 0; i < json_array_size(roles); i++)
 			d = str_append(d, "%s %s", i > 0 ? "," : "",
@@ -534,8 +532,11 @@ static json_t *operation_description(const gw_route *r)
 		d = roles != NULL ? str_append(d, ".") : (json_decref(d), NULL);
 		json_decref(roles);
 	}
-	if (r->flags & GW_R_NO_RATE_LIMIT)
+	if (r->quota == GW_QUOTA_NONE)
 		d = str_append(d, " Not counted against the per-key rate limit.");
+	else if (r->quota == GW_QUOTA_IP)
+		d = str_append(d, " Counted against a quota per client IP "
+			       "address, not the per-key rate limit.");
 	return d;
 }
 
@@ -574,7 +575,7 @@ static int append_param(json_t *params, json_t *schemas, const gw_route *r,
  * field a query can carry, in field order. */
 static json_t *parameters(json_t *schemas, const gw_route *r)
 {
-	const ProtobufCMessageDescriptor *in = r->input;
+	const ProtobufCMessageDescriptor *in = r->in.message;
 	json_t *params = json_array();
 	const char *p, *end;
 	char name[64];
@@ -594,7 +595,7 @@ static json_t *parameters(json_t *schemas, const gw_route *r)
 			return NULL;
 		}
 	}
-	for (i = 0; params != NULL && in != NULL && r->in == GW_IN_QUERY &&
+	for (i = 0; params != NULL && in != NULL && r->in.kind == GW_IN_QUERY &&
 		    i < in->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &in->fields[i];
 		const gw_param_rule *rule = gw__rule(r, f->name);
@@ -610,6 +611,15 @@ static json_t *parameters(json_t *schemas, const gw_route *r)
 			return NULL;
 		}
 	}
+	for (const char *const *h = r->forward.headers;
+	     params != NULL && h != NULL && *h != NULL; h++)
+		if (json_array_append_new(params, json_pack(
+			    "{s:s,s:s,s:b,s:{s:s},s:s}", "name", *h, "in",
+			    "header", "required", 0, "schema", "type", "string",
+			    "description", "Forwarded to the service.")) != 0) {
+			json_decref(params);
+			return NULL;
+		}
 	return params;
 }
 
@@ -621,16 +631,16 @@ static json_t *rules_overlay(const gw_route *r, int *oom)
 	json_t *o, *props, *req;
 	size_t i;
 
-	if (r->n_params == 0)
+	if (r->in.n_params == 0)
 		return NULL;
 	o = json_pack("{s:s,s:{},s:[]}", "type", "object", "properties",
 		      "required");
 	props = json_object_get(o, "properties");
 	req = json_object_get(o, "required");
-	for (i = 0; o != NULL && i < r->n_params; i++) {
-		const gw_param_rule *rule = &r->params[i];
+	for (i = 0; o != NULL && i < r->in.n_params; i++) {
+		const gw_param_rule *rule = &r->in.params[i];
 		const ProtobufCFieldDescriptor *f =
-			protobuf_c_message_descriptor_get_field_by_name(r->input,
+			protobuf_c_message_descriptor_get_field_by_name(r->in.message,
 									rule->name);
 		json_t *p, *d;
 		/* gw_json_route_check() reports rules naming no field. */
@@ -672,12 +682,12 @@ static int body_required(const gw_route *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->input->n_fields; i++)
-		if (seo_pb_always(&r->input->fields[i]) &&
-		    !is_path_param(r->pattern, r->input->fields[i].name))
+	for (i = 0; i < r->in.message->n_fields; i++)
+		if (seo_pb_always(&r->in.message->fields[i]) &&
+		    !is_path_param(r->pattern, r->in.message->fields[i].name))
 			return 1;
-	for (i = 0; i < r->n_params; i++)
-		if (r->params[i].flags & GW_P_REQUIRED)
+	for (i = 0; i < r->in.n_params; i++)
+		if (r->in.params[i].flags & GW_P_REQUIRED)
 			return 1;
 	return 0;
 }
@@ -692,16 +702,16 @@ static json_t *request_body(json_t *schemas, const gw_route *r)
 	json_t *schema, *overlay;
 	int oom = 0;
 
-	if (r->in == GW_IN_RAW)
+	if (r->in.kind == GW_IN_RAW)
 		return json_pack("{s:s,s:b,s:{s:{s:{}}}}", "description",
 				 "The event exactly as the payment provider sent "
 				 "it; the signature is checked over these bytes.",
 				 "required", 1, "content", "*/*", "schema");
 	if (strstr(r->pattern, "/:") != NULL) {
-		schema = message_schema(schemas, r->input, r->pattern, NULL);
+		schema = message_schema(schemas, r->in.message, r->pattern, NULL);
 	} else {
-		schema = add_schema(schemas, r->input) == 0
-				 ? schema_ref(r->input->name) : NULL;
+		schema = add_schema(schemas, r->in.message) == 0
+				 ? schema_ref(r->in.message->name) : NULL;
 	}
 	overlay = rules_overlay(r, &oom);
 	if (overlay != NULL)
@@ -718,19 +728,24 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 {
 	json_t *schema;
 
-	if (r->output == NULL)
-		return json_pack("{s:s}", "description", seo_http_reason(r->status));
+	if (r->out.kind == GW_OUT_BYTES)
+		return json_pack("{s:s,s:{s:{s:{s:s,s:s}}}}", "description",
+				 seo_http_reason(r->out.status), "content",
+				 r->out.content_type, "schema", "type", "string",
+				 "format", "binary");
+	if (r->out.message == NULL)
+		return json_pack("{s:s}", "description", seo_http_reason(r->out.status));
 	/* Inline, not the component: this answer lacks its billed field. */
-	if (r->flags & GW_R_HIDE_BILLED)
-		schema = message_schema(schemas, r->output, NULL,
-					r->billed_field);
-	else if (add_schema(schemas, r->output) == 0)
-		schema = schema_ref(r->output->name);
+	if (r->bill.hide_billed)
+		schema = message_schema(schemas, r->out.message, NULL,
+					r->bill.billed_field);
+	else if (add_schema(schemas, r->out.message) == 0)
+		schema = schema_ref(r->out.message->name);
 	else
 		return NULL;
 	if (schema == NULL)
 		return NULL;
-	if (r->flags & GW_R_ENVELOPE)
+	if (r->bill.envelope)
 		schema = json_pack(
 			"{s:[o,{s:s,s:[ss],s:{s:{s:s,s:i,s:s},s:{s:s,s:i,s:s}}}]}",
 			"allOf", schema, "type", "object", "required",
@@ -740,7 +755,7 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 			"credits_remaining", "type", "integer", "minimum", 0,
 			"description", "The workspace balance after this call.");
 	return json_pack("{s:s,s:{s:{s:o}}}", "description",
-			 seo_http_reason(r->status), "content",
+			 seo_http_reason(r->out.status), "content",
 			 "application/json", "schema", schema);
 }
 
@@ -748,27 +763,27 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 
 static int takes_input(const gw_route *r)
 {
-	return r->input != NULL && r->input->n_fields > 0;
+	return r->in.message != NULL && r->in.message->n_fields > 0;
 }
 
 static int takes_json(const gw_route *r)
 {
-	return r->in == GW_IN_JSON;
+	return r->in.kind == GW_IN_JSON;
 }
 
 static int needs_key(const gw_route *r)
 {
-	return !(r->flags & GW_R_NO_KEY);
+	return r->auth.key != GW_KEY_NONE;
 }
 
 static int billed(const gw_route *r)
 {
-	return r->bill != GW_BILL_FREE;
+	return r->bill.kind != GW_BILL_FREE;
 }
 
 static int role_limited(const gw_route *r)
 {
-	return r->roles != GW_ROLES_ANY;
+	return r->auth.roles != GW_ROLES_ANY;
 }
 
 static int any_route(const gw_route *r)
@@ -779,7 +794,7 @@ static int any_route(const gw_route *r)
 
 static int rate_limited(const gw_route *r)
 {
-	return !(r->flags & (GW_R_NO_KEY | GW_R_NO_RATE_LIMIT));
+	return r->auth.key != GW_KEY_NONE && r->quota == GW_QUOTA_KEY;
 }
 
 static int calls_service(const gw_route *r)
@@ -813,12 +828,12 @@ static int route_answers(const gw_route *r, const char *code)
 	for (i = 0; r->errors != NULL && r->errors[i] != NULL; i++)
 		if (strcmp(r->errors[i], code) == 0)
 			return 1;
-	for (i = 0; i < r->n_params; i++)
-		if (r->params[i].error_code != NULL &&
-		    strcmp(r->params[i].error_code, code) == 0)
+	for (i = 0; i < r->in.n_params; i++)
+		if (r->in.params[i].error_code != NULL &&
+		    strcmp(r->in.params[i].error_code, code) == 0)
 			return 1;
-	return (r->flags & GW_R_STRICT) && r->strict_code != NULL &&
-	       strcmp(r->strict_code, code) == 0;
+	return r->in.strict && r->in.strict_code != NULL &&
+	       strcmp(r->in.strict_code, code) == 0;
 }
 
 /* Adds one response per HTTP status the route can fail with. The table is
@@ -867,12 +882,65 @@ static int error_responses(json_t *responses, const gw_route *r)
 	return 0;
 }
 
+/* The other success statuses a service may choose: the same answer. */
+static int other_statuses(json_t *responses, json_t *schemas, const gw_route *r)
+{
+	char key[8];
+
+	for (const int *st = r->out.statuses; st != NULL && *st != 0; st++) {
+		json_t *resp = success_response(schemas, r);
+
+		snprintf(key, sizeof(key), "%d", *st);
+		if (resp == NULL ||
+		    json_object_set_new(resp, "description",
+					json_string(seo_http_reason(*st))) != 0 ||
+		    json_object_set_new(responses, key, resp) != 0)
+			return SEO_ENOMEM;
+	}
+	return 0;
+}
+
+/* The headers a service may set, on every response of the route. */
+static int answer_headers(json_t *responses, const gw_route *r)
+{
+	const char *key;
+	json_t *resp, *headers;
+
+	if (r->out.headers == NULL || r->out.headers[0] == NULL)
+		return 0;
+	json_object_foreach(responses, key, resp) {
+		headers = json_object();
+		if (json_object_set_new(resp, "headers", headers) != 0)
+			return SEO_ENOMEM;
+		for (const char *const *h = r->out.headers; *h != NULL; h++)
+			if (json_object_set_new(headers, *h, json_pack(
+					"{s:s,s:{s:s}}", "description",
+					"Set by the service when it applies.",
+					"schema", "type", "string")) != 0)
+				return SEO_ENOMEM;
+	}
+	return 0;
+}
+
+/* No key: none; an optional key: none or the key; else the key. */
+static json_t *security(const gw_route *r)
+{
+	switch (r->auth.key) {
+	case GW_KEY_NONE:
+		return json_array();
+	case GW_KEY_OPTIONAL:
+		return json_pack("[{},{s:[]}]", "ApiKey");
+	default:
+		return json_pack("[{s:[]}]", "ApiKey");
+	}
+}
+
 static json_t *operation(json_t *schemas, json_t *ids, const gw_route *r)
 {
 	json_t *op, *params, *responses, *body = NULL;
 	char status[8];
 
-	snprintf(status, sizeof(status), "%d", r->status);
+	snprintf(status, sizeof(status), "%d", r->out.status);
 	op = json_pack("{s:o,s:s,s:o,s:[s]}", "operationId",
 		       operation_id(ids, r->method, r->pattern), "summary",
 		       r->summary != NULL ? r->summary : r->pattern,
@@ -884,23 +952,22 @@ static json_t *operation(json_t *schemas, json_t *ids, const gw_route *r)
 	if (json_array_size(params) > 0 &&
 	    json_object_set(op, "parameters", params) != 0)
 		goto fail;
-	if ((r->in == GW_IN_JSON && r->input != NULL) || r->in == GW_IN_RAW) {
+	if ((r->in.kind == GW_IN_JSON && r->in.message != NULL) || r->in.kind == GW_IN_RAW) {
 		body = request_body(schemas, r);
 		if (json_object_set_new(op, "requestBody", body) != 0)
 			goto fail;
 	}
 	responses = json_pack("{s:o}", status, success_response(schemas, r));
 	if (json_object_set_new(op, "responses", responses) != 0 ||
-	    error_responses(responses, r) != 0)
+	    other_statuses(responses, schemas, r) != 0 ||
+	    error_responses(responses, r) != 0 ||
+	    answer_headers(responses, r) != 0)
 		goto fail;
-	if (json_object_set_new(op, "security",
-				(r->flags & GW_R_NO_KEY)
-					? json_array()
-					: json_pack("[{s:[]}]", "ApiKey")) != 0 ||
-	    json_object_set_new(op, "x-credit-cost", json_integer(r->cost)) != 0 ||
+	if (json_object_set_new(op, "security", security(r)) != 0 ||
+	    json_object_set_new(op, "x-credit-cost", json_integer(r->bill.cost)) != 0 ||
 	    json_object_set_new(op, "x-billing",
-				json_string(billing_names[r->bill])) != 0 ||
-	    json_object_set_new(op, "x-roles", roles_json(r->roles)) != 0)
+				json_string(gw_bill_name(r->bill.kind))) != 0 ||
+	    json_object_set_new(op, "x-roles", roles_json(r->auth.roles)) != 0)
 		goto fail;
 	json_decref(params);
 	return op;

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "client_ip.h"
 #include "gw_routes.h"
 #include "metrics.h"
 #include "seo/account/v1/account.pb-c.h"
@@ -35,6 +37,10 @@
 #define CHARGE_PATH "/seo.account.v1.Account/Charge"
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
+#define CLIENT_IP_META "seo-client-ip"
+
+/* A forwarded request header longer than this is not forwarded. */
+#define FORWARD_VALUE_MAX 256
 
 struct gw_gateway {
 	struct event_base *base;
@@ -46,6 +52,7 @@ struct gw_gateway {
 	char *openapi;  /* built once: the table never changes */
 	size_t openapi_len;
 	int rpc_timeout_ms;
+	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
 	char id_prefix[9];
 	unsigned long long id_counter;
 };
@@ -76,6 +83,12 @@ typedef struct gw_call {
 	long long charged, refunded, credits_remaining;
 
 	ProtobufCMessage *output;
+
+	/* What the service chose for its answer, within the route's output
+	 * stage: the success status (0: the route's), and headers. */
+	int status;
+	gw_http_header answer_headers[GW_ROUTE_MAX_HEADERS];
+	size_t n_answer_headers;
 
 	/* A failure waiting for its refund before it is answered. */
 	int err_status;
@@ -108,7 +121,7 @@ static size_t add_rate_headers(gw_call *c, gw_http_header *h, size_t n)
 static void respond(gw_call *c, int status, const char *ctype,
 		    const char *body, size_t len)
 {
-	gw_http_header h[8];
+	gw_http_header h[5 + GW_ROUTE_MAX_HEADERS];
 	size_t n = 0;
 
 	h[n].name = "Content-Type";
@@ -116,6 +129,9 @@ static void respond(gw_call *c, int status, const char *ctype,
 	h[n].name = "X-Request-Id";
 	h[n++].value = c->request_id;
 	n = add_rate_headers(c, h, n);
+	memcpy(h + n, c->answer_headers,
+	       c->n_answer_headers * sizeof(*c->answer_headers));
+	n += c->n_answer_headers;
 	/* The request is released by gw_http_respond(): log first. */
 	call_log(c, status, len);
 	gw_http_respond(c->req, status, h, n, body, len);
@@ -265,23 +281,43 @@ static void refund(gw_call *c, long long amount)
 
 /* ---- the service call --------------------------------------------------- */
 
+/* An answer of bytes: the route's bytes field as its content type. */
+static void answer_bytes(gw_call *c, int status)
+{
+	const gw_out_stage *out = &c->route->out;
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(
+			c->output->descriptor, out->body_field);
+	const ProtobufCBinaryData *b;
+
+	/* gw_json_route_check() makes it a singular bytes field. */
+	b = (const ProtobufCBinaryData *)((const char *)c->output + f->offset);
+	respond(c, status, out->content_type, (const char *)b->data, b->len);
+}
+
 static void answer_success(gw_call *c)
 {
-	json_t *obj = gw_json_encode_message(c->output);
+	int status = c->status != 0 ? c->status : c->route->out.status;
+	json_t *obj;
 
+	if (c->route->out.kind == GW_OUT_BYTES) {
+		answer_bytes(c, status);
+		return;
+	}
+	obj = gw_json_encode_message(c->output);
 	if (obj == NULL) {
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
-	if (c->route->flags & GW_R_HIDE_BILLED)
-		json_object_del(obj, c->route->billed_field);
-	if (c->route->flags & GW_R_ENVELOPE) {
+	if (c->route->bill.hide_billed)
+		json_object_del(obj, c->route->bill.billed_field);
+	if (c->route->bill.envelope) {
 		json_object_set_new(obj, "credits_used",
 				    json_integer(c->charged - c->refunded));
 		json_object_set_new(obj, "credits_remaining",
 				    json_integer(c->credits_remaining));
 	}
-	respond_json(c, c->route->status, obj);
+	respond_json(c, status, obj);
 }
 
 /* What the call finally costs by its answer: per item or billed after,
@@ -293,13 +329,13 @@ static long long cost_after(const gw_call *c)
 {
 	long long billed;
 
-	if (c->route->bill == GW_BILL_FREE || c->route->billed_field == NULL ||
-	    gw_json_field_count(c->output, c->route->billed_field, &billed) != 0)
-		return c->route->bill == GW_BILL_AFTER ? c->route->cost
+	if (c->route->bill.kind == GW_BILL_FREE || c->route->bill.billed_field == NULL ||
+	    gw_json_field_count(c->output, c->route->bill.billed_field, &billed) != 0)
+		return c->route->bill.kind == GW_BILL_AFTER ? c->route->bill.cost
 						       : c->charged;
-	if (c->route->bill == GW_BILL_FIXED)
+	if (c->route->bill.kind == GW_BILL_FIXED)
 		return billed == 0 ? 0 : c->charged;
-	return billed * c->route->cost;
+	return billed * c->route->bill.cost;
 }
 
 /* The caller's identity as the services read it; meta holds 4. */
@@ -353,12 +389,62 @@ static void charge(gw_call *c, long long amount)
 		respond_error(c, "internal_error", "out of memory", NULL);
 }
 
+/* Whether `status` (digits only) is one the route lets a service choose. */
+static int status_allowed(const gw_out_stage *out, const char *text)
+{
+	char *end;
+	long st = strtol(text, &end, 10);
+
+	if (!isdigit((unsigned char)text[0]) || *end != '\0')
+		return 0;
+	if (st == out->status)
+		return (int)st;
+	for (const int *s = out->statuses; s != NULL && *s != 0; s++)
+		if (*s == st)
+			return (int)st;
+	return 0;
+}
+
+/* Takes from the service's response metadata the status and the headers
+ * the route's output stage allows; the rest is ignored. */
+static void take_answer_meta(gw_call *c, const rpc_result *res)
+{
+	const gw_out_stage *out = &c->route->out;
+
+	for (size_t i = 0; i < res->n_meta; i++) {
+		const rpc_meta *m = &res->meta[i];
+
+		if (strcmp(m->name, RPC_META_HTTP_STATUS) == 0) {
+			c->status = status_allowed(out, m->value);
+			if (c->status == 0)
+				log_warn("%s %s: status %s not allowed by the "
+					 "route", c->route->method,
+					 c->route->pattern, m->value);
+			continue;
+		}
+		for (const char *const *h = out->headers; h != NULL && *h != NULL;
+		     h++) {
+			if (strcasecmp(*h, m->name) != 0 ||
+			    c->n_answer_headers == GW_ROUTE_MAX_HEADERS)
+				continue;
+			c->answer_headers[c->n_answer_headers].name = *h;
+			c->answer_headers[c->n_answer_headers].value =
+				seo_arena_strdup(c->arena, m->value);
+			if (c->answer_headers[c->n_answer_headers].value != NULL)
+				c->n_answer_headers++;
+		}
+	}
+}
+
 static void on_service(const rpc_result *res, void *ud)
 {
 	gw_call *c = ud;
 	long long due;
 
+	take_answer_meta(c, res);
 	if (res->grpc_status != SEO_GRPC_OK) {
+		/* A failure answers its error's status. */
+		c->status = 0;
 		if (c->charged > 0) {
 			const seo_error_def *def = seo_error_lookup(res->code);
 			if (def == NULL)
@@ -375,7 +461,7 @@ static void on_service(const rpc_result *res, void *ud)
 	}
 	c->output = res->response;
 	due = cost_after(c);
-	if (c->route->bill == GW_BILL_AFTER) {
+	if (c->route->bill.kind == GW_BILL_AFTER) {
 		charge(c, due);
 		return;
 	}
@@ -386,18 +472,62 @@ static void on_service(const rpc_result *res, void *ud)
 	answer_success(c);
 }
 
+/* A header value fit to travel as metadata: printable ASCII, short. */
+static int forwardable(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n > FORWARD_VALUE_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* What the route's forwarding stage sends: the client IP and request
+ * headers, under lowercase names; meta holds 1 + GW_ROUTE_MAX_HEADERS. */
+static size_t forward_meta(gw_call *c, rpc_meta *meta)
+{
+	const gw_route *r = c->route;
+	size_t n = 0;
+
+	if (r->forward.client_ip || r->quota == GW_QUOTA_IP)
+		meta[n++] = (rpc_meta){CLIENT_IP_META,
+				       gw__client_ip(c->gw->proxies,
+						     gw_http_peer(c->req),
+						     gw_http_header_get(
+							     c->req,
+							     "X-Forwarded-For"),
+						     c->arena)};
+	for (const char *const *h = r->forward.headers;
+	     h != NULL && *h != NULL && n <= GW_ROUTE_MAX_HEADERS; h++) {
+		const char *v = gw_http_header_get(c->req, *h);
+		char *name;
+
+		if (v == NULL || !forwardable(v) ||
+		    (name = seo_arena_strdup(c->arena, *h)) == NULL)
+			continue;
+		for (char *p = name; *p != '\0'; p++)
+			*p = (char)tolower((unsigned char)*p);
+		meta[n++] = (rpc_meta){name, v};
+	}
+	return n;
+}
+
 static void call_service(gw_call *c)
 {
 	int timeout = c->gw->rpc_timeout_ms;
-	rpc_meta meta[5];
+	rpc_meta meta[5 + 1 + GW_ROUTE_MAX_HEADERS];
 	size_t n = 0;
 
 	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
 	n += identity_meta(c, meta + n);
+	n += forward_meta(c, meta + n);
 	if (c->route->timeout_ms > timeout)
 		timeout = c->route->timeout_ms;
 	if (rpc_client_call(c->gw->clients[c->route->service],
-			    c->route->rpc_path, c->input, c->route->output,
+			    c->route->rpc_path, c->input, c->route->out.message,
 			    &c->alloc, timeout, meta, n, on_service, c) != 0)
 		respond_error(c, "internal_error", "out of memory", NULL);
 }
@@ -462,17 +592,17 @@ static long long cost_before(const gw_call *c)
 
 	if (c->decode_failed)
 		return 0;
-	switch (c->route->bill) {
+	switch (c->route->bill.kind) {
 	case GW_BILL_FIXED:
-		if (c->route->surcharge_field != NULL &&
-		    gw_json_field_true(c->input, c->route->surcharge_field))
-			return c->route->cost + c->route->surcharge;
-		return c->route->cost;
+		if (c->route->bill.surcharge_field != NULL &&
+		    gw_json_field_true(c->input, c->route->bill.surcharge_field))
+			return c->route->bill.cost + c->route->bill.surcharge;
+		return c->route->bill.cost;
 	case GW_BILL_PER_ITEM:
-		if (gw_json_field_count(c->input, c->route->items_field,
+		if (gw_json_field_count(c->input, c->route->bill.items_field,
 					&items) != 0)
 			return 0;
-		return items * c->route->cost;
+		return items * c->route->bill.cost;
 	default:
 		return 0;
 	}
@@ -490,11 +620,11 @@ static void authorize(gw_call *c, const char *key)
 	req.endpoint = (char *)c->route->endpoint;
 	c->charged = cost_before(c);
 	req.cost = c->charged;
-	req.roles_allowed = c->route->roles;
+	req.roles_allowed = c->route->auth.roles;
 	if (!c->decode_failed)
 		c->usage = gw_json_usage_value(c->route, c->input, c->arena);
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
-	req.rate_limited = !(c->route->flags & GW_R_NO_RATE_LIMIT);
+	req.rate_limited = c->route->quota == GW_QUOTA_KEY;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
@@ -655,7 +785,10 @@ static void on_request(gw_http_req *req, void *ud)
 				   arena, &c->input, &c->decode_err) != 0)
 		c->decode_failed = 1;
 
-	if (c->route->flags & GW_R_NO_KEY) {
+	key = c->route->auth.key == GW_KEY_NONE
+		      ? NULL : gw_http_header_get(req, API_KEY_HEADER);
+	if ((key == NULL || *key == '\0') &&
+	    c->route->auth.key != GW_KEY_REQUIRED) {
 		if (c->decode_failed) {
 			respond_error(c, c->decode_err.code,
 				      c->decode_err.message, NULL);
@@ -664,7 +797,6 @@ static void on_request(gw_http_req *req, void *ud)
 		call_service(c);
 		return;
 	}
-	key = gw_http_header_get(req, API_KEY_HEADER);
 	if (key == NULL || *key == '\0') {
 		respond_error(c, "invalid_api_key", "missing X-API-Key header",
 			      NULL);
@@ -685,10 +817,11 @@ void gw_config_from_env(gw_config *cfg)
 		cfg->service_addr[i] = seo_service_addr((seo_service)i);
 	cfg->tls_cert = seo_config(SEO_CFG_HTTP_TLS_CERT);
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
-	cfg->body_limit = (size_t)seo_config_int(SEO_CFG_HTTP_BODY_LIMIT, 2097152);
-	cfg->rpc_timeout_ms = (int)seo_config_int(SEO_CFG_RPC_TIMEOUT_MS, 30000);
+	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
+	cfg->rpc_timeout_ms = (int)seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
+	cfg->trusted_proxies = seo_config(SEO_CFG_TRUSTED_PROXIES);
 	cfg->request_timeout_ms =
-		(int)seo_config_int(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS, 0);
+		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
 
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
@@ -713,6 +846,14 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 			rc = SEO_EINVAL;
 			goto out;
 		}
+	}
+	if (gw__proxies_parse(cfg->trusted_proxies != NULL ? cfg->trusted_proxies
+							   : "",
+			      &gw->proxies) != 0) {
+		log_error("SEO_TRUSTED_PROXIES: not a comma-separated list of "
+			  "addresses or CIDRs: \"%s\"", cfg->trusted_proxies);
+		rc = SEO_EINVAL;
+		goto out;
 	}
 	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0) {
 		rc = SEO_EIO;
@@ -775,6 +916,7 @@ void gw_gateway_free(gw_gateway *gw)
 	for (int i = 1; i < GW__SVC_COUNT; i++)
 		rpc_client_free(gw->clients[i]);
 	gw_metrics_free(gw->metrics);
+	gw__proxies_free(gw->proxies);
 	free(gw->openapi);
 	free(gw);
 }

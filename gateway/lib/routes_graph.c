@@ -112,10 +112,11 @@ static const char *const no_errors[] = {NULL};
 /* A billed GET on svc-graph: the columns every row but the batch shares. */
 #define GET_ROW(path, ep, rpc, req, resp, price, rules, text)               \
 	{.method = "GET", .pattern = path, .endpoint = ep,                  \
-	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH(rpc), .input = MSG(req), \
-	 .output = MSG(resp), .in = GW_IN_QUERY, .status = 200,             \
-	 .roles = GW_ROLES_ANY, .bill = GW_BILL_FIXED, .cost = price,       \
-	 .flags = GW_R_ENVELOPE, .params = rules, .n_params = N(rules),     \
+	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH(rpc),                   \
+	 .in = {.kind = GW_IN_QUERY, .message = MSG(req), .params = rules,  \
+	        .n_params = N(rules)},                                      \
+	 .bill = {.kind = GW_BILL_FIXED, .cost = price, .envelope = 1},     \
+	 .out = {.message = MSG(resp), .status = 200},                      \
 	 .summary = text, .errors = domain_errors}
 
 const gw_route gw__graph_routes[] = {
@@ -149,11 +150,11 @@ const gw_route gw__graph_routes[] = {
 		"Domains linking to domain_a but not to domain_b"),
 	{.method = "GET", .pattern = "/v1/backlinks", .endpoint = "backlinks",
 	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH("Backlinks"),
-	 .input = MSG(backlinks_request), .output = MSG(backlinks_response),
-	 .in = GW_IN_QUERY, .status = 200, .roles = GW_ROLES_ANY,
-	 .bill = GW_BILL_FIXED, .cost = 2, .surcharge_field = "score",
-	 .surcharge = SCORE_SURCHARGE, .flags = GW_R_ENVELOPE,
-	 .params = backlinks_params, .n_params = N(backlinks_params),
+	 .in = {.kind = GW_IN_QUERY, .message = MSG(backlinks_request),
+	        .params = backlinks_params, .n_params = N(backlinks_params)},
+	 .bill = {.kind = GW_BILL_FIXED, .cost = 2, .surcharge_field = "score",
+	          .surcharge = SCORE_SURCHARGE, .envelope = 1},
+	 .out = {.message = MSG(backlinks_response), .status = 200},
 	 .summary = "Links to a domain, by importance or newest first",
 	 .errors = domain_errors},
 	GET_ROW("/v1/anchor-text", "anchor-text", "AnchorText",
@@ -179,36 +180,33 @@ const gw_route gw__graph_routes[] = {
 		"Domains linking to your competitors but not to you"),
 	{.method = "POST", .pattern = "/v1/batch", .endpoint = "batch",
 	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH("Batch"),
-	 .input = MSG(batch_request), .output = MSG(batch_response),
-	 .in = GW_IN_JSON, .status = 200, .roles = GW_ROLES_ANY,
-	 .bill = GW_BILL_PER_ITEM, .cost = 2, .items_field = "domains",
-	 .billed_field = "succeeded",
-	 .flags = GW_R_ENVELOPE | GW_R_HIDE_BILLED,
-	 .params = batch_params, .n_params = N(batch_params),
+	 .in = {.kind = GW_IN_JSON, .message = MSG(batch_request),
+	        .params = batch_params, .n_params = N(batch_params)},
+	 .bill = {.kind = GW_BILL_PER_ITEM, .cost = 2, .items_field = "domains",
+	          .billed_field = "succeeded", .envelope = 1, .hide_billed = 1},
+	 .out = {.message = MSG(batch_response), .status = 200},
 	 .summary = "Backlinks of up to 50 domains; malformed ones fail "
 		    "alone and are not charged",
 	 .errors = no_errors},
 	{.method = "GET", .pattern = "/v1/platform-trends",
-	 .endpoint = "platform-trends", .service = GW_SVC_GRAPH,
-	 .rpc_path = GRAPH("PlatformTrends"),
-	 .input = MSG(platform_trends_request),
-	 .output = MSG(platform_trends_response), .in = GW_IN_QUERY,
-	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_FIXED,
-	 .cost = 1, .flags = GW_R_ENVELOPE,
+	 .endpoint = "platform-trends",
+	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH("PlatformTrends"),
+	 .in = {.kind = GW_IN_QUERY, .message = MSG(platform_trends_request)},
+	 .bill = {.kind = GW_BILL_FIXED, .cost = 1, .envelope = 1},
+	 .out = {.message = MSG(platform_trends_response), .status = 200},
 	 .summary = "Crawled domains per supported platform, most used first",
 	 .errors = no_errors},
 	/* `limit` credits debited, refunded down to the domains returned:
 	 * until a debit-after-success mode exists, a balance below the
 	 * limit is refused even when fewer domains would come back. */
 	{.method = "GET", .pattern = "/v1/platform-domains",
-	 .endpoint = "platform-domains", .service = GW_SVC_GRAPH,
-	 .rpc_path = GRAPH("PlatformDomains"),
-	 .input = MSG(platform_domains_request),
-	 .output = MSG(platform_domains_response), .in = GW_IN_QUERY,
-	 .status = 200, .roles = GW_ROLES_ANY, .bill = GW_BILL_AFTER,
-	 .cost = 1, .billed_field = "returned",
-	 .flags = GW_R_ENVELOPE | GW_R_HIDE_BILLED,
-	 .params = platform_params, .n_params = N(platform_params),
+	 .endpoint = "platform-domains",
+	 .service = GW_SVC_GRAPH, .rpc_path = GRAPH("PlatformDomains"),
+	 .in = {.kind = GW_IN_QUERY, .message = MSG(platform_domains_request),
+	        .params = platform_params, .n_params = N(platform_params)},
+	 .bill = {.kind = GW_BILL_AFTER, .cost = 1, .billed_field = "returned",
+	          .envelope = 1, .hide_billed = 1},
+	 .out = {.message = MSG(platform_domains_response), .status = 200},
 	 .summary = "Crawled domains on a platform, by authority or name, "
 		    "1 credit per domain returned",
 	 .errors = platform_errors},

@@ -18,6 +18,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/common/raw_json.pb-c.h"
 #include "seo/errors.h"
+#include "seo/graph/v1/graph.pb-c.h"
 #include "seo/realtime/v1/realtime.pb-c.h"
 #include "test_gw_json.pb-c.h"
 
@@ -79,81 +80,109 @@ enum {
 
 static const gw_route routes[N_ROUTES] = {
 	[R_USAGE] = {.method = "GET", .pattern = "/v1/usage",
-		.endpoint = "usage", .service = GW_SVC_ACCOUNT,
+		.endpoint = "usage",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/ListUsage",
-		.input = ACCT(list_usage_request),
-		.output = ACCT(list_usage_response), .in = GW_IN_QUERY,
-		.status = 200, .roles = GW_ROLES_STAFF, .params = usage_rules,
-		.n_params = 2, .summary = "List usage rows"},
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.kind = GW_IN_QUERY, .message = ACCT(list_usage_request),
+		       .params = usage_rules, .n_params = 2},
+		.out = {.message = ACCT(list_usage_response), .status = 200},
+		.summary = "List usage rows"},
 	[R_CHECKOUT] = {.method = "POST", .pattern = "/v1/checkout",
-		.endpoint = "checkout", .service = GW_SVC_ACCOUNT,
+		.endpoint = "checkout",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/CreateCheckout",
-		.input = ACCT(checkout_request), .output = ACCT(checkout_response),
-		.in = GW_IN_JSON, .status = 200, .roles = GW_ROLES_MANAGERS,
-		.params = checkout_rules, .n_params = 1,
-		.summary = "Start a checkout", .errors = checkout_errors},
+		.auth = {.roles = GW_ROLES_MANAGERS},
+		.in = {.kind = GW_IN_JSON, .message = ACCT(checkout_request),
+		       .params = checkout_rules, .n_params = 1},
+		.out = {.message = ACCT(checkout_response), .status = 200},
+		.summary = "Start a checkout",
+		.errors = checkout_errors},
 	[R_CREATE_KEY] = {.method = "POST", .pattern = "/v1/keys",
-		.endpoint = "keys", .service = GW_SVC_ACCOUNT,
+		.endpoint = "keys",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/CreateKey",
-		.input = ACCT(create_key_request), .output = ACCT(created_key),
-		.in = GW_IN_JSON, .status = 201, .roles = GW_ROLES_STAFF,
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.kind = GW_IN_JSON, .message = ACCT(create_key_request)},
+		.out = {.message = ACCT(created_key), .status = 201},
 		.summary = "Create an API key"},
 	[R_REVOKE] = {.method = "DELETE", .pattern = "/v1/keys/:id",
-		.endpoint = "keys", .service = GW_SVC_ACCOUNT,
+		.endpoint = "keys",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/RevokeKey",
-		.input = ACCT(revoke_key_request), .output = ACCT(success),
-		.in = GW_IN_NONE, .status = 200, .roles = GW_ROLES_STAFF,
-		.summary = "Revoke an API key", .errors = revoke_errors},
+		.auth = {.roles = GW_ROLES_STAFF},
+		.in = {.message = ACCT(revoke_key_request)},
+		.out = {.message = ACCT(success), .status = 200},
+		.summary = "Revoke an API key",
+		.errors = revoke_errors},
 	[R_WEBHOOK] = {.method = "POST", .pattern = "/v1/payments/webhook",
-		.endpoint = "webhook", .service = GW_SVC_ACCOUNT,
+		.endpoint = "webhook",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/PaymentWebhook",
-		.input = ACCT(payment_webhook_request),
-		.output = ACCT(payment_webhook_response), .in = GW_IN_RAW,
-		.status = 200, .flags = GW_R_NO_KEY | GW_R_NO_RATE_LIMIT,
-		.params = webhook_rules, .n_params = 1,
+		.auth = {.key = GW_KEY_NONE},
+		.in = {.kind = GW_IN_RAW,
+		       .message = ACCT(payment_webhook_request),
+		       .params = webhook_rules, .n_params = 1},
+		.quota = GW_QUOTA_NONE,
+		.out = {.message = ACCT(payment_webhook_response),
+		        .status = 200},
 		.summary = "Payment provider events"},
 	[R_PRICING] = {.method = "GET", .pattern = "/v1/pricing",
-		.endpoint = "pricing", .service = GW_SVC_ACCOUNT,
+		.endpoint = "pricing",
+		.service = GW_SVC_ACCOUNT,
 		.rpc_path = "/seo.account.v1.Account/GetPricing",
-		.input = ACCT(empty), .output = ACCT(pricing_response),
-		.in = GW_IN_NONE, .status = 200, .flags = GW_R_NO_KEY,
+		.auth = {.key = GW_KEY_NONE},
+		.in = {.message = ACCT(empty)},
+		.out = {.message = ACCT(pricing_response), .status = 200},
 		.summary = "Credit price tiers"},
 	[R_ME] = {.method = "GET", .pattern = "/v1/me", .endpoint = "me",
-		.service = GW_SVC_ACCOUNT, .rpc_path = "/seo.account.v1.Account/GetMe",
-		.input = ACCT(empty), .output = ACCT(user), .in = GW_IN_NONE,
-		.status = 200, .summary = "The key's user", .errors = me_errors},
+		.service = GW_SVC_ACCOUNT,
+		.rpc_path = "/seo.account.v1.Account/GetMe",
+		.in = {.message = ACCT(empty)},
+		.out = {.message = ACCT(user), .status = 200},
+		.summary = "The key's user",
+		.errors = me_errors},
 	[R_TYPES_Q] = {.method = "GET", .pattern = "/v1/test/types",
-		.endpoint = "types", .service = GW_SVC_GRAPH,
-		.rpc_path = "/seo.test.v1.Test/Types", .input = TEST(all_types),
-		.output = TEST(all_types), .in = GW_IN_QUERY, .status = 200,
-		.bill = GW_BILL_FIXED, .cost = 2, .params = types_rules,
-		.n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		.endpoint = "types",
+		.service = GW_SVC_GRAPH, .rpc_path = "/seo.test.v1.Test/Types",
+		.in = {.kind = GW_IN_QUERY, .message = TEST(all_types),
+		       .params = types_rules,
+		       .n_params = sizeof(types_rules) / sizeof(types_rules[0])},
+		.bill = {.kind = GW_BILL_FIXED, .cost = 2},
+		.out = {.message = TEST(all_types), .status = 200},
 		.summary = "Every type by query"},
 	[R_TYPES_J] = {.method = "POST", .pattern = "/v1/test/types",
-		.endpoint = "types", .service = GW_SVC_REALTIME,
-		.rpc_path = "/seo.test.v1.Test/Types", .input = TEST(all_types),
-		.output = TEST(all_types), .in = GW_IN_JSON, .status = 200,
-		.bill = GW_BILL_PER_ITEM, .cost = 1, .items_field = "nums",
-		.billed_field = "nums", .flags = GW_R_STRICT | GW_R_ENVELOPE,
-		.strict_code = "invalid_proposal_input", .params = types_rules,
-		.n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		.endpoint = "types",
+		.service = GW_SVC_REALTIME,
+		.rpc_path = "/seo.test.v1.Test/Types",
+		.in = {.kind = GW_IN_JSON, .message = TEST(all_types),
+		       .params = types_rules,
+		       .n_params = sizeof(types_rules) / sizeof(types_rules[0]),
+		       .strict = 1, .strict_code = "invalid_proposal_input"},
+		.bill = {.kind = GW_BILL_PER_ITEM, .cost = 1,
+		         .items_field = "nums", .billed_field = "nums",
+		         .envelope = 1},
+		.out = {.message = TEST(all_types), .status = 200},
 		.summary = "Every type by body"},
 	[R_REQUIRED] = {.method = "POST", .pattern = "/v1/test/required",
-		.endpoint = "required", .service = GW_SVC_AGENT,
-		.rpc_path = "/seo.test.v1.Test/Required", .input = TEST(required),
-		.output = TEST(required), .in = GW_IN_JSON, .status = 200,
+		.endpoint = "required",
+		.service = GW_SVC_AGENT,
+		.rpc_path = "/seo.test.v1.Test/Required",
+		.in = {.kind = GW_IN_JSON, .message = TEST(required)},
+		.out = {.message = TEST(required), .status = 200},
 		.summary = "Required fields"},
 	[R_STRICT_Q] = {.method = "GET", .pattern = "/v1/test/strict",
-		.endpoint = "strict", .service = GW_SVC_RANKS,
-		.rpc_path = "/seo.test.v1.Test/Strict",
-		.input = ACCT(list_usage_request),
-		.output = ACCT(list_usage_response), .in = GW_IN_QUERY,
-		.status = 200, .flags = GW_R_STRICT, .params = usage_rules,
-		.n_params = 2, .summary = "Strict query"},
+		.endpoint = "strict",
+		.service = GW_SVC_RANKS, .rpc_path = "/seo.test.v1.Test/Strict",
+		.in = {.kind = GW_IN_QUERY, .message = ACCT(list_usage_request),
+		       .params = usage_rules, .n_params = 2, .strict = 1},
+		.out = {.message = ACCT(list_usage_response), .status = 200},
+		.summary = "Strict query"},
 	[R_NODE] = {.method = "PATCH", .pattern = "/v1/test/nodes/:name",
-		.endpoint = "nodes", .service = GW_SVC_AGENT,
-		.rpc_path = "/seo.test.v1.Test/Node", .input = TEST(node),
-		.output = TEST(node), .in = GW_IN_JSON, .status = 200,
+		.endpoint = "nodes",
+		.service = GW_SVC_AGENT, .rpc_path = "/seo.test.v1.Test/Node",
+		.in = {.kind = GW_IN_JSON, .message = TEST(node)},
+		.out = {.message = TEST(node), .status = 200},
 		.summary = "Path and body"},
 };
 
@@ -329,8 +358,8 @@ static void test_query_strict(void)
 	ok(R_USAGE, "%zz=1&%FF=2", NULL);
 
 	/* No query input: every parameter is unknown, refused when strict. */
-	none.flags = GW_R_STRICT;
-	none.strict_code = "invalid_proposal_input";
+	none.in.strict = 1;
+	none.in.strict_code = "invalid_proposal_input";
 	CU_ASSERT_EQUAL(gw_json_decode_request(&none, &id, 1, "id=x", NULL, 0,
 					       NULL, arena, &m, &err),
 			SEO_EINVAL);
@@ -798,7 +827,7 @@ static void test_path_and_raw(void)
 	CU_ASSERT_PTR_EQUAL(m->descriptor, ACCT(empty));
 	{
 		gw_route none = routes[R_ME];
-		none.input = NULL;
+		none.in.message = NULL;
 		m = (ProtobufCMessage *)1;
 		CU_ASSERT_EQUAL(gw_json_decode_request(&none, NULL, 0, "", NULL, 0,
 						       NULL, arena, &m, &err), 0);
@@ -850,8 +879,8 @@ static void test_rule_messages(void)
 	};
 	size_t i;
 
-	r.params = open_ends;
-	r.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
+	r.in.params = open_ends;
+	r.in.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&err, 0, sizeof(err));
 		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", cases[i].body,
@@ -874,8 +903,8 @@ static void test_rule_messages(void)
 		Seo__Test__V1__AllTypes *t;
 		const char *body = "{\"sf32\": 1e20, \"flt\": 1e300, \"dbl\": 11}";
 
-		f.params = fb;
-		f.n_params = 3;
+		f.in.params = fb;
+		f.in.n_params = 3;
 		m = NULL;
 		CU_ASSERT_EQUAL(gw_json_decode_request(&f, NULL, 0, "", body,
 						       strlen(body), NULL, arena,
@@ -891,18 +920,18 @@ static void test_rule_messages(void)
 		CU_ASSERT(t->sf32 == 7 && t->flt == 1.0f && t->has_dbl &&
 			  t->dbl == 5.0);
 		/* Without clamp or fallback, a double range is an error. */
-		f.params = &types_rules[0];
-		f.n_params = 0;
-		r.params = (const gw_param_rule[]){
+		f.in.params = &types_rules[0];
+		f.in.n_params = 0;
+		r.in.params = (const gw_param_rule[]){
 			{.name = "dbl", .flags = GW_P_RANGE, .min = 0, .max = 10}};
-		r.n_params = 1;
+		r.in.n_params = 1;
 		body = "{\"dbl\": 10.5}";
 		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", body,
 						       strlen(body), NULL, arena,
 						       &m, &err), SEO_EINVAL);
 		CU_ASSERT_STRING_EQUAL(err.message, "dbl must be between 0 and 10");
-		r.params = open_ends;
-		r.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
+		r.in.params = open_ends;
+		r.in.n_params = sizeof(open_ends) / sizeof(open_ends[0]);
 	}
 
 	/* Clamped at the open end's type bound. */
@@ -954,10 +983,9 @@ static void test_encode_account(void)
 	encodes_as(&lk, "{\"keys\":[{\"id\":\"h\",\"name\":\"Default\","
 			"\"last_four\":\"abcd\",\"created_at\":0}]}");
 
-	/* A required message left NULL is null. */
+	/* A message left NULL, not nullable, is left out. */
 	encodes_as(&ar, "{\"workspace_id\":\"\",\"user_id\":\"\",\"key_id\":\"\","
-			"\"role\":\"\",\"charge_id\":\"\",\"credits_remaining\":0,"
-			"\"rate\":null}");
+			"\"role\":\"\",\"charge_id\":\"\",\"credits_remaining\":0}");
 
 	/* Doubles that are not finite are null. */
 	t1.min = 100;
@@ -996,14 +1024,11 @@ static void test_encode_types(void)
 	ProtobufCBinaryData blobs[2] = {{0, NULL}, {1, (uint8_t *)"\xff"}};
 	json_t *j;
 
+	/* No field of the test messages is nullable: unset ones are left
+	 * out. */
 	encodes_as(&t,
-		   "{\"i32\":null,\"s32\":null,\"sf32\":null,\"i64\":null,"
-		   "\"s64\":null,\"sf64\":null,\"u32\":null,\"f32\":null,"
-		   "\"u64\":null,\"f64\":null,\"flt\":null,\"dbl\":null,"
-		   "\"flag\":null,\"sort\":null,\"str\":null,\"raw\":null,"
-		   "\"inner\":null,\"nums\":[],\"tags\":[],\"items\":[],"
-		   "\"sorts\":[],\"reals\":[],\"flags\":[],\"blobs\":[],"
-		   "\"node\":null}");
+		   "{\"nums\":[],\"tags\":[],\"items\":[],"
+		   "\"sorts\":[],\"reals\":[],\"flags\":[],\"blobs\":[]}");
 
 	t.has_i32 = t.has_s32 = t.has_sf32 = t.has_i64 = t.has_s64 = 1;
 	t.has_sf64 = t.has_u32 = t.has_f32 = t.has_u64 = t.has_f64 = 1;
@@ -1049,18 +1074,19 @@ static void test_encode_types(void)
 	n1.name = "a";
 	n1.child = &n2;
 	t.node = &n1;
-	/* Unknown enum values and NaN are null; only the oneof member set. */
+	/* Unknown enum values and NaN in arrays are null; only the oneof
+	 * member set. */
 	encodes_as(&t,
 		   "{\"i32\":-1,\"s32\":-2,\"sf32\":-3,\"i64\":-4,\"s64\":-5,"
 		   "\"sf64\":-6,\"u32\":4294967295,\"f32\":8,\"u64\":9,\"f64\":10,"
 		   "\"flt\":0.5,\"dbl\":2.25,\"flag\":true,\"sort\":\"recent\","
 		   "\"str\":\"h\xc3\xa9\",\"raw\":\"aGk=\","
-		   "\"inner\":{\"n\":1,\"label\":null},\"nums\":[1,-2],"
+		   "\"inner\":{\"n\":1},\"nums\":[1,-2],"
 		   "\"tags\":[\"a\"],\"items\":[{\"n\":2,\"label\":\"x\"}],"
 		   "\"sorts\":[\"importance\",null],\"reals\":[null,1.5],"
 		   "\"flags\":[true,false],\"blobs\":[\"\",\"/w==\"],"
 		   "\"pick_id\":3,"
-		   "\"node\":{\"name\":\"a\",\"child\":{\"name\":\"\",\"child\":null}}}");
+		   "\"node\":{\"name\":\"a\",\"child\":{\"name\":\"\"}}}");
 
 	/* Beyond jansson's integers, a double; floats read as written;
 	 * invalid UTF-8 from a service becomes U+FFFD. */
@@ -1075,11 +1101,13 @@ static void test_encode_types(void)
 	CU_ASSERT(json_is_real(json_object_get(j, "u64")) &&
 		  json_real_value(json_object_get(j, "u64")) == 18446744073709551616.0);
 	CU_ASSERT(json_real_value(json_object_get(j, "flt")) == 0.1);
-	CU_ASSERT(json_is_null(json_object_get(j, "dbl")));
+	/* A number without a JSON form, in a field that is not nullable, is
+	 * no value. */
+	CU_ASSERT_PTR_NULL(json_object_get(j, "dbl"));
 	json_decref(j);
 	t.flt = NAN;
 	j = gw_json_encode_message(&t.base);
-	CU_ASSERT(json_is_null(json_object_get(j, "flt")));
+	CU_ASSERT_PTR_NULL(json_object_get(j, "flt"));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "str")),
 			       "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "pick_name")),
@@ -1220,8 +1248,9 @@ static ProtobufCMessage *filled(const ProtobufCMessageDescriptor *d, int full,
 static void round_trip(const ProtobufCMessage *msg)
 {
 	const ProtobufCMessageDescriptor *d = msg->descriptor;
-	gw_route r = {.method = "POST", .pattern = "/v1/rt", .input = d,
-		      .output = d, .in = GW_IN_JSON, .status = 200,
+	gw_route r = {.method = "POST", .pattern = "/v1/rt",
+		      .in = {.kind = GW_IN_JSON, .message = d},
+		      .out = {.message = d, .status = 200},
 		      .summary = "round trip"};
 	json_t *j1 = gw_json_encode_message(msg), *j2, *j3;
 	char *s1 = dump(j1), *s2 = NULL, *s3 = NULL;
@@ -1343,8 +1372,8 @@ static void test_field_count_and_usage(void)
 			       "example.com");
 	CU_ASSERT_PTR_NOT_EQUAL(gw_json_usage_value(&r, &t.base, arena), t.str);
 	CU_ASSERT_PTR_NULL(gw_json_usage_value(&routes[R_USAGE], &lu.base, arena));
-	r.params = list_usage_rules;
-	r.n_params = 1;
+	r.in.params = list_usage_rules;
+	r.in.n_params = 1;
 	CU_ASSERT_PTR_NULL(gw_json_usage_value(&r, &t.base, arena));
 	t.tags = tags;
 	t.n_tags = 2;
@@ -1362,6 +1391,71 @@ static void check_fails(const gw_route *r, const char *why)
 	CU_ASSERT_STRING_EQUAL(buf, why);
 	if (strcmp(buf, why) != 0)
 		fprintf(stderr, "\n  got \"%s\" want \"%s\"\n", buf, why);
+}
+
+static void check_passes(const gw_route *r)
+{
+	char buf[160] = "";
+
+	CU_ASSERT_EQUAL(gw_json_route_check(r, buf, sizeof(buf)), 0);
+	if (buf[0] != '\0')
+		fprintf(stderr, "\n  unexpected \"%s\"\n", buf);
+}
+
+/* The stages the route check refuses: statuses outside 2xx, headers the
+ * gateway writes itself or that are no header names, the key forwarded, an
+ * optional key on a billed route, bytes without a bytes field. */
+static void check_stages(void)
+{
+	static const int redirect[] = {202, 302, 0};
+	static const char *const own[] = {"Retry-After", "Content-Type", NULL};
+	static const char *const spaced[] = {"Retry After", NULL};
+	static const char *const key[] = {"X-Service-Client", "X-API-Key", NULL};
+	static const char *const many[] = {"a", "b", "c", "d", "e", "f", "g",
+					   "h", "i", NULL};
+	gw_route r;
+
+	r = routes[R_ME];
+	r.out.statuses = redirect;
+	check_fails(&r, "GET /v1/me: success status 302");
+	r = routes[R_ME];
+	r.out.headers = own;
+	check_fails(&r, "GET /v1/me: output header Content-Type is not allowed");
+	r.out.headers = spaced;
+	check_fails(&r, "GET /v1/me: output header \"Retry After\" is no "
+		    "header name");
+	r.out.headers = many;
+	check_fails(&r, "GET /v1/me: more than 8 output headers");
+	r = routes[R_ME];
+	r.forward.headers = key;
+	check_fails(&r, "GET /v1/me: forwarded header X-API-Key is not allowed");
+	r = routes[R_TYPES_Q];
+	r.auth.key = GW_KEY_OPTIONAL;
+	check_fails(&r, "GET /v1/test/types: an optional key needs a free route "
+		    "open to any role");
+	r = routes[R_USAGE];
+	r.auth.key = GW_KEY_OPTIONAL;
+	check_fails(&r, "GET /v1/usage: an optional key needs a free route "
+		    "open to any role");
+	r.auth.roles = GW_ROLES_ANY;
+	check_passes(&r);
+	r = routes[R_REQUIRED];
+	r.out.kind = GW_OUT_BYTES;
+	r.out.body_field = "str";
+	r.out.content_type = "application/pdf";
+	check_fails(&r, "POST /v1/test/required: bytes output needs a bytes "
+		    "field");
+	r = routes[R_TYPES_Q];
+	r.bill.kind = GW_BILL_FREE;
+	r.bill.cost = 0;
+	r.out.kind = GW_OUT_BYTES;
+	r.out.body_field = "raw";
+	check_fails(&r, "GET /v1/test/types: bytes output needs a content type");
+	r.out.content_type = "application/pdf";
+	check_passes(&r);
+	r.bill.envelope = 1;
+	check_fails(&r, "GET /v1/test/types: bytes output has no JSON to add "
+		    "credits to or hide fields from");
 }
 
 static void test_route_check(void)
@@ -1403,8 +1497,8 @@ static void test_route_check(void)
 	}
 
 #define WITH_RULES(base, rules)                                            \
-	(r = routes[base], r.params = rules,                               \
-	 r.n_params = sizeof(rules) / sizeof(rules[0]), &r)
+	(r = routes[base], r.in.params = rules,                               \
+	 r.in.n_params = sizeof(rules) / sizeof(rules[0]), &r)
 	check_fails(WITH_RULES(R_USAGE, no_field), "rule nope: no such field");
 	check_fails(WITH_RULES(R_USAGE, clamp_only),
 		    "rule limit: clamp needs a range on a number");
@@ -1443,38 +1537,39 @@ static void test_route_check(void)
 	r.pattern = "/v1/:id/:id/:id/:id/:id";
 	check_fails(&r, "/v1/:id/:id/:id/:id/:id: too many path parameters");
 	r = routes[R_WEBHOOK];
-	r.input = TEST(raw_only);
-	r.n_params = 0;
+	r.in.message = TEST(raw_only);
+	r.in.n_params = 0;
 	check_fails(&r, "raw input needs signature string");
 	r = routes[R_REVOKE];
 	r.errors = unknown;
 	check_fails(&r, "unknown code what");
 	r = routes[R_STRICT_Q];
-	r.strict_code = "nope";
+	r.in.strict_code = "nope";
 	check_fails(&r, "unknown code nope");
 	r = routes[R_CHECKOUT];
-	r.in = GW_IN_RAW;
+	r.in.kind = GW_IN_RAW;
 	check_fails(&r, "raw input needs payload bytes");
-	r.input = ACCT(payment_webhook_response);
-	r.n_params = 0;
+	r.in.message = ACCT(payment_webhook_response);
+	r.in.n_params = 0;
 	check_fails(&r, "raw input needs payload bytes");
 	r = routes[R_CHECKOUT];
-	r.input = NULL;
+	r.in.message = NULL;
 	check_fails(&r, "POST /v1/checkout: input message missing");
 	r = routes[R_TYPES_J];
-	r.items_field = "str";
+	r.bill.items_field = "str";
 	check_fails(&r, "POST /v1/test/types: per-item fields missing");
 	r = routes[R_TYPES_J];
-	r.billed_field = NULL;
+	r.bill.billed_field = NULL;
 	check_fails(&r, "POST /v1/test/types: per-item fields missing");
 	r = routes[R_TYPES_Q];
-	r.cost = 0;
+	r.bill.cost = 0;
 	check_fails(&r, "GET /v1/test/types: cost 0");
 	r = routes[R_ME];
-	r.status = 0;
+	r.out.status = 0;
 	check_fails(&r, "GET /v1/me: success status 0");
 	r.summary = NULL;
 	check_fails(&r, "method and summary are required");
+	check_stages();
 }
 
 /* ---- OpenAPI ------------------------------------------------------------- */
@@ -1575,45 +1670,43 @@ static void test_openapi(void)
 	      "{\"type\":\"array\",\"items\":{\"$ref\":"
 	      "\"#/components/schemas/seo.account.v1.UsageRow\"}}");
 	at_is(doc, "components|schemas|seo.account.v1.PriceTier|properties|price_per_credit",
-	      "{\"type\":[\"number\",\"null\"],\"format\":\"double\"}");
+	      "{\"type\":\"number\",\"format\":\"double\"}");
 	at_is(doc, "components|schemas|seo.account.v1.CreateKeyRequest",
-	      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":[\"string\",\"null\"]}}}");
+	      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}");
 	at_is(doc, "components|schemas|seo.test.v1.Node|properties|child",
-	      "{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"},"
-	      "{\"type\":\"null\"}]}");
+	      "{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|inner",
-	      "{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},"
-	      "{\"type\":\"null\"}]}");
+	      "{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"}");
 	at_is(doc, "components|schemas|seo.test.v1.Required|properties|sort",
 	      "{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]}");
 	at_is(doc, "components|schemas|seo.test.v1.AllTypes|properties",
-	      "{\"i32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"s32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"sf32\":{\"type\":[\"integer\",\"null\"],\"format\":\"int32\"},"
-	      "\"i64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"s64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"sf64\":{\"type\":[\"integer\",\"null\"],\"format\":\"int64\"},"
-	      "\"u32\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":4294967295},"
-	      "\"f32\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":4294967295},"
-	      "\"u64\":{\"type\":[\"integer\",\"null\"],\"minimum\":0},"
-	      "\"f64\":{\"type\":[\"integer\",\"null\"],\"minimum\":0},"
-	      "\"flt\":{\"type\":[\"number\",\"null\"],\"format\":\"float\"},"
-	      "\"dbl\":{\"type\":[\"number\",\"null\"],\"format\":\"double\"},"
-	      "\"flag\":{\"type\":[\"boolean\",\"null\"]},"
-	      "\"sort\":{\"type\":[\"string\",\"null\"],\"enum\":[\"unspecified\",\"importance\",\"recent\",null]},"
-	      "\"str\":{\"type\":[\"string\",\"null\"]},"
-	      "\"raw\":{\"type\":[\"string\",\"null\"],\"contentEncoding\":\"base64\"},"
-	      "\"inner\":{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},{\"type\":\"null\"}]},"
+	      "{\"i32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"s32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"sf32\":{\"type\":\"integer\",\"format\":\"int32\"},"
+	      "\"i64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"s64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"sf64\":{\"type\":\"integer\",\"format\":\"int64\"},"
+	      "\"u32\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295},"
+	      "\"f32\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295},"
+	      "\"u64\":{\"type\":\"integer\",\"minimum\":0},"
+	      "\"f64\":{\"type\":\"integer\",\"minimum\":0},"
+	      "\"flt\":{\"type\":\"number\",\"format\":\"float\"},"
+	      "\"dbl\":{\"type\":\"number\",\"format\":\"double\"},"
+	      "\"flag\":{\"type\":\"boolean\"},"
+	      "\"sort\":{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]},"
+	      "\"str\":{\"type\":\"string\"},"
+	      "\"raw\":{\"type\":\"string\",\"contentEncoding\":\"base64\"},"
+	      "\"inner\":{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"},"
 	      "\"nums\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\"}},"
 	      "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 	      "\"items\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/seo.test.v1.Inner\"}},"
 	      "\"sorts\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"unspecified\",\"importance\",\"recent\"]}},"
-	      "\"reals\":{\"type\":\"array\",\"items\":{\"type\":[\"number\",\"null\"],\"format\":\"double\"}},"
+	      "\"reals\":{\"type\":\"array\",\"items\":{\"type\":\"number\",\"format\":\"double\"}},"
 	      "\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}},"
 	      "\"blobs\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"contentEncoding\":\"base64\"}},"
 	      "\"pick_name\":{\"type\":\"string\"},"
 	      "\"pick_id\":{\"type\":\"integer\",\"format\":\"int32\"},"
-	      "\"node\":{\"anyOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"},{\"type\":\"null\"}]}}");
+	      "\"node\":{\"$ref\":\"#/components/schemas/seo.test.v1.Node\"}}");
 	CU_ASSERT_PTR_NULL(at(doc, "components|schemas|seo.test.v1.AllTypes|required"));
 
 	keys_are(doc, "paths",
@@ -1789,8 +1882,8 @@ static void test_openapi(void)
 	      "\"schema\":{\"type\":\"string\"}}]");
 	at_is(op, "requestBody",
 	      "{\"required\":false,\"content\":{\"application/json\":{\"schema\":"
-	      "{\"type\":\"object\",\"properties\":{\"child\":{\"anyOf\":[{\"$ref\":"
-	      "\"#/components/schemas/seo.test.v1.Node\"},{\"type\":\"null\"}]}}}}}}");
+	      "{\"type\":\"object\",\"properties\":{\"child\":{\"$ref\":"
+	      "\"#/components/schemas/seo.test.v1.Node\"}}}}}}");
 
 	/* A message with "always" fields: body required. */
 	at_is(doc, "paths|/v1/test/required|post|requestBody|required", "true");
@@ -1824,19 +1917,19 @@ static void test_openapi(void)
 		gw_route more[5] = {routes[R_CREATE_KEY], routes[R_ME],
 				    routes[R_CREATE_KEY], routes[R_ME],
 				    routes[R_USAGE]};
-		more[0].params = usage_only;
-		more[0].n_params = 1;
+		more[0].in.params = usage_only;
+		more[0].in.n_params = 1;
 		more[1].pattern = "/v1/me/:zzz";
 		more[2].pattern = "/v1/keys2";
-		more[2].params = name_required;
-		more[2].n_params = 1;
+		more[2].in.params = name_required;
+		more[2].in.n_params = 1;
 		more[3].pattern = "/v1/health";
-		more[3].output = NULL;
+		more[3].out.message = NULL;
 		more[3].service = GW_SVC_NONE;
-		more[3].flags = GW_R_NO_RATE_LIMIT;
-		more[4].input = TEST(required);
-		more[4].params = count_default;
-		more[4].n_params = 1;
+		more[3].quota = GW_QUOTA_NONE;
+		more[4].in.message = TEST(required);
+		more[4].in.params = count_default;
+		more[4].in.n_params = 1;
 		CU_ASSERT_EQUAL_FATAL(gw_openapi_build(more, 5, "http://x", &doc), 0);
 		at_is(doc, "paths|/v1/keys|post|requestBody|content|application/json|schema",
 		      "{\"$ref\":\"#/components/schemas/seo.account.v1.CreateKeyRequest\"}");
@@ -1901,10 +1994,13 @@ static void test_url_rule(void)
 	};
 	gw_route r = {.method = "GET", .pattern = "/v1/page-seo",
 		      .endpoint = "page-seo", .service = GW_SVC_REALTIME,
-		      .input = &seo__realtime__v1__url_request__descriptor,
-		      .output = &seo__realtime__v1__page_seo_response__descriptor,
-		      .in = GW_IN_QUERY, .status = 200, .params = url_rules,
-		      .n_params = 1, .summary = "page"};
+		      .in = {.kind = GW_IN_QUERY,
+			     .message = &seo__realtime__v1__url_request__descriptor,
+			     .params = url_rules, .n_params = 1},
+		      .out = {.message =
+				      &seo__realtime__v1__page_seo_response__descriptor,
+			      .status = 200},
+		      .summary = "page"};
 	ProtobufCMessage *m;
 	char q[256], why[160];
 
@@ -1922,23 +2018,23 @@ static void test_url_rule(void)
 		CU_ASSERT_EQUAL(err.http_status, 400);
 	}
 	r = routes[R_USAGE];
-	r.params = on_int;
-	r.n_params = 1;
+	r.in.params = on_int;
+	r.in.n_params = 1;
 	check_fails(&r, "rule limit: a URL rule needs a string field");
 	/* a fixed price refunded by a response field needs that field */
 	r = routes[R_TYPES_Q];
-	r.billed_field = "nope";
+	r.bill.billed_field = "nope";
 	check_fails(&r, "GET /v1/test/types: billed field nope missing");
-	r.billed_field = "u32";
+	r.bill.billed_field = "u32";
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
 	/* a surcharge reads a request boolean of a fixed-price route */
-	r.surcharge_field = "u32";
-	r.surcharge = 1;
+	r.bill.surcharge_field = "u32";
+	r.bill.surcharge = 1;
 	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
 			"field and a fixed price");
-	r.surcharge_field = "flag";
+	r.bill.surcharge_field = "flag";
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
-	r.surcharge = 0;
+	r.bill.surcharge = 0;
 	check_fails(&r, "GET /v1/test/types: surcharge needs a boolean request "
 			"field and a fixed price");
 }
@@ -1972,8 +2068,8 @@ static void test_domain_rule(void)
 	const char *resp = "paths|/v1/test/types|get|responses|200|content|"
 			   "application/json|schema|properties|";
 
-	r.params = rules;
-	r.n_params = sizeof(rules) / sizeof(rules[0]);
+	r.in.params = rules;
+	r.in.n_params = sizeof(rules) / sizeof(rules[0]);
 	CU_ASSERT_EQUAL(gw_json_route_check(&r, why, sizeof(why)), 0);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		snprintf(q, sizeof(q), "str=%s&tags=a.com,%s", good[i], good[i]);
@@ -2001,13 +2097,13 @@ static void test_domain_rule(void)
 	gw_json_decode_request(&r, NULL, 0, "pick_name=bad!", NULL, 0, NULL,
 			       arena, &m, &err);
 	CU_ASSERT_STRING_EQUAL(err.code, "invalid_parameter");
-	r.params = on_int;
-	r.n_params = 1;
+	r.in.params = on_int;
+	r.in.n_params = 1;
 	check_fails(&r, "rule u32: a domain rule needs a string field");
 
 	r = routes[R_TYPES_Q];
-	r.billed_field = "u32";
-	r.flags = GW_R_HIDE_BILLED;
+	r.bill.billed_field = "u32";
+	r.bill.hide_billed = 1;
 	CU_ASSERT_EQUAL(gw_openapi_build(&r, 1, "/", &doc), 0);
 	snprintf(q, sizeof(q), "%su32", resp);
 	CU_ASSERT_PTR_NULL(at(doc, q));
@@ -2040,6 +2136,114 @@ static void test_raw_json(void)
 	CU_ASSERT_PTR_NULL(gw_json_encode_message(&e.base));
 }
 
+/* The stages in the OpenAPI document: an optional key, a second success
+ * status, a header the service may set, a forwarded header, a per-IP
+ * quota; an answer of bytes. */
+static void test_openapi_stages(void)
+{
+	static const int accepted[] = {202, 0};
+	static const char *const retry[] = {"Retry-After", NULL};
+	static const char *const client[] = {"X-Service-Client", NULL};
+	static const char *const no_errors[] = {NULL};
+	gw_route rows[2] = {routes[R_ME], routes[R_TYPES_Q]};
+	json_t *doc = NULL, *op;
+
+	rows[0].auth.key = GW_KEY_OPTIONAL;
+	rows[0].quota = GW_QUOTA_IP;
+	rows[0].forward.headers = client;
+	rows[0].out.statuses = accepted;
+	rows[0].out.headers = retry;
+	rows[0].errors = no_errors;
+	rows[1].bill.kind = GW_BILL_FREE;
+	rows[1].bill.cost = 0;
+	rows[1].out.kind = GW_OUT_BYTES;
+	rows[1].out.body_field = "raw";
+	rows[1].out.content_type = "application/pdf";
+	CU_ASSERT_EQUAL_FATAL(gw_openapi_build(rows, 2, NULL, &doc), 0);
+
+	op = at(doc, "paths|/v1/me|get");
+	at_is(op, "security", "[{},{\"ApiKey\":[]}]");
+	at_is(op, "parameters", "[{\"name\":\"X-Service-Client\",\"in\":\"header\","
+	      "\"required\":false,\"schema\":{\"type\":\"string\"},"
+	      "\"description\":\"Forwarded to the service.\"}]");
+	at_is(op, "responses|202|description", "\"Accepted\"");
+	at_is(op, "responses|202|content|application/json|schema|$ref",
+	      "\"#/components/schemas/seo.account.v1.User\"");
+	at_is(op, "responses|200|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	at_is(op, "responses|202|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	at_is(op, "responses|401|headers|Retry-After|schema", "{\"type\":\"string\"}");
+	CU_ASSERT_PTR_NULL(at(op, "responses|429"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(at(op, "description")),
+				      "The API key is optional"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(json_string_value(at(op, "description")),
+				      "per client IP"));
+
+	op = at(doc, "paths|/v1/test/types|get");
+	at_is(op, "responses|200|content",
+	      "{\"application/pdf\":{\"schema\":{\"type\":\"string\","
+	      "\"format\":\"binary\"}}}");
+	at_is(op, "x-billing", "\"free\"");
+	json_decref(doc);
+}
+
+/* The specification's nullability: BacklinkRow's anchor_text is "string,
+ * nullable" (present as null when unset), its anchor_type an enum that is
+ * optional but never null (absent when unset); the OpenAPI document says
+ * the same. */
+static void test_nullable(void)
+{
+	static const char *const no_errors[] = {NULL};
+	const gw_route row = {
+		.method = "GET", .pattern = "/v1/backlinks",
+		.endpoint = "backlinks", .service = GW_SVC_GRAPH,
+		.rpc_path = "/seo.graph.v1.Graph/Backlinks",
+		.in = {.kind = GW_IN_QUERY,
+		       .message = &seo__graph__v1__backlinks_request__descriptor},
+		.out = {.message = &seo__graph__v1__backlinks_response__descriptor,
+			.status = 200},
+		.summary = "Backlinks", .errors = no_errors};
+	Seo__Graph__V1__BacklinkRow r = SEO__GRAPH__V1__BACKLINK_ROW__INIT;
+	Seo__Graph__V1__CrawlHistory h = SEO__GRAPH__V1__CRAWL_HISTORY__INIT;
+	json_t *doc = NULL;
+
+	r.from_domain = "a.test";
+	r.from_url = "https://a.test/";
+	r.to_url = "https://b.test/";
+	r.link_type = "hyperlink";
+	r.crawled_at = "2024-05-10T10:00:00Z";
+	encodes_as(&r, "{\"from_domain\":\"a.test\",\"from_url\":\"https://a.test/\","
+		       "\"to_url\":\"https://b.test/\",\"anchor_text\":null,"
+		       "\"rel\":null,\"link_type\":\"hyperlink\","
+		       "\"domain_host_count\":null,"
+		       "\"crawled_at\":\"2024-05-10T10:00:00Z\"}");
+	r.anchor_type = "branded";
+	r.link_quality = "high";
+	r.has_from_domain_score = 1;
+	r.from_domain_score = 40;
+	r.has_domain_host_count = 1;
+	r.domain_host_count = NAN;
+	r.anchor_text = "a";
+	encodes_as(&r, "{\"from_domain\":\"a.test\",\"from_url\":\"https://a.test/\","
+		       "\"to_url\":\"https://b.test/\",\"anchor_text\":\"a\","
+		       "\"rel\":null,\"link_type\":\"hyperlink\","
+		       "\"domain_host_count\":null,"
+		       "\"crawled_at\":\"2024-05-10T10:00:00Z\","
+		       "\"from_domain_score\":40,\"anchor_type\":\"branded\","
+		       "\"link_quality\":\"high\"}");
+	encodes_as(&h, "{\"first_seen\":null,\"last_seen\":null,\"total_urls\":0}");
+
+	CU_ASSERT_EQUAL_FATAL(gw_openapi_build(&row, 1, NULL, &doc), 0);
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|anchor_text",
+	      "{\"type\":[\"string\",\"null\"]}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|anchor_type",
+	      "{\"type\":\"string\"}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|domain_host_count",
+	      "{\"type\":[\"number\",\"null\"],\"format\":\"double\"}");
+	at_is(doc, "components|schemas|seo.graph.v1.BacklinkRow|properties|from_domain_score",
+	      "{\"type\":\"integer\",\"format\":\"int32\"}");
+	json_decref(doc);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -2064,7 +2268,9 @@ int main(void)
 	    CU_add_test(s, "route check", test_route_check) == NULL ||
 	    CU_add_test(s, "openapi", test_openapi) == NULL ||
 	    CU_add_test(s, "url rule", test_url_rule) == NULL ||
-	    CU_add_test(s, "raw json", test_raw_json) == NULL) {
+	    CU_add_test(s, "raw json", test_raw_json) == NULL ||
+	    CU_add_test(s, "nullable", test_nullable) == NULL ||
+	    CU_add_test(s, "openapi stages", test_openapi_stages) == NULL) {
 		CU_cleanup_registry();
 		return 1;
 	}

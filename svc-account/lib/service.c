@@ -26,7 +26,7 @@ enum {
 void acct_options_init(acct_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->rate_per_min = seo_config_int(SEO_CFG_RATE_LIMIT_PER_MIN, 60);
+	opt->rate_per_min = seo_config_num(SEO_CFG_RATE_LIMIT_PER_MIN);
 }
 
 int acct_new(const acct_options *opt, acct_service **out, acct_err *err)

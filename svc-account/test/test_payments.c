@@ -15,6 +15,7 @@
 #include "seo/log.h"
 #include "seo/provider.h"
 #include "seo/util.h"
+#include "test_config.h"
 
 #include <CUnit/Basic.h>
 #include <curl/curl.h>
@@ -426,15 +427,15 @@ static void test_checkout_provider_failure(void)
 	}
 	fake_mode("none");
 
-	setenv("SEO_PAYMENTS_KEY", "sk_test_wrong", 1);
+	seo_test_config_set("SEO_PAYMENTS_KEY", "sk_test_wrong");
 	expect_checkout_failed("wrong key");
-	setenv("SEO_PAYMENTS_KEY", PAY_KEY, 1);
+	seo_test_config_set("SEO_PAYMENTS_KEY", PAY_KEY);
 
-	setenv("SEO_PAYMENTS_API_URL", "http://127.0.0.1:1", 1);
+	seo_test_config_set("SEO_PAYMENTS_API_URL", "http://127.0.0.1:1");
 	expect_checkout_failed("unreachable");
-	setenv("SEO_PAYMENTS_API_URL", "", 1);
+	seo_test_config_set("SEO_PAYMENTS_API_URL", "");
 	expect_checkout_failed("no provider configured");
-	setenv("SEO_PAYMENTS_API_URL", pay_url, 1);
+	seo_test_config_set("SEO_PAYMENTS_API_URL", pay_url);
 
 	/* A provider that never answers costs the 10 s timeout, no more. */
 	fake_mode("hang");
@@ -470,10 +471,10 @@ static void test_webhook_signature(void)
 	open_payment("cs_sig", "300");
 	ev = event("evt_sig", "checkout.session.completed", "cs_sig", "paid", "300");
 
-	unsetenv("SEO_PAYMENTS_WEBHOOK_SECRET");
+	seo_test_config_set("SEO_PAYMENTS_WEBHOOK_SECRET", NULL);
 	sign(ev, now, WEBHOOK_SECRET, hdr, sizeof(hdr));
 	expect_denied(ev, hdr, "no secret configured");
-	setenv("SEO_PAYMENTS_WEBHOOK_SECRET", WEBHOOK_SECRET, 1);
+	seo_test_config_set("SEO_PAYMENTS_WEBHOOK_SECRET", WEBHOOK_SECRET);
 
 	expect_denied(ev, NULL, "no header");
 	expect_denied(ev, "", "empty header");
@@ -855,7 +856,7 @@ static void test_mailer_thread(void)
 	int64_t t0;
 
 	sql_exec("DELETE FROM outbox", NULL, NULL);
-	setenv("SEO_SMTP_URL", smtp_ok_url, 1);
+	seo_test_config_set("SEO_SMTP_URL", smtp_ok_url);
 	CU_ASSERT_EQUAL_FATAL(seo_mailer_start(conninfo, &acct_outbox, &m), 0);
 	/* Let its first pass end, so that only the notification can wake it
 	 * before its 10 s idle timeout. */
@@ -871,7 +872,7 @@ static void test_mailer_thread(void)
 	t0 = seo_mono_ms();
 	seo_mailer_stop(m);
 	CU_ASSERT(seo_mono_ms() - t0 < 2000);
-	unsetenv("SEO_SMTP_URL");
+	seo_test_config_set("SEO_SMTP_URL", NULL);
 
 	/* Without SMTP the thread runs and stops, and mail stays queued. */
 	CU_ASSERT_EQUAL_FATAL(seo_mailer_start(conninfo, &acct_outbox, &m), 0);
@@ -942,11 +943,11 @@ static int setup(const char *url)
 	    smtp_start(&smtp_refuse, "-1", "554", smtp_refuse_url, sizeof(smtp_refuse_url)) != 0)
 		return -1;
 	snprintf(pay_url, sizeof(pay_url), "http://127.0.0.1:%d", pay.port);
-	setenv("SEO_PAYMENTS_API_URL", pay_url, 1);
-	setenv("SEO_PAYMENTS_KEY", PAY_KEY, 1);
-	setenv("SEO_PAYMENTS_WEBHOOK_SECRET", WEBHOOK_SECRET, 1);
-	setenv("SEO_MAIL_FROM", MAIL_FROM, 1);
-	unsetenv("SEO_SMTP_URL");
+	seo_test_config_set("SEO_PAYMENTS_API_URL", pay_url);
+	seo_test_config_set("SEO_PAYMENTS_KEY", PAY_KEY);
+	seo_test_config_set("SEO_PAYMENTS_WEBHOOK_SECRET", WEBHOOK_SECRET);
+	seo_test_config_set("SEO_MAIL_FROM", MAIL_FROM);
+	seo_test_config_set("SEO_SMTP_URL", NULL);
 	return 0;
 }
 

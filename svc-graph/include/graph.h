@@ -1,7 +1,8 @@
 /*
- * graph.h: the crawl link graph, as an ingest (crawl files in their public
- * formats to an index directory) and as a memory-mapped, read-only index
- * with the queries the link-graph endpoints answer.
+ * graph.h: the query half of svc-graph (library `graph_index`): the crawl
+ * link graph as a memory-mapped, read-only index with the queries the
+ * link-graph endpoints answer. The index is written by the ingest half
+ * (graph_ingest.h); what both name alike is in graph_format.h.
  *
  * Ownership: a graph_index is opened and closed by its caller. Query rows
  * are allocated from the caller's arena; the strings inside them point
@@ -23,122 +24,10 @@
 
 #include <seo/arena.h>
 
-#define GRAPH_FORMAT_VERSION 3
-#define GRAPH_DOMAIN_MAX 253
+#include "graph_format.h"
+
 /* Upper bound on a page, whatever the caller asks (the spec's maximum). */
 #define GRAPH_LIMIT_MAX 1000
-
-/* ---- domain names ---- */
-
-/*
- * Normalises a user-supplied domain: seo_domain_normalize() in the graph's
- * form (seo/domain.h: scheme, userinfo, port, path, query, trailing dot
- * and a leading "www." are dropped, letters are lowercased and an IDN
- * becomes punycode). Writes the bare host into `out` (`outlen` bytes with
- * the NUL). Returns 0, or SEO_EINVAL when it is not a domain name.
- */
-int graph_normalize_domain(const char *input, char *out, size_t outlen);
-
-/* ---- ingest ---- */
-
-typedef enum graph_input_kind {
-	GRAPH_IN_VERTICES,
-	GRAPH_IN_EDGES,
-	GRAPH_IN_RANKS,
-	GRAPH_IN_WAT,
-	GRAPH_IN_CDX,
-	GRAPH_IN_TRANCO,
-	GRAPH_IN_WHOIS,
-} graph_input_kind;
-
-typedef struct graph_input {
-	graph_input_kind kind;
-	const char *path;
-} graph_input;
-
-/* Called now and then during an ingest (e.g. for a terminal progress
- * line): `phase` is a short label, `done`/`total` bytes of the current
- * input (total 0 when unknown), `records` records read so far. */
-typedef void (*graph_progress_fn)(void *ctx, const char *phase,
-				  uint64_t done, uint64_t total,
-				  uint64_t records);
-
-typedef struct graph_ingest_opts {
-	const char *out_dir;   /* final index directory; must not exist */
-	const char *release;   /* release label, e.g. "CC-MAIN-2024-30" */
-	const graph_input *inputs;
-	size_t n_inputs;
-	size_t mem_mb;         /* the whole ingest's budget in MiB; 0 means 2048 */
-	const char *tmp_dir;   /* sorted runs; NULL: next to out_dir */
-	graph_progress_fn progress; /* may be NULL */
-	void *progress_ctx;
-} graph_ingest_opts;
-
-/* What an ingest read and wrote, for the tool's report and the tests. */
-typedef struct graph_ingest_stats {
-	uint64_t domains;
-	uint64_t domain_edges;
-	uint64_t links;          /* URL-level links between domains */
-	uint64_t urls;
-	uint64_t anchors;
-	uint64_t captures;       /* CDX lines and WAT responses */
-	uint64_t records;        /* input records read, all inputs */
-	uint64_t malformed;      /* input lines or records skipped */
-	uint64_t edge_bytes;     /* in- and out-link CSR, offsets and skip
-				  * entries included */
-	double bytes_per_edge;   /* edge_bytes / domain_edges */
-	uint64_t index_bytes;    /* whole directory */
-	uint64_t runs_spilled;   /* sorted runs written to disk */
-	uint64_t dict_runs;      /* of which runs of URLs and anchors */
-	double seconds;
-	uint64_t platform_domains; /* (domain, platform) pairs stored */
-	uint64_t similar_domains;  /* heavy domains whose similar domains
-				    * are stored */
-	uint32_t similar_passes;   /* passes over the in-lists counting them
-				    * (more when --mem-mb is short) */
-	double similar_seconds;    /* what counting them took */
-} graph_ingest_stats;
-
-/*
- * Reads every input and writes a complete index at opts->out_dir: files go
- * to a temporary sibling directory that is renamed when complete, so the
- * directory is either whole or absent. A malformed line or record is
- * logged (file and line) and counted, never fatal. Fills `stats` when not
- * NULL. WAT inputs need the technology rule file (seo_tech_rules_path()):
- * their pages' platforms are detected with it. Returns 0, SEO_EINVAL
- * without out_dir or release (or a release over 63 bytes, or a rule file
- * that does not parse), SEO_EEXIST when out_dir exists, SEO_ENOTFOUND when
- * an input or the rule file cannot be found, SEO_EIO or SEO_ENOMEM.
- */
-int graph_ingest(const graph_ingest_opts *opts, graph_ingest_stats *stats);
-
-/*
- * Writes a deterministic synthetic crawl in the public formats into `dir`
- * (created when missing) and fills `inputs` (at least 8 entries) with what
- * it wrote; the paths are allocated from `a`. `scale` 1 is the demo (a few
- * thousand domains). Returns 0 or SEO_EIO/SEO_ENOMEM.
- */
-int graph_demo_write(const char *dir, unsigned scale, seo_arena *a,
-		     graph_input *inputs, size_t *n_inputs);
-
-/*
- * Writes a deterministic synthetic domain graph of `n_domains` (at least
- * 2) domains and `n_edges` distinct edges (fewer only when the degrees
- * drawn cannot hold them: out-degrees stop at n / 4) into `dir` (created when
- * missing): domain-vertices.txt, domain-edges.txt, domain-ranks.txt and
- * a WAT file with URL-level links from one domain in 16, with web-like
- * skew (power-law in- and out-degrees, 40 % of the domains never linked
- * to) and ids unrelated to popularity. The same `seed` gives the same
- * files. Fills `inputs` (at least 4 entries; paths allocated from `a`).
- * Returns 0, SEO_EINVAL, SEO_EIO or SEO_ENOMEM.
- */
-int graph_synth_write(const char *dir, uint32_t n_domains, uint64_t n_edges,
-		      uint64_t seed, seo_arena *a, graph_input *inputs,
-		      size_t *n_inputs);
-
-/* Removes `dir` and everything below it (a demo crawl, an unfinished
- * index, a test's scratch); what cannot be removed is left. */
-void graph_remove_dir(const char *dir);
 
 /* ---- the index ---- */
 
@@ -370,37 +259,7 @@ int graph_crawl_history_get(const graph_index *ix, const char *domain,
 const char *graph_link_quality(uint8_t from_domain_score);
 const char *graph_anchor_type(const char *anchor_text, const char *link_type,
 			      const char *to_domain);
-
-/* ---- platforms ---- */
-
-/*
- * The site builders, CMSs, shops and payment providers whose domains the
- * index keeps (the spec's supported slugs). seo-ingest runs the technology
- * fingerprint engine (seo/tech.h) over every WAT response record; a domain
- * is on a platform when any of its captured pages shows it.
- */
-#define GRAPH_PLATFORM_COUNT 19
-
-typedef struct graph_platform {
-	const char *slug;     /* "godaddy_builder" */
-	const char *name;     /* "GoDaddy Website Builder", for display */
-	const char *category; /* "website_builder", "cms", "ecommerce", ... */
-	const char *tech;     /* the technology of data/tech/rules.json */
-} graph_platform;
-
-/* The supported platforms, in their index order (static, *n of them). */
-const graph_platform *graph_platforms(size_t *n);
-
-/* The supported slugs, comma-separated (static). */
-const char *graph_platform_slugs(void);
-
-/*
- * The platform named by `name`: a slug, a name or a common alias ("wp",
- * "word press", "godaddy", "big commerce"), in any case, blanks, hyphens
- * and underscores alike. Returns 0 and sets *idx (an index into
- * graph_platforms()), or SEO_ENOTFOUND.
- */
-int graph_platform_find(const char *name, size_t *idx);
+/* ---- domains per platform (the table is graph_format.h's) ---- */
 
 typedef struct graph_platform_count {
 	const graph_platform *platform;

@@ -21,9 +21,11 @@
 #include <seo/errors.h>
 
 #include "graph.h"
+#include "graph_ingest.h"
 #include "graph_service.h"
 #include "test_crawl.h"
 #include "seo/graph/v1/graph.pb-c.h"
+#include "test_config.h"
 
 #define T(name) Seo__Graph__V1__##name
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -573,26 +575,26 @@ static void test_real_samples(void)
 }
 
 /* An ingest of WAT records needs the rule file: without one it fails
- * rather than writing an index without platforms. */
+ * rather than writing an index without platforms. The configuration
+ * refuses a missing file at start, so this one goes away after. */
 static void test_rules_required(void)
 {
 	graph_input in = {GRAPH_IN_WAT, file("one.wat", "")};
 	graph_ingest_opts o = {.release = "x", .inputs = &in, .n_inputs = 1};
 	char out[400], *saved = getenv("SEO_TECH_RULES");
 	char keep[1024] = "";
+	const char *gone = file("gone.json", "{}");
 	struct stat sb;
 
 	if (saved)
 		snprintf(keep, sizeof(keep), "%s", saved);
 	snprintf(out, sizeof(out), "%s/norules", tmp);
 	o.out_dir = out;
-	setenv("SEO_TECH_RULES", "/nonexistent/rules.json", 1);
+	seo_test_config_set("SEO_TECH_RULES", gone);
+	unlink(gone);
 	CU_ASSERT_EQUAL(graph_ingest(&o, NULL), SEO_ENOTFOUND);
 	CU_ASSERT_NOT_EQUAL(stat(out, &sb), 0);
-	if (keep[0])
-		setenv("SEO_TECH_RULES", keep, 1);
-	else
-		unsetenv("SEO_TECH_RULES");
+	seo_test_config_set("SEO_TECH_RULES", keep[0] ? keep : NULL);
 }
 
 int main(void)

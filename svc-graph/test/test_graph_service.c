@@ -15,6 +15,7 @@
 #include <seo/errors.h>
 
 #include "graph.h"
+#include "graph_ingest.h"
 #include "graph_service.h"
 #include "test_crawl.h"
 /* the result cache on its own */

@@ -173,6 +173,13 @@ def main():
         expect(dec_field1(resp) == b"req-7", resp)
         expect(dec_field1(echo(b"", timeout=5)) == b"", "empty message")
 
+    def response_metadata():
+        resp, call = echo.with_call(enc_service("status:202"), timeout=5)
+        expect(dec_field1(resp) == b"status:202", resp)
+        initial = dict(call.initial_metadata() or ())
+        expect(initial.get("seo-http-status") == "202", initial)
+        expect(initial.get("retry-after") == "30", initial)
+
     def failing():
         err = expect_error(lambda: fail(b"", timeout=5),
                            grpc.StatusCode.FAILED_PRECONDITION)
@@ -183,6 +190,7 @@ def main():
                trailers)
         expect(trailers.get("seo-error-extra") == '{"retry_after": 12}',
                trailers)
+        expect(trailers.get("retry-after") == "12", trailers)
 
     def unknown():
         expect_error(lambda: method("/seo.test.Echo/Nope")(b"", timeout=5),
@@ -230,6 +238,8 @@ def main():
     try:
         checks.run("health check SERVING", health)
         checks.run("unary echo with metadata", echo_roundtrip)
+        checks.run("response metadata as initial metadata",
+                   response_metadata)
         checks.run("error status, details and seo trailers", failing)
         checks.run("unknown method UNIMPLEMENTED", unknown)
         checks.run("client deadline DEADLINE_EXCEEDED", deadline)

@@ -15,7 +15,7 @@
  * domain_b B), domain-overlap (A and B) and link-gap (B yours, A the
  * competitor).
  *
- * `synth` writes a synthetic crawl (graph_synth_write). `dump` walks an
+ * `synth` writes a synthetic crawl (crawlgen_synth_write). `dump` walks an
  * index through the library and writes what it serves as COPY text for
  * the bench's PostgreSQL tables (cmd_dump). `query` times every query on
  * the library, and with --pg the same question as prepared SQL statements
@@ -70,6 +70,7 @@
 #include <seo/errors.h>
 #include <seo/rpc.h>
 
+#include "crawlgen.h"
 #include "graph.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "seo/graph/v1/graph.pb-c.h"
@@ -1944,7 +1945,7 @@ static int dump_domain(dump *d, uint32_t id, const char *name, seo_arena *a)
  * time), urls and anchors (id, string), captures (domain id, URL, status,
  * MIME type, time: url-index's rows), status (domain id, status,
  * captures), and the stored similar domains (dump_similar()). The row strings of these calls point into the index mapping
- * (graph.h allows it; index.c does it), so they outlive each domain's
+ * (graph.h allows it; the index does it), so they outlive each domain's
  * arena. Prints the counts as JSON.
  */
 static int cmd_dump(int argc, char **argv)
@@ -2084,8 +2085,8 @@ static int cmd_synth(int argc, char **argv)
 		rc = SEO_ENOMEM;
 		goto out;
 	}
-	rc = graph_synth_write(dir, (uint32_t)domains, edges, seed, a, inputs,
-			       &n);
+	rc = crawlgen_synth_write(dir, (uint32_t)domains, edges, seed, a, inputs,
+				  &n);
 	if (rc)
 		fprintf(stderr, "graph-bench: synth: %s\n", seo_strerror(rc));
 out:

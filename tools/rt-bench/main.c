@@ -302,10 +302,9 @@ static int cmd_fetch(int argc, char **argv)
 	if (count < 1 || conc < 1)
 		return die("COUNT and CONCURRENCY must be positive");
 	seo_fetch_config cfg;
-	const char *bad = "";
 
-	if (seo_fetch_config_from_env(&cfg, &bad) != 0)
-		return die(bad[0] ? "an SEO_FETCH_* variable is malformed" : "out of memory");
+	if (seo_fetch_config_from_env(&cfg) != 0)
+		return die("out of memory");
 	if (l.base == NULL || seo_fetcher_new(l.base, &cfg, &l.f) != 0)
 		return die("cannot create the fetcher");
 	int64_t t0 = seo_mono_us();

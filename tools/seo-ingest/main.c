@@ -19,11 +19,13 @@
 #include <unistd.h>
 
 #include <seo/arena.h>
+#include <seo/config.h>
 #include <seo/errors.h>
 #include <seo/log.h>
 #include <seo/util.h>
 
-#include "graph.h"
+#include "crawlgen.h"
+#include "graph_ingest.h"
 
 #define MAX_INPUTS 256
 
@@ -86,6 +88,7 @@ int main(int argc, char **argv)
 	size_t n = 0;
 	int demo = 0, c, rc, status = 1;
 
+	seo_config_init();
 	seo_log_init("seo-ingest");
 	/* large buffers (sort runs, dictionaries) from mmap, so that what is
 	 * freed goes back to the system: --mem-mb counts what is held, and
@@ -158,7 +161,7 @@ int main(int argc, char **argv)
 			demo_dir[0] = '\0';
 			goto out;
 		}
-		rc = graph_demo_write(demo_dir, 1, arena, inputs, &n);
+		rc = crawlgen_demo_write(demo_dir, 1, arena, inputs, &n);
 		if (rc) {
 			fprintf(stderr, "seo-ingest: cannot write the demo crawl: %s\n",
 				seo_strerror(rc));

@@ -17,6 +17,7 @@
 
 #include "acct.h"
 #include "seoctl.h"
+#include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
 #include "seo/services.h"
@@ -389,10 +390,15 @@ int main(int argc, char **argv)
 	const char *v[MAX_OPTS + 1] = {NULL};
 	const command *c;
 	acct_err err = {0};
+	seo_cfg_error cfg_err;
 	json_t *out = NULL;
 	PGconn *db = NULL;
 	int used = 0, status;
 
+	status = seo_config_load(&cfg_err);
+	if (status != 0)
+		return fail(EXIT_USAGE, "invalid_configuration",
+			    status == SEO_ENOMEM ? "out of memory" : cfg_err.message);
 	c = find_command(argc, argv, &used);
 	if (c == NULL)
 		return usage_error(NULL, argc < 2 ? "no command" : "unknown command");

@@ -5,35 +5,18 @@
  * (SEO_FETCH_CA_FILE) and the User-Agent. The lists take any number of
  * entries.
  *
- * The parsers are the one reading of those variables' syntax: the start-up
- * configuration check and the fetcher's users call them. They need no
- * network and live in seo_common. All functions returning int return 0 or
- * a negative SEO_E* code (seo/errors.h).
+ * The syntax of those variables is read once, by their rows' kinds in
+ * seo/config.h (which also defines seo_cidr and seo_connect_to); the
+ * functions here hand the parsed lists on. They need no network and live
+ * in seo_common. All functions returning int return 0 or a negative SEO_E*
+ * code (seo/errors.h).
  */
 #ifndef SEO_FETCH_CONFIG_H
 #define SEO_FETCH_CONFIG_H
 
 #include <stddef.h>
 
-/* One network: `bits` leading bits of `addr` (4 bytes for AF_INET). */
-typedef struct seo_cidr {
-	int family; /* AF_INET or AF_INET6 */
-	unsigned char addr[16];
-	unsigned bits;
-} seo_cidr;
-
-/*
- * One SEO_FETCH_CONNECT_TO entry, as curl's --connect-to: requests for
- * host:port go to connect_host:connect_port instead. An empty host or a
- * zero port matches any; an empty connect_host or zero connect_port keeps
- * the original. `host` is lowercase.
- */
-typedef struct seo_connect_to {
-	char host[256];
-	unsigned short port;
-	char connect_host[256];
-	unsigned short connect_port;
-} seo_connect_to;
+#include "seo/config.h"
 
 /*
  * A fetcher's configuration. Whoever fills it owns the arrays; the fetcher
@@ -55,31 +38,25 @@ typedef struct seo_fetch_config {
 #define SEO_FETCH_USER_AGENT "Mozilla/5.0 (compatible; seo-data-service/1.0)"
 
 /*
- * Parses comma-separated CIDRs ("127.0.0.0/8, ::1/128"; a bare address is
- * a host route; blank entries are skipped) into *out, a malloc'd array of
- * *n entries (NULL when there are none) the caller frees. Returns 0,
- * SEO_EINVAL (a malformed entry; nothing is allocated) or SEO_ENOMEM.
- */
-int seo_fetch_parse_allow_nets(const char *text, seo_cidr **out, size_t *n);
-
-/*
- * Parses comma-separated HOST:PORT:CONNECT_HOST:CONNECT_PORT entries (a
- * host may be "[v6]"; any field but the colons may be empty; blank entries
- * are skipped) into *out, a malloc'd array of *n entries (NULL when there
+ * Parses `text` as SEO_FETCH_ALLOW_NETS would be (seo_cfg_parse(); ""
+ * gives none) into *out, a malloc'd array of *n entries (NULL when there
  * are none) the caller frees. Returns 0, SEO_EINVAL (a malformed entry;
  * nothing is allocated) or SEO_ENOMEM.
  */
+int seo_fetch_parse_allow_nets(const char *text, seo_cidr **out, size_t *n);
+
+/* The same for SEO_FETCH_CONNECT_TO's HOST:PORT:CONNECT_HOST:CONNECT_PORT
+ * entries. */
 int seo_fetch_parse_connect_to(const char *text, seo_connect_to **out,
 			       size_t *n);
 
 /*
- * Fills *out from SEO_FETCH_ALLOW_NETS, SEO_FETCH_CONNECT_TO and
- * SEO_FETCH_CA_FILE (the CA path points into the environment; user_agent
- * is left NULL). Returns 0; SEO_EINVAL with *bad set to the name of the
- * malformed variable (static); SEO_ENOMEM. On failure *out holds nothing
- * to free. Release with seo_fetch_config_clear().
+ * Fills *out with copies of the lists the process parsed at start
+ * (seo_config_init()) and SEO_FETCH_CA_FILE (pointing into the
+ * configuration; user_agent is left NULL). Returns 0 or SEO_ENOMEM (then
+ * *out holds nothing to free). Release with seo_fetch_config_clear().
  */
-int seo_fetch_config_from_env(seo_fetch_config *out, const char **bad);
+int seo_fetch_config_from_env(seo_fetch_config *out);
 
 /* Frees the arrays of `c` and zeroes it. NULL is allowed. */
 void seo_fetch_config_clear(seo_fetch_config *c);

@@ -19,7 +19,8 @@ extern int seo_log_min_level;
 
 /*
  * Sets the component name written on every line and the level from
- * SEO_LOG_LEVEL (debug, info, warn, error; default info). `component` must
+ * SEO_LOG_LEVEL as seo/config.h parsed it (debug, info, warn, error;
+ * default info). `component` must
  * outlive the process (a string literal).
  */
 void seo_log_init(const char *component);

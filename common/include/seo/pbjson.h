@@ -89,12 +89,20 @@ int seo_pbjson_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f,
 		     const json_t *v, unsigned flags, seo_arena *a,
 		     seo_pbjson_error *err);
 
+/* Says whether field f of message m is nullable: written as null when it
+ * has no value, rather than left out. */
+typedef int (*seo_pbjson_nullable_fn)(const ProtobufCMessageDescriptor *m,
+				      const ProtobufCFieldDescriptor *f);
+
 /* A new JSON object of `msg` (caller json_decref()s it), or NULL when out
- * of memory. Every declared field appears: repeated ones as arrays, unset
- * ones as null (an "always" field of seo/pb.h is never unset), nested
- * messages as objects (null when unset), and of a oneof only its member
- * that is set. */
-json_t *seo_pbjson_encode(const ProtobufCMessage *msg);
+ * of memory. "Always" fields (seo/pb.h) always appear, repeated ones as
+ * arrays; another field (a nested message included) without a value
+ * appears as null when `nullable` (NULL: none is) says so, else not at
+ * all; of a oneof only its member that is set appears. A value without a
+ * JSON form (a non-finite number, an enum value this build does not know)
+ * counts as no value, except in an "always" field, where it is null. */
+json_t *seo_pbjson_encode(const ProtobufCMessage *msg,
+			  seo_pbjson_nullable_fn nullable);
 
 /* ---- pieces for callers with rules of their own (the gateway) ---------- */
 

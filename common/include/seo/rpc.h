@@ -14,7 +14,14 @@
  *
  * Metadata: the gateway sends `x-request-id` and the caller identity
  * (`seo-workspace-id`, `seo-user-id`, `seo-key-id`, `seo-role`) as request
- * headers; handlers read them with rpc_ctx_meta().
+ * headers, and what the route forwards (`seo-client-ip`, request headers
+ * such as `x-service-client`); handlers read them with rpc_ctx_meta().
+ * A handler may answer with metadata of its own (rpc_ctx_set_meta()): sent
+ * as response headers, with a success or a failure alike, and read by
+ * clients in rpc_result.meta. Stock gRPC clients see it as initial (or,
+ * for a failure, trailing) metadata. The gateway makes `seo-http-status`
+ * the HTTP status and the other names HTTP headers, where the route row
+ * allows them.
  *
  * Threading: servers and clients live on one event_base thread. A server
  * created with workers > 0 runs handlers on that many threads, so that a
@@ -128,6 +135,24 @@ int rpc_ctx_fail(rpc_ctx *ctx, const char *code, const char *fmt, ...)
 /* Adds extra error fields (a JSON object text, copied) to the failure. */
 void rpc_ctx_fail_extra(rpc_ctx *ctx, const char *json_object);
 
+/* The response metadata name that carries the HTTP status a handler asks
+ * the gateway to answer with (e.g. 202 rather than 200). */
+#define RPC_META_HTTP_STATUS "seo-http-status"
+
+/*
+ * Sets response metadata `name` (lowercase letters, digits, '-', '_', '.',
+ * at most 64; not content-type, te, grpc-* or seo-error-*) to `value`
+ * (printable ASCII, at most 1024 bytes), both copied on the call's arena;
+ * a second call for a name replaces its value. At most 16 names per call.
+ * Call from the handler, before it returns. Returns 0, SEO_EINVAL for a
+ * name or value not allowed, SEO_ETOOBIG past 16 names, SEO_ENOMEM.
+ */
+int rpc_ctx_set_meta(rpc_ctx *ctx, const char *name, const char *value);
+
+/* rpc_ctx_set_meta(ctx, RPC_META_HTTP_STATUS, status as text); SEO_EINVAL
+ * for a status outside 100..599. */
+int rpc_ctx_set_http_status(rpc_ctx *ctx, int status);
+
 /* ---- client ------------------------------------------------------------ */
 
 typedef struct rpc_client rpc_client;
@@ -144,6 +169,12 @@ typedef struct rpc_result {
 	const char *extra_json;  /* seo-error-extra, or NULL */
 	ProtobufCMessage *response; /* on success; allocated with the call's
 				     * allocator, owned by the caller */
+	const rpc_meta *meta;    /* the server's response metadata (headers
+				  * and trailers) but the protocol's own
+				  * (:status, content-type, grpc-*,
+				  * seo-error-*), at most 16, in the order
+				  * received; values as sent */
+	size_t n_meta;
 } rpc_result;
 
 /* Called exactly once per call, always from the event loop (never from

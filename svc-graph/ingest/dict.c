@@ -13,7 +13,7 @@
 #include <seo/errors.h>
 #include <seo/log.h>
 
-#include "internal.h"
+#include "ingest.h"
 
 static uint64_t hash(const char *s, size_t len)
 {

@@ -14,7 +14,7 @@
 #include <seo/log.h>
 #include <seo/tech.h>
 
-#include "internal.h"
+#include "ingest.h"
 
 /* Beyond this many per file only the count is reported. */
 #define MALFORMED_LOGGED 20

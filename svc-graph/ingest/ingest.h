@@ -1,12 +1,9 @@
 /*
- * internal.h: what the graph library's files share; not a public API.
- *
- * The on-disk layout is described in docs/index-format.md; the structs
- * here are written and mapped as they are (little-endian, packed by hand
- * so that no padding depends on the compiler).
+ * ingest.h: what the ingest's files share; not a public API. The format
+ * they write is ../format/format.h's.
  */
-#ifndef GRAPH_INTERNAL_H
-#define GRAPH_INTERNAL_H
+#ifndef GRAPH_INGEST_INTERNAL_H
+#define GRAPH_INGEST_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,230 +14,8 @@
 #include <seo/errors.h>
 #include <seo/tech.h>
 
-#include "graph.h"
-
-#define GRAPH__MAGIC 0x31584449475345ULL /* "ESGIDX1" */
-#define GRAPH__NONE UINT32_MAX
-
-/* meta.bin: fixed header read at open. */
-typedef struct graph__meta {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t as_of;          /* latest capture, Unix seconds; 0 unknown */
-	uint64_t n_domains;
-	uint64_t n_edges;
-	uint64_t n_links;
-	uint64_t n_urls;
-	uint64_t n_anchors;
-	uint64_t n_strs;
-	uint64_t n_captures;
-	uint32_t max_refdomains;
-	uint32_t flags;          /* GRAPH__META_* inputs present */
-	char release[64];
-} graph__meta;
-
-enum {
-	GRAPH__META_RANKS = 1,
-	GRAPH__META_TRANCO = 2,
-};
-
-/* domains.bin: one per domain id. */
-typedef struct graph__dom {
-	uint64_t linking_hosts;  /* sum of host counts of referring domains */
-	uint32_t ref_domains;    /* in-degree of the domain graph */
-	uint32_t out_domains;    /* out-degree */
-	uint32_t hosts;
-	uint32_t hc_pos;         /* harmonic-centrality position; 0 unknown */
-	uint32_t pr_pos;         /* PageRank position; 0 unknown */
-	uint32_t tranco;         /* 0 absent */
-	uint32_t rank;           /* importance position, 0 strongest */
-	int32_t registered_day;  /* days since 1970-01-01; INT32_MIN unknown */
-	uint32_t registrar;      /* strs id or GRAPH__NONE */
-	uint32_t first_seen;     /* Unix seconds; 0 never */
-	uint32_t last_seen;
-	uint32_t total_urls;
-	uint32_t inbound_links;  /* URL-level links from other domains */
-	uint32_t url_referrers;  /* distinct domains among them */
-	uint32_t out_links;      /* URL-level links to other domains */
-	uint32_t top_out_domain; /* GRAPH__NONE when out_links is 0 */
-	uint32_t top_out_links;
-	uint8_t score;
-	uint8_t pad[3];
-} graph__dom;
-_Static_assert(sizeof(graph__dom) == 80, "graph__dom layout");
-
-/* links.bin: URL-level links grouped by target domain, ordered by the
- * source's importance rank, then newest first. */
-typedef struct graph__link {
-	uint32_t from_dom;
-	uint32_t from_url;
-	uint32_t to_url;
-	uint32_t anchor;  /* anchors id or GRAPH__NONE */
-	uint32_t rel;     /* strs id or GRAPH__NONE */
-	uint32_t ts;      /* crawl time, Unix seconds */
-	uint32_t type;    /* GRAPH__LT_* */
-} graph__link;
-_Static_assert(sizeof(graph__link) == 28, "graph__link layout");
-
-enum { GRAPH__LT_HYPERLINK = 0, GRAPH__LT_IMAGE = 1 };
-
-/* pages.bin and anchors.bin rows. */
-typedef struct graph__agg {
-	uint32_t id;      /* urls or anchors id */
-	uint32_t links;
-	uint32_t domains;
-} graph__agg;
-
-/* outl.bin rows, grouped by source domain, most frequent first. */
-typedef struct graph__outl {
-	uint32_t to_dom;
-	uint32_t to_url;
-	uint32_t anchor;
-	uint32_t type;
-	uint32_t count;
-} graph__outl;
-
-/* urlidx.bin rows: latest capture of each URL of a domain. */
-typedef struct graph__cap {
-	uint32_t url;
-	uint32_t ts;
-	uint32_t mime;    /* strs id or GRAPH__NONE */
-	uint32_t status;
-} graph__cap;
-
-/* status.bin rows. */
-typedef struct graph__status {
-	uint32_t status;
-	uint32_t count;
-} graph__status;
-
-/* plat.bin rows: a domain on a platform and its public suffix. */
-typedef struct graph__pdom {
-	uint32_t dom;
-	uint32_t tld;     /* plattld id */
-} graph__pdom;
-
-/*
- * Skip entries of long lists, so that a deep page starts where it starts
- * instead of after every entry before it. inskip.dir and linkskip.dir list
- * the lists of more than GRAPH__SKIP entries, ascending by key (importance
- * position for in-lists, domain id for link groups); entry j (from 1) of
- * a list is its place GRAPH__SKIP * j entries in.
- */
-#define GRAPH__SKIP 128
-
-typedef struct graph__skipdir {
-	uint32_t key;
-	uint32_t n;       /* entries of the list in the .bin file */
-	uint64_t first;   /* its first entry there */
-} graph__skipdir;
-_Static_assert(sizeof(graph__skipdir) == 16, "graph__skipdir layout");
-
-/* inskip.bin: where an in-list's entry GRAPH__SKIP * j starts, and the
- * position before it (the varints are gaps). linkskip.bin is u32: the
- * index in its group of the first link of referrer GRAPH__SKIP * j. */
-typedef struct graph__inskip {
-	uint32_t at;      /* bytes from the start of the list */
-	uint32_t prev;    /* the position of entry GRAPH__SKIP * j - 1 */
-} graph__inskip;
-_Static_assert(sizeof(graph__inskip) == 8, "graph__inskip layout");
-
-/* ---- similar domains: what the ingest stores and the query reads ---- */
-
-/*
- * A domain linked from at least 1/GRAPH__SIM_SHARE of all domains is
- * heavy: the query may count it in reverse (every in-list against its
- * linkers), and the ingest stores its first GRAPH__SIM_ROWS rows and its
- * total (simtop.*), so that the pages callers read cost a lookup.
- */
-#define GRAPH__SIM_SHARE 16
-#define GRAPH__SIM_ROWS 1000
-
-static inline int graph__sim_heavy(uint64_t ref_domains, uint64_t n)
-{
-	return ref_domains > 0 && ref_domains * GRAPH__SIM_SHARE >= n;
-}
-
-/* A row: a domain (importance position) and the linkers it shares; also
- * simtop.bin's record. */
-typedef struct graph__sim {
-	uint32_t id, count;
-} graph__sim;
-_Static_assert(sizeof(graph__sim) == 8, "graph__sim layout");
-
-/* simtop.dir: the heavy domains by position. */
-typedef struct graph__simdir {
-	uint32_t pos;
-	uint32_t rows;    /* rows stored: the total, at most GRAPH__SIM_ROWS */
-	uint64_t total;
-	uint64_t first;   /* its first row in simtop.bin */
-} graph__simdir;
-_Static_assert(sizeof(graph__simdir) == 24, "graph__simdir layout");
-
-/* Result order: more shared linkers first, then the stronger domain. */
-static inline int graph__sim_before(const graph__sim *a, const graph__sim *b)
-{
-	return a->count > b->count || (a->count == b->count && a->id < b->id);
-}
-
-static inline int graph__sim_cmp(const void *pa, const void *pb)
-{
-	return graph__sim_before(pa, pb) ? -1 : graph__sim_before(pb, pa);
-}
-
-/* The first k rows of a result, in a heap whose root is the last of them,
- * so that a candidate is rejected by one comparison. v (k entries) is the
- * caller's. */
-typedef struct graph__simtop {
-	graph__sim *v;
-	size_t len, k;
-} graph__simtop;
-
-static inline void graph__top_swap(graph__simtop *t, size_t i, size_t j)
-{
-	graph__sim s = t->v[i];
-
-	t->v[i] = t->v[j];
-	t->v[j] = s;
-}
-
-static inline void graph__top_push(graph__simtop *t, graph__sim s)
-{
-	size_t j;
-
-	if (t->len < t->k) {
-		t->v[t->len] = s;
-		for (j = t->len++;
-		     j > 0 && graph__sim_before(&t->v[(j - 1) / 2], &t->v[j]);
-		     j = (j - 1) / 2)
-			graph__top_swap(t, j, (j - 1) / 2);
-		return;
-	}
-	if (t->k == 0 || !graph__sim_before(&s, &t->v[0]))
-		return;
-	t->v[0] = s;
-	for (j = 0;;) {
-		size_t l = 2 * j + 1, r = l + 1, m = j;
-
-		if (l < t->len && graph__sim_before(&t->v[m], &t->v[l]))
-			m = l;
-		if (r < t->len && graph__sim_before(&t->v[m], &t->v[r]))
-			m = r;
-		if (m == j)
-			break;
-		graph__top_swap(t, j, m);
-		j = m;
-	}
-}
-
-/* The shared count a domain must exceed to enter the rows when domains
- * arrive in position order: a later domain loses every tie. */
-static inline uint32_t graph__top_floor(const graph__simtop *t)
-{
-	if (t->len < t->k)
-		return 0;
-	return t->k ? t->v[0].count : UINT32_MAX;
-}
+#include "format.h"
+#include "graph_ingest.h"
 
 /* ---- growable arrays ---- */
 
@@ -251,35 +26,6 @@ typedef struct graph__buf {
 
 int graph__buf_put(graph__buf *b, const void *data, size_t n);
 int graph__buf_reserve(graph__buf *b, size_t total);
-
-/* ---- varints ---- */
-
-static inline size_t graph__varint_put(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static inline const uint8_t *graph__varint_get(const uint8_t *p,
-					       uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-
-	while (*p & 0x80) {
-		r |= (uint64_t)(*p++ & 0x7f) << shift;
-		shift += 7;
-	}
-	*v = r | ((uint64_t)*p++ << shift);
-	return p;
-}
-
 /* ---- input streams (plain or gzip, concatenated members) ---- */
 
 typedef struct graph__reader {
@@ -308,7 +54,6 @@ void graph__reader_close(graph__reader *r, char hex[65]);
  * process whatever happens (the caller closes *fd); SEO_EIO, logged with
  * `what` it was for, when it cannot be made. */
 int graph__tmp_fd(const char *dir, const char *what, int *fd);
-
 /* ---- the memory budget of an ingest ---- */
 
 /*
@@ -325,7 +70,6 @@ static inline size_t graph__mem_free(const graph__mem *m)
 {
 	return m->used < m->cap ? m->cap - m->used : 0;
 }
-
 /* ---- file-backed arrays ---- */
 
 /*
@@ -401,7 +145,6 @@ static inline uint32_t *graph__marr_u32(graph__marr *m, uint32_t i)
 	return graph__marr_at(m, (size_t)i * sizeof(uint32_t),
 			      sizeof(uint32_t));
 }
-
 /* ---- external sort of fixed-size records ---- */
 
 /* Moves heap[i] down a binary min-heap of `len` indices ordered by
@@ -445,7 +188,6 @@ uint64_t graph__xsort_count(const graph__xsort *s);
 /* Runs written to disk, merged ones included. */
 uint64_t graph__xsort_runs(const graph__xsort *s);
 void graph__xsort_free(graph__xsort *s);
-
 /* ---- string dictionaries (ingest side) ---- */
 
 typedef struct graph__dict {
@@ -538,12 +280,7 @@ static inline uint32_t graph__sdict_id(graph__sdict *d, uint32_t tmp)
 	return tmp == GRAPH__NONE ? GRAPH__NONE :
 				    *graph__marr_u32(&d->map, tmp);
 }
-
-/* ---- names ---- */
-
-/* Reverses the labels of `name` ("www.example.com" <-> "com.example.www")
- * into `out` (len + 1 bytes). */
-void graph__reverse_labels(const char *name, size_t len, char *out);
+/* ---- fields of the inputs (fields.c) ---- */
 
 /* Registrable domain of the host of an absolute http(s) or
  * scheme-relative URL, the host read by seo_domain_normalize(), into `out`
@@ -551,24 +288,15 @@ void graph__reverse_labels(const char *name, size_t len, char *out);
  * usable host. */
 int graph__url_domain(const char *url, char *out);
 
-/* Registrable domain of a normalised name (seo_domain_normalize()) into
- * `out` (GRAPH_DOMAIN_MAX + 1 bytes); a name that is itself a public
- * suffix, or unknown to the list, is copied as it is. */
-void graph__registrable(const char *name, char *out);
-
 /* Decodes the HTML character references the WAT extractor leaves in
  * attribute values (&amp; &lt; &gt; &quot; &#39; &#NN;) in place. */
 size_t graph__html_unescape(char *s, size_t len);
-
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-int32_t graph__days_from_civil(int y, unsigned m, unsigned d);
-void graph__civil_from_days(int32_t z, int *y, unsigned *m, unsigned *d);
 
 /* "YYYY-MM-DDThh:mm:ssZ" or "YYYYMMDDhhmmss" to Unix seconds; 0 when
  * malformed. */
 int64_t graph__parse_time(const char *s);
 
-/* ---- the ingest: readers.c parses, build.c writes the index ---- */
+/* ---- the ingest: readers.c parses, the write_*.c write the index ---- */
 
 /* A URL-level link as sorted during the ingest. */
 typedef struct graph__lrec {
@@ -601,7 +329,7 @@ enum {
 	GRAPH__UPD_LINKING,  /* a, b: linking_hosts, low and high */
 };
 
-/* Domain names while reading (build.c). */
+/* Domain names while reading (domains.c). */
 typedef struct graph__names graph__names;
 
 /*
@@ -699,51 +427,276 @@ static inline graph__dom *graph__b_dom(graph__builder *b, uint32_t id)
 
 /* Reports progress when due. */
 void graph__b_progress(graph__builder *b, uint64_t done, uint64_t total);
+/* ---- writing the index ---- */
 
-/* ---- platforms (platform_index.c) ---- */
+/* Resident share of arrays read or written in order. */
+#define SEQ_SHARE ((size_t)4 << 20)
 
-/* Index into graph_platforms() of a technology name of the rule file, or
- * -1 when it is no supported platform. */
-int graph__platform_of_tech(const char *tech);
+#define CMP(x, y) do { if ((x) != (y)) return (x) < (y) ? -1 : 1; } while (0)
 
-/* The platform section of an open index (index.c), checked at open. */
-typedef struct graph__platview {
-	const uint64_t *off;      /* GRAPH_PLATFORM_COUNT + 1, into doms */
-	const graph__pdom *doms;  /* per platform, authority desc, then name */
-	const uint32_t *byname;   /* per platform, positions in its doms
-				   * group in domain-name order */
-	const char *tld_str;
-	const uint64_t *tld_off;
-	uint64_t n_tlds;
-	const graph__dom *dom;    /* domains.bin */
-} graph__platview;
+/*
+ * Makes room in the array at *vp (a pointer to any element type, `size`
+ * bytes each) for element `n`, doubling *cap from `first`. Returns 0 or
+ * SEO_ENOMEM (the array stays as it was).
+ */
+int graph__grow(void *vp, size_t n, size_t *cap, size_t size, size_t first);
 
-void graph__index_platforms(const graph_index *ix, graph__platview *v);
+/* A file of the index streamed out (outfile.c). */
+typedef struct graph__wfile {
+	FILE *f;
+	uint64_t bytes;
+	char path[8400];
+} graph__wfile;
 
-/* Forward name of domain `id` of an open index (in the mapping). */
-const char *graph__index_domain_name(const graph_index *ix, uint32_t id);
+/* Creates dir/name, or with `append` continues it (bytes counts from its
+ * current size). 0 or SEO_EIO (logged). */
+int graph__w_open_mode(graph__wfile *w, const char *dir, const char *name,
+		       int append);
+/* graph__w_open_mode() creating the file. */
+int graph__w_open(graph__wfile *w, const char *dir, const char *name);
+/* Flushes, syncs and closes; 0 or SEO_EIO. Closing a closed file is 0. */
+int graph__w_close(graph__wfile *w);
 
-/* ---- similar domains (index.c) ---- */
+/* Logs that a write to `w` failed; SEO_EIO. */
+int graph__w_failed(const graph__wfile *w);
 
-/* How graph__similar_domains() answers: the stored rows when they hold
- * the page, else the cheaper count for the domain; or the way given (the
- * tests compare them). STORED answers SEO_ENOTFOUND when the index does
- * not store the page. */
-typedef enum graph__sim_method {
-	GRAPH__SIM_AUTO,
-	GRAPH__SIM_FORWARD,
-	GRAPH__SIM_REVERSE,
-	GRAPH__SIM_STORED,
-} graph__sim_method;
+/* Appends `n` bytes; 0 or SEO_EIO (logged). */
+static inline int graph__w_put(graph__wfile *w, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, w->f) != n)
+		return graph__w_failed(w);
+	w->bytes += n;
+	return 0;
+}
 
-/* graph_similar_domains(), counted by `method`. */
-int graph__similar_domains(const graph_index *ix, const char *domain,
-			   const graph_page *pg, graph__sim_method method,
-			   seo_arena *a, graph_similar_row **rows, size_t *n,
-			   uint64_t *total);
+/* An offsets file: value of every id up to and including `id`. */
+typedef struct graph__offw {
+	graph__wfile w;
+	uint64_t next; /* next id whose offset is due */
+} graph__offw;
+
+/* Writes `value` as the offset of every id not yet written up to `id`. */
+int graph__off_upto(graph__offw *o, uint64_t id, uint64_t value);
+
+/* Skip entries of long lists as they are written (inskip.*, linkskip.*;
+ * docs/index-format.md): the lists come in key order, and a list's
+ * directory entry follows its last skip entry. */
+typedef struct graph__skipw {
+	graph__wfile dir, bin;
+	uint64_t entries;  /* in bin so far */
+	uint64_t first;    /* the current list's first entry */
+	uint32_t key;      /* the current list */
+} graph__skipw;
+
+/* Creates name.dir and name.bin in `dir`; 0 or SEO_EIO. */
+int graph__skip_open(graph__skipw *s, const char *dir, const char *name);
+/* Appends the next skip entry (`size` bytes) of list `key`. */
+int graph__skip_add(graph__skipw *s, uint32_t key, const void *e,
+		    size_t size);
+/* Writes the last directory entry and closes both files. */
+int graph__skip_close(graph__skipw *s);
 
 /* Output files of the index, by name. */
 int graph__write_file(const char *dir, const char *name, const void *data,
 		      size_t len);
+
+/* ---- the budget (budget.c) ---- */
+
+/*
+ * Makes `need` more bytes fit in the budget if it can: writes sort
+ * buffers and dictionary generations out, largest first, then drops the
+ * resident pages of the mapped arrays of the reading phase (they take a
+ * share again as they are used).
+ */
+int graph__mem_make_room(graph__builder *b, size_t need);
+
+/* A mapped array of `len` bytes (named in the index directory, or an
+ * unlinked temporary file when name is NULL) that may keep up to
+ * `max_share` resident, of which `reserve` at once when the budget can
+ * make room for it. */
+int graph__b_array(graph__builder *b, graph__marr *m, const char *name,
+		   size_t len, size_t max_share, size_t reserve);
+
+/* Maps a file of the index read-only. */
+int graph__b_map(graph__builder *b, graph__marr *m, const char *name,
+		 size_t max_share);
+
+/* Counts what a dictionary (or the names' fence) grew by; SEO_ETOOBIG
+ * (logged) when nothing else can make room for it. */
+int graph__dict_grew(graph__builder *b, size_t bytes);
+
+/* Frees the dictionaries' hash tables once nothing more is looked up. */
+void graph__freeze_dicts(graph__builder *b);
+
+/* ---- domain names (domains.c) ---- */
+
+enum { NAMES_OPEN, NAMES_STREAM, NAMES_SORTED, NAMES_DICT };
+
+/* One name in this many is kept in memory, to find the others by. */
+#define FENCE_EVERY 32
+
+/*
+ * While the vertices file lists its names in byte order (the contract's
+ * lexicographic order of the reversed name), each name goes straight to
+ * domrev.* and domfwd.* with the next id: no hash table holds them. A
+ * name is then found by a binary search of every FENCE_EVERY-th name (in
+ * memory) and a scan of at most that many in the mapped domrev.str.
+ * Domains met only in other inputs get the ids from b->base on, in
+ * b->doms. Without a vertices file, or with one out of order, every name
+ * is in b->doms and the files are written at the end.
+ */
+struct graph__names {
+	int state;                 /* NAMES_* */
+	graph__wfile rev, rev_off, fwd, fwd_off;
+	char last[GRAPH_DOMAIN_MAX + 1];
+	graph__buf fence;          /* every FENCE_EVERY-th name */
+	graph__buf fence_name;     /* u32: where each is in `fence` */
+	graph__buf fence_at;       /* u64: where each is in domrev.str */
+	size_t fence_charged;      /* what the three hold of b->mem */
+	graph__marr off, str;      /* domrev.off, domrev.str, once sealed */
+	int pread;                 /* str too big for the budget: lookups
+				    * read it (the page cache, not RSS) */
+	char blk[FENCE_EVERY * (GRAPH_DOMAIN_MAX + 1)];
+};
+
+/* Reversed name of domain `id`. */
+const char *graph__dom_rev(graph__builder *b, uint32_t id);
+
+/*
+ * The vertices are read: their names are mapped. Lookups read them at
+ * random, so the mapping serves them only when it can stay resident
+ * whole within an eighth of the budget; else each lookup reads its block
+ * of names (from the page cache) rather than fault pages in and out.
+ */
+int graph__names_seal(graph__builder *b);
+
+/* Gives back what the fence holds. */
+void graph__fence_free(graph__builder *b);
+
+/* Frees the names, their files' mappings and the fence. */
+void graph__names_free(graph__builder *b);
+
+/* ---- queued changes to domain records (updates.c) ---- */
+
+/* Orders graph__upd by id, then arrival. */
+int graph__cmp_upd(const void *pa, const void *pb);
+
+/* A finished sort of changes, read along with the records in id order. */
+typedef struct graph__updq {
+	graph__xsort *xs;
+	const graph__upd *cur;  /* the next change; NULL after the last */
+} graph__updq;
+
+/* Finishes the sort `xs` and reads its first change. */
+int graph__updq_start(graph__updq *q, graph__xsort *xs);
+
+/* Applies the changes of domain `id` to its record. */
+int graph__updq_apply(graph__updq *q, uint32_t id, graph__dom *d);
+
+/* ---- the writing phases, in the order ingest.c runs them ---- */
+
+/* What the phases hand on to each other. */
+typedef struct graph__wctx {
+	graph__builder *b;
+	const char *dir;
+	uint32_t n;
+	/* u32 columns, in unlinked files: */
+	graph__marr refdeg; /* by id: referring domains, while counting */
+	graph__marr rank;   /* by id: importance position */
+	graph__marr hosts;  /* by position: host count, for the in-links */
+	graph__marr byrank; /* byrank.u32, for the in-links */
+	graph__xsort *lupd; /* linking hosts by id (graph__upd) */
+	uint64_t n_edges;
+	uint64_t edge_bytes;
+	uint64_t n_links, n_captures;
+	uint32_t max_ref;
+	uint64_t plat_count[GRAPH_PLATFORM_COUNT];
+	uint32_t *heavy;    /* positions of the heavy domains, ascending
+			     * (graph__sim_heavy(): at most 16 E / n) */
+	size_t n_heavy, heavy_cap;
+} graph__wctx;
+
+/* Ends a sort of the reading phase, once written out (ingest.c). */
+void graph__sort_done(graph__builder *b, graph__xsort **s);
+
+/* Each phase returns 0, SEO_EIO or SEO_ENOMEM. */
+
+/* stage.off / stage.dat: the deduplicated domain graph in reading ids,
+ * as delta varints, kept on disk until the importance ranks are known.
+ * Counts out-degrees (in order) and in-degrees (at random, in a column). */
+int graph__write_stage(graph__wctx *c);
+
+/*
+ * Applies the queued ranks, Tranco and whois facts and scores every
+ * domain, in id order; then sorts them into the importance order (an
+ * external sort, not a sort of the records in place): byrank.u32 in
+ * order, the rank column at random, the host counts by position.
+ */
+int graph__rank_domains(graph__wctx *c);
+
+/* Re-reads the stage into the out- and in-link CSRs, in rank space. */
+int graph__write_csrs(graph__wctx *c);
+
+/* domains.bin's importance positions and linking hosts, from the rank
+ * column and the in-link pass's sums, in id order. */
+int graph__write_ranks(graph__wctx *c);
+
+/*
+ * Sorts the records of the spool at *spool (as read, in no order, their
+ * URL and anchor ids temporary) into the `n` new sorts *out[i] of orders
+ * cmp[i], each record through `final` once: the ids are final, so equal
+ * records lie next to each other, which they need not do on temporary
+ * ids (a string spilled in several generations has one in each). The
+ * spool is freed; the sorts are finished, and the caller's to free.
+ */
+int graph__sort_final(graph__builder *b, graph__xsort **spool, size_t size,
+		      void (*final)(graph__builder *b, void *rec),
+		      const graph__cmp_fn *cmp, graph__xsort **const *out,
+		      size_t n);
+
+/* Sorts the links once their ids are final, by target for here and by
+ * source for graph__write_outbound(). */
+int graph__write_links(graph__wctx *c);
+
+/* outl.*: the links by source domain, grouped, most frequent first. */
+int graph__write_outbound(graph__wctx *c);
+
+/* The captures come by domain, then URL (whose final ids are the URLs'
+ * byte order), newest first: each domain's URL rows are in order. */
+int graph__write_captures(graph__wctx *c);
+
+/*
+ * plat.off, plat.bin, platname.u32 and plattld.*: the (platform, domain)
+ * pairs of the WAT records, one group per platform. A group is held in
+ * memory while it is sorted (about 24 bytes and a name per domain).
+ */
+int graph__write_platforms(graph__wctx *c);
+
+/* name.str and name.off of a dictionary, in id order. */
+int graph__write_dict(const char *dir, const char *name,
+		      const graph__dict *d);
+
+/* Merges a dictionary of URLs or anchors into name.str and name.off, the
+ * strings in byte order, and fills its map of temporary to final ids. */
+int graph__write_sdict(graph__wctx *c, const char *name, graph__sdict *d);
+
+/*
+ * domrev.*, domfwd.* and domsorted.u32. The names of the vertices file
+ * (ids below base) are in the files already and in byte order: the other
+ * domains' names follow them, and domsorted merges the two orders.
+ */
+int graph__write_domain_names(graph__wctx *c);
+
+/* simtop.*: the similar domains of the heavy domains. */
+int graph__write_similar(graph__wctx *c);
+
+/*
+ * The rule file reduced to what can show a platform: the platforms'
+ * technologies and those implying one (WordPress.com implies WordPress),
+ * their implies of anything else dropped. Detection of a platform is the
+ * same as with the whole file, for a tenth of the patterns per record
+ * (rules.c).
+ */
+int graph__platform_rules(seo_tech_rules **out);
 
 #endif

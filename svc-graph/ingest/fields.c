@@ -1,43 +1,16 @@
 /*
- * names.c: domain and URL normalisation (libpsl for registrable domains;
- * user input through the common normaliser, seo/domain.h), HTML character
- * references, dates.
+ * fields.c: what the readers take from the fields of the inputs: the
+ * registrable domain of a URL, HTML character references, times.
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <libpsl.h>
+#include <strings.h>
 
 #include <seo/domain.h>
 #include <seo/errors.h>
 
-#include "internal.h"
-
-void graph__reverse_labels(const char *name, size_t len, char *out)
-{
-	size_t o = 0, end = len;
-
-	while (end > 0) {
-		size_t start = end;
-
-		while (start > 0 && name[start - 1] != '.')
-			start--;
-		memcpy(out + o, name + start, end - start);
-		o += end - start;
-		if (start > 0)
-			out[o++] = '.';
-		end = start > 0 ? start - 1 : 0;
-	}
-	out[o] = '\0';
-}
-
-void graph__registrable(const char *name, char *out)
-{
-	const char *reg = psl_registrable_domain(psl_builtin(), name);
-
-	strcpy(out, reg ? reg : name);
-}
+#include "ingest.h"
 
 int graph__url_domain(const char *url, char *out)
 {
@@ -52,11 +25,6 @@ int graph__url_domain(const char *url, char *out)
 		return SEO_EINVAL;
 	graph__registrable(host, out);
 	return 0;
-}
-
-int graph_normalize_domain(const char *input, char *out, size_t outlen)
-{
-	return seo_domain_normalize(input, SEO_DOMAIN_STRIP_WWW, out, outlen);
 }
 
 size_t graph__html_unescape(char *s, size_t len)
@@ -106,36 +74,6 @@ size_t graph__html_unescape(char *s, size_t len)
 	return o;
 }
 
-/* Howard Hinnant's civil-date algorithms (public domain description). */
-int32_t graph__days_from_civil(int y, unsigned m, unsigned d)
-{
-	int era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int32_t)doe - 719468;
-}
-
-void graph__civil_from_days(int32_t z, int *y, unsigned *m, unsigned *d)
-{
-	int era;
-	unsigned doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = (unsigned)(z - era * 146097);
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int)yoe + era * 400 + (*m <= 2);
-}
-
 static int digits(const char *s, int n)
 {
 	int v = 0;
@@ -174,6 +112,6 @@ int64_t graph__parse_time(const char *s)
 	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
 	    h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
 		return 0;
-	return (int64_t)graph__days_from_civil(y, (unsigned)mo, (unsigned)d) *
+	return (int64_t)graph_days_from_civil(y, (unsigned)mo, (unsigned)d) *
 		       86400 + h * 3600 + mi * 60 + se;
 }

@@ -17,7 +17,7 @@
 #include <seo/errors.h>
 #include <seo/log.h>
 
-#include "internal.h"
+#include "ingest.h"
 
 #define RUN_BUF ((size_t)256 << 10)
 #define MIN_RUN_BUF ((size_t)16 << 10)
