@@ -27,6 +27,7 @@ struct seo_pg_pool {
 	const seo_pg_set *migrations;
 	char *migrations_dir;
 	atomic_int migrated;
+	atomic_int unreachable; /* the latest connection attempt failed */
 };
 
 int seo_pg_pool_new(const seo_pg_pool_opt *opt, seo_pg_pool **out)
@@ -107,6 +108,7 @@ static int open_conn(seo_pg_pool *p, PGconn **out, char *err, size_t err_len)
 	PGresult *r;
 	int rc = seo_pg_connect(p->url, p->connect_timeout_s, out, err, err_len);
 
+	atomic_store(&p->unreachable, rc != 0);
 	if (rc == 0)
 		rc = migrate(p, *out, err, err_len);
 	if (rc == 0 && p->async_commit) {
@@ -221,6 +223,11 @@ void seo_pg_pool_put_pg(seo_pg_pool *p, PGconn *pg)
 	pthread_mutex_unlock(&p->mu);
 	if (c != NULL)
 		seo_pg_pool_put(p, c);
+}
+
+int seo_pg_pool_reachable(seo_pg_pool *p)
+{
+	return !atomic_load(&p->unreachable);
 }
 
 int seo_pg_pool_query(seo_pg_pool *p, int q, int nparams,

@@ -32,6 +32,8 @@ static int result_fail(const seo_pg_conn *c, PGresult *r, const char *what,
 
 	if (state != NULL && strcmp(state, "23505") == 0)
 		return SEO_EEXIST;
+	if (state != NULL && strcmp(state, "57014") == 0)
+		return SEO_ETIMEDOUT;
 	return rc;
 }
 

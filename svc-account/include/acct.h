@@ -106,6 +106,11 @@ typedef struct acct_stats {
 
 void acct_get_stats(acct_service *a, acct_stats *out);
 
+/* Runs a trivial query on a pooled connection: 0 when the database
+ * answers, else service_unavailable (down, unreachable, no connection free
+ * in time) or internal_error. What the service's health check reports. */
+int acct_db_check(acct_service *a, acct_err *err);
+
 /*
  * Lends a pooled connection (waits while all are lent) to code outside
  * this library, e.g. payments. It is idle when lent and must be returned

@@ -54,6 +54,7 @@ typedef enum acct__q {
 	ACCT_Q_WEBSITE_LIST,
 	ACCT_Q_WEBSITE_INSERT,
 	ACCT_Q_WEBSITE_POLICY,
+	ACCT_Q_PING,
 	ACCT_Q_BEGIN,
 	ACCT_Q_COMMIT,
 	ACCT__Q_COUNT
@@ -81,6 +82,10 @@ int acct__pool_begin(seo_pg_pool *p, seo_pg_conn **out, acct_err *err);
 /* Fails with internal_error "<what> failed: <msg>", msg being a libpq
  * message (its final newline dropped). Returns SEO_EDB. */
 int acct__db_fail(acct_err *err, const char *what, const char *msg);
+
+/* Seconds a connection attempt may take before the database counts as
+ * unreachable. */
+#define ACCT_CONNECT_TIMEOUT_S 2
 
 /* Connects with the session settings every connection of ours uses. */
 int acct__connect(const char *url, PGconn **out, acct_err *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/log.h"
 #include "seo/pg.h"
 #include "seo/pg_pool.h"
 
@@ -100,6 +101,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_WEBSITE_POLICY] = {"website_policy",
 		"UPDATE websites SET indexnow_policy = $2 WHERE id = $1 "
 		"RETURNING indexnow_policy"},
+	[ACCT_Q_PING] = {"ping", "SELECT 1"},
 	/* For pipelines, where a plain PQexec() is not allowed. */
 	[ACCT_Q_BEGIN] = {"begin", "BEGIN"},
 	[ACCT_Q_COMMIT] = {"commit", "COMMIT"},
@@ -119,61 +121,96 @@ int acct__db_fail(acct_err *err, const char *what, const char *msg)
 			  what, (int)n, msg);
 }
 
-/* The code of a failure the shared runner described in err->message. */
-static int coded(acct_err *err, int rc)
+/* The code of a failure the shared runner described in err->message: a
+ * database that is away or a statement past its timeout is unavailable
+ * (the client may retry; the detail is logged, never shown), anything
+ * else our own failure. */
+static int coded(acct_err *err, int rc, int reachable)
 {
-	if (rc != 0)
-		err->code = rc == SEO_ETIMEDOUT ? "service_unavailable"
-						: "internal_error";
+	if (rc == 0)
+		return 0;
+	if (rc == SEO_ETIMEDOUT || !reachable) {
+		log_warn("database unavailable: %s", err->message);
+		err->code = "service_unavailable";
+		snprintf(err->message, sizeof(err->message),
+			 "the account database is unavailable, try again");
+	} else {
+		err->code = "internal_error";
+	}
 	return rc;
 }
 
 int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err)
 {
-	return coded(err, seo_pg_exec(c, (int)q, nparams, params, res,
-				      err->message, sizeof(err->message)));
+	int rc = seo_pg_exec(c, (int)q, nparams, params, res, err->message,
+			     sizeof(err->message));
+
+	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }
 
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err)
 {
-	return coded(err, seo_pg_pipe_run(c, p, err->message, sizeof(err->message)));
+	int rc = seo_pg_pipe_run(c, p, err->message, sizeof(err->message));
+
+	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }
 
 int acct__begin(seo_pg_conn *c, acct_err *err)
 {
-	return coded(err, seo_pg_begin(c, err->message, sizeof(err->message)));
+	int rc = seo_pg_begin(c, err->message, sizeof(err->message));
+
+	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }
 
 int acct__commit(seo_pg_conn *c, acct_err *err)
 {
-	return coded(err, seo_pg_commit(c, err->message, sizeof(err->message)));
+	int rc = seo_pg_commit(c, err->message, sizeof(err->message));
+
+	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }
 
 int acct__pool_get(seo_pg_pool *p, seo_pg_conn **out, acct_err *err)
 {
-	return coded(err, seo_pg_pool_get(p, out, err->message, sizeof(err->message)));
+	int rc = seo_pg_pool_get(p, out, err->message, sizeof(err->message));
+
+	return coded(err, rc, seo_pg_pool_reachable(p));
 }
 
 int acct__pool_query(seo_pg_pool *p, acct__q q, int nparams,
 		     const char *const *params, PGresult **res, acct_err *err)
 {
-	return coded(err, seo_pg_pool_query(p, (int)q, nparams, params, res,
-					    err->message, sizeof(err->message)));
+	int rc = seo_pg_pool_query(p, (int)q, nparams, params, res,
+				   err->message, sizeof(err->message));
+
+	return coded(err, rc, seo_pg_pool_reachable(p));
 }
 
 int acct__pool_begin(seo_pg_pool *p, seo_pg_conn **out, acct_err *err)
 {
-	return coded(err, seo_pg_pool_begin(p, out, err->message,
-					    sizeof(err->message)));
+	int rc = seo_pg_pool_begin(p, out, err->message, sizeof(err->message));
+
+	return coded(err, rc, seo_pg_pool_reachable(p));
 }
 
 int acct__connect(const char *url, PGconn **out, acct_err *err)
 {
 	/* The shared connect sets synchronous_commit on: an answer must never
-	 * precede the durability of what it reports. */
-	err->code = "internal_error";
-	return seo_pg_connect(url, 0, out, err->message, sizeof(err->message));
+	 * precede the durability of what it reports. A database that cannot
+	 * be reached within the timeout is unavailable. */
+	int rc = seo_pg_connect(url, ACCT_CONNECT_TIMEOUT_S, out, err->message,
+				sizeof(err->message));
+
+	return coded(err, rc, rc == SEO_ENOMEM);
+}
+
+int acct_db_check(acct_service *a, acct_err *err)
+{
+	PGresult *r = NULL;
+	int rc = acct__pool_query(a->pool, ACCT_Q_PING, 0, NULL, &r, err);
+
+	PQclear(r);
+	return rc;
 }
 
 int acct_db_acquire(acct_service *a, PGconn **out, acct_err *err)

@@ -394,12 +394,13 @@ static void run_batch(acct__ledger *l, acct__op **ops, size_t n)
 	atomic_fetch_add(&l->ops, n);
 	if (rc == 0)
 		return;
-	/* Nothing of the batch was committed: every operation fails alike. */
+	/* Nothing of the batch was committed (or, when the connection broke
+	 * at COMMIT, nobody knows): every operation fails alike, unavailable
+	 * when the database is. */
 	log_error("ledger batch of %zu operations failed: %s", n, err.message);
 	for (size_t i = 0; i < n; i++) {
 		ops[i]->rc = rc;
 		ops[i]->err = err;
-		ops[i]->err.code = "internal_error";
 	}
 }
 

@@ -170,7 +170,23 @@ static int provider_create_session(const char *workspace_id, long long credits,
 	return rc;
 }
 
-int acct_checkout_create(PGconn *db, const char *workspace_id,
+/* A pooled connection for one step of a checkout; the code says whether
+ * the database is away. */
+static int checkout_conn(seo_pg_pool *pool, seo_pg_conn **c,
+			 const char **err_code)
+{
+	char why[256];
+	int rc = seo_pg_pool_get(pool, c, why, sizeof(why));
+
+	if (rc != 0) {
+		log_warn("checkout without a database connection: %s", why);
+		*err_code = rc == SEO_ETIMEDOUT || !seo_pg_pool_reachable(pool)
+				    ? "service_unavailable" : "checkout_failed";
+	}
+	return rc;
+}
+
+int acct_checkout_create(seo_pg_pool *pool, const char *workspace_id,
 			 const char *user_id, long long credits,
 			 char **url_out, const char **err_code)
 {
@@ -178,6 +194,7 @@ int acct_checkout_create(PGconn *db, const char *workspace_id,
 	const char *params[6];
 	char *id = NULL, *url = NULL;
 	PGresult *res = NULL;
+	seo_pg_conn *c;
 	long long cents = 0;
 	int rc;
 
@@ -187,12 +204,23 @@ int acct_checkout_create(PGconn *db, const char *workspace_id,
 		return SEO_EINVAL;
 	}
 	*err_code = "checkout_failed";
-	rc = checkout_price(db, credits, &cents);
+	rc = checkout_conn(pool, &c, err_code);
+	if (rc < 0)
+		return rc;
+	rc = checkout_price(c->pg, credits, &cents);
+	seo_pg_pool_put(pool, c);
 	if (rc < 0)
 		goto out;
+	/* No connection is held while the provider answers: a slow provider
+	 * must not take the pool from key checks. */
 	rc = provider_create_session(workspace_id, credits, cents, &id, &url);
 	if (rc < 0)
 		goto out;
+	rc = checkout_conn(pool, &c, err_code);
+	if (rc < 0) {
+		log_error("could not record checkout session %s", id);
+		goto out;
+	}
 
 	snprintf(scredits, sizeof(scredits), "%lld", credits);
 	snprintf(scents, sizeof(scents), "%lld", cents);
@@ -203,7 +231,7 @@ int acct_checkout_create(PGconn *db, const char *workspace_id,
 	params[3] = scredits;
 	params[4] = scents;
 	params[5] = snow;
-	res = PQexecParams(db,
+	res = PQexecParams(c->pg,
 			   "INSERT INTO payments (id, workspace_id, user_id, credits,"
 			   " amount_cents, status, created_at)"
 			   " VALUES ($1, $2, $3, $4, $5, 'open', $6)",
@@ -212,10 +240,12 @@ int acct_checkout_create(PGconn *db, const char *workspace_id,
 		/* The session exists at the provider, but without our row a
 		 * payment could not be credited: do not hand out its URL. */
 		log_error("could not record checkout session %s: %s", id,
-			  PQerrorMessage(db));
+			  PQerrorMessage(c->pg));
+		seo_pg_pool_put(pool, c);
 		rc = SEO_EDB;
 		goto out;
 	}
+	seo_pg_pool_put(pool, c);
 	log_info("checkout session %s opened for workspace %s: %lld credits, %lld cents",
 		 id, workspace_id, credits, cents);
 	*url_out = url;
@@ -422,7 +452,6 @@ int acct_rpc_create_checkout(rpc_ctx *ctx, const ProtobufCMessage *req,
 	acct_service *a = rpc_ctx_service(ctx);
 	Seo__Account__V1__CheckoutResponse *out;
 	const char *code = NULL;
-	PGconn *db = NULL;
 	acct_caller who;
 	acct_err err;
 	char *url = NULL;
@@ -438,19 +467,16 @@ int acct_rpc_create_checkout(rpc_ctx *ctx, const ProtobufCMessage *req,
 				  "only an owner or admin may buy credits");
 		goto out;
 	}
-	rc = acct_db_acquire(a, &db, &err);
-	if (rc < 0) {
-		db = NULL;
-		rc = acct_rpc_fail(ctx, &err);
-		goto out;
-	}
-	rc = acct_checkout_create(db, who.workspace_id, who.user_id,
+	rc = acct_checkout_create(a->pool, who.workspace_id, who.user_id,
 				  in->credits, &url, &code);
 	if (rc < 0) {
 		if (strcmp(code, "invalid_credits") == 0)
 			rc = rpc_ctx_fail(ctx, code,
 					  "credits must be a whole number of at least %d",
 					  ACCT_CHECKOUT_MIN_CREDITS);
+		else if (strcmp(code, "service_unavailable") == 0)
+			rc = rpc_ctx_fail(ctx, code,
+					  "the account database is unavailable, try again");
 		else
 			rc = rpc_ctx_fail(ctx, code, "checkout session not created");
 		goto out;
@@ -469,8 +495,6 @@ int acct_rpc_create_checkout(rpc_ctx *ctx, const ProtobufCMessage *req,
 	*resp = &out->base;
 	rc = 0;
 out:
-	if (db != NULL)
-		acct_db_release(a, db);
 	free(url);
 	return rc;
 }

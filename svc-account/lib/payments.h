@@ -25,6 +25,7 @@
 #include <libpq-fe.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include "seo/pg_pool.h"
 #include "seo/rpc.h"
 
 /* Smallest purchase, in credits. */
@@ -49,16 +50,17 @@ int acct_rpc_payment_webhook(rpc_ctx *ctx, const ProtobufCMessage *req,
  * Prices `credits` by the price_tiers table, creates a provider checkout
  * session and records it as an open payment of `workspace_id` by `user_id`
  * (may be NULL). On success *url_out is the session's URL, malloc'd; the
- * caller frees it.
+ * caller frees it. A connection of `pool` is held for the pricing and for
+ * the record, never across the provider's call (up to 10 s).
  *
  * Failures: SEO_EINVAL with invalid_credits (below the minimum);
  * SEO_EUPSTREAM with checkout_failed (provider not configured, unreachable,
  * slow past 10 s, non-2xx, or an answer without id and url); SEO_EDB or
- * SEO_ENOMEM with checkout_failed (nothing priced or recorded).
- * `db` should be idle: the provider call may take 10 s, and a transaction
- * left open that long would hold its locks as long.
+ * SEO_ENOMEM with checkout_failed (nothing priced or recorded); SEO_EDB or
+ * SEO_ETIMEDOUT with service_unavailable (the database is away or no
+ * connection was free in time).
  */
-int acct_checkout_create(PGconn *db, const char *workspace_id,
+int acct_checkout_create(seo_pg_pool *pool, const char *workspace_id,
 			 const char *user_id, long long credits,
 			 char **url_out, const char **err_code);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "grpc/health/v1/health.pb-c.h"
 #include "payments.h"
 #include "seo/errors.h"
 #include "seo/log.h"
@@ -305,6 +306,27 @@ static int rpc_list_websites(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+/* Replaces the server's built-in check (a service's own methods come
+ * first): svc-account serves nothing useful without its database, so it is
+ * NOT_SERVING while the database does not answer. */
+static int rpc_health(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	Grpc__Health__V1__HealthCheckResponse *out;
+	acct_err err;
+
+	(void)req;
+	out = msg_new(ctx, &grpc__health__v1__health_check_response__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	out->has_status = 1;
+	out->status = acct_db_check(rpc_ctx_service(ctx), &err) == 0
+		? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+		: GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+	*resp = &out->base;
+	return 0;
+}
+
 #define ACCOUNT_PATH "/seo.account.v1.Account/"
 #define MSG(name) &seo__account__v1__##name##__descriptor
 
@@ -322,6 +344,8 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "ListWebsites", MSG(empty), MSG(list_websites_response), rpc_list_websites},
 	{ACCOUNT_PATH "CreateCheckout", MSG(checkout_request), MSG(checkout_response), acct_rpc_create_checkout},
 	{ACCOUNT_PATH "PaymentWebhook", MSG(payment_webhook_request), MSG(payment_webhook_response), acct_rpc_payment_webhook},
+	{"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor,
+	 &grpc__health__v1__health_check_response__descriptor, rpc_health},
 };
 
 const size_t acct_rpc_n_methods = sizeof(acct_rpc_methods) / sizeof(acct_rpc_methods[0]);

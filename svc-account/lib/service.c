@@ -36,6 +36,7 @@ int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
 	seo_pg_pool_opt po = {
 		.url = url,
 		.size = opt->pool_size > 0 ? opt->pool_size : DEFAULT_POOL,
+		.connect_timeout_s = ACCT_CONNECT_TIMEOUT_S,
 		.stmts = &acct__stmts,
 	};
 	int rc;

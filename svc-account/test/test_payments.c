@@ -46,6 +46,7 @@ typedef struct fake {
 static char dbname[64];
 static PGconn *admin, *db;
 static char *conninfo; /* of the test database */
+static seo_pg_pool *pool; /* on conninfo, for checkouts */
 static fake pay = {.pid = -1}, smtp_ok = {.pid = -1},
 	    smtp_flaky = {.pid = -1}, smtp_refuse = {.pid = -1};
 static char pay_url[64], smtp_ok_url[64], smtp_flaky_url[64],
@@ -284,7 +285,7 @@ static void test_checkout_invalid_credits(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		url = (char *)"unset";
 		code = NULL;
-		CU_ASSERT_EQUAL(acct_checkout_create(db, WS, USER, bad[i], &url, &code),
+		CU_ASSERT_EQUAL(acct_checkout_create(pool, WS, USER, bad[i], &url, &code),
 				SEO_EINVAL);
 		CU_ASSERT_PTR_NULL(url);
 		CU_ASSERT_STRING_EQUAL(code ? code : "", "invalid_credits");
@@ -304,7 +305,7 @@ static long long checkout_cents(long long credits)
 	long long cents = -1;
 	PGresult *res;
 
-	if (acct_checkout_create(db, WS, USER, credits, &url, &code) != 0) {
+	if (acct_checkout_create(pool, WS, USER, credits, &url, &code) != 0) {
 		CU_FAIL("checkout failed");
 		return -1;
 	}
@@ -371,7 +372,7 @@ static void test_checkout_request_fields(void)
 	char *url = NULL;
 
 	fake_post("/_reset");
-	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(db, WS, USER, 2500, &url, &code), 0);
+	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(pool, WS, USER, 2500, &url, &code), 0);
 	reqs = fake_requests();
 	CU_ASSERT_EQUAL_FATAL(json_array_size(reqs), 1);
 	r = json_array_get(reqs, 0);
@@ -405,7 +406,7 @@ static void expect_checkout_failed(const char *what)
 {
 	const char *code = NULL;
 	char *url = (char *)"unset";
-	int rc = acct_checkout_create(db, WS, USER, 1000, &url, &code);
+	int rc = acct_checkout_create(pool, WS, USER, 1000, &url, &code);
 
 	if (rc == 0)
 		fprintf(stderr, "checkout succeeded despite: %s\n", what);
@@ -635,7 +636,7 @@ static void test_purchase_end_to_end(void)
 	const char *code = NULL;
 	char *url = NULL, *session;
 
-	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(db, WS, USER, 1000, &url, &code), 0);
+	CU_ASSERT_EQUAL_FATAL(acct_checkout_create(pool, WS, USER, 1000, &url, &code), 0);
 	session = strstr(url, "/pay/") + 5;
 	CU_ASSERT_EQUAL(deliver(db, "evt_e2e", session, &code), 0);
 	CU_ASSERT_EQUAL(balance(), before + 1000);
@@ -912,6 +913,7 @@ static int setup(const char *url)
 	const char *keys[] = {"dbname", "dbname", NULL};
 	const char *vals[] = {url, dbname, NULL};
 	const char *pay_args[] = {"--key", PAY_KEY, NULL};
+	seo_pg_pool_opt po = {.size = 2};
 	char q[128], dir[4096];
 	acct_err err;
 	int applied;
@@ -928,6 +930,9 @@ static int setup(const char *url)
 	if (PQstatus(db) != CONNECTION_OK)
 		return -1;
 	conninfo = conninfo_of(db);
+	po.url = conninfo;
+	if (conninfo == NULL || seo_pg_pool_new(&po, &pool) != 0)
+		return -1;
 	snprintf(dir, sizeof(dir), "%s/svc-account/migrations", src ? src : ".");
 	if (acct_migrate(db, dir, &applied, &err) != 0) {
 		fprintf(stderr, "migrations: %s\n", err.message);
@@ -961,6 +966,7 @@ static void teardown(void)
 		if (fakes[i]->dir[0] != '\0')
 			dir_remove(fakes[i]->dir);
 	}
+	seo_pg_pool_free(pool);
 	PQfinish(db);
 	if (admin != NULL && PQstatus(admin) == CONNECTION_OK) {
 		snprintf(q, sizeof(q), "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);

@@ -67,6 +67,11 @@ void seo_pg_pool_put(seo_pg_pool *p, seo_pg_conn *c);
  * that was handed only the handle); unknown handles are ignored. */
 void seo_pg_pool_put_pg(seo_pg_pool *p, PGconn *pg);
 
+/* 0 while the latest attempt to open a connection failed (the database
+ * is down or unreachable), 1 otherwise: what tells a failure of the
+ * database's availability from a failure of a statement. */
+int seo_pg_pool_reachable(seo_pg_pool *p);
+
 /*
  * Runs row `q` of the pool's table that is safe to repeat (a read) on a
  * pooled connection, once more on a fresh connection when the server had

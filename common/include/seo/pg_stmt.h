@@ -59,8 +59,8 @@ seo_pg_conn seo_pg_conn_of(PGconn *pg, const seo_pg_stmts *stmts,
  * Runs row `q` with text parameters (NULL is SQL NULL), preparing it
  * first on this connection unless it already is. On success *res (may be
  * NULL when the rows are not wanted) is the result, which the caller
- * PQclear()s. Returns 0, SEO_EEXIST on a unique violation, SEO_EDB
- * otherwise.
+ * PQclear()s. Returns 0, SEO_EEXIST on a unique violation, SEO_ETIMEDOUT
+ * when cancelled (statement_timeout), SEO_EDB otherwise.
  */
 int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		PGresult **res, char *err, size_t err_len);
