@@ -100,6 +100,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f,
 		if (nlen == 7 && memcmp(n, ":method", 7) == 0) {
 			req->method = seo_arena_strndup(req->arena, v, vlen);
 			rv = req->method ? 0 : SEO_ENOMEM;
+			req->head = vlen == 4 && memcmp(v, "HEAD", 4) == 0;
 		} else if (nlen == 5 && memcmp(n, ":path", 5) == 0) {
 			rv = gw__req_set_target(req, v, vlen);
 		} else if (nlen == 10 && memcmp(n, ":authority", 10) == 0) {
