@@ -140,6 +140,7 @@ typedef struct graph__inskip {
 	uint32_t prev;    /* the position of entry GRAPH__SKIP * j - 1 */
 } graph__inskip;
 _Static_assert(sizeof(graph__inskip) == 8, "graph__inskip layout");
+
 /* ---- similar domains: what the ingest stores and the query reads ---- */
 
 /*
@@ -236,6 +237,7 @@ static inline uint32_t graph__top_floor(const graph__simtop *t)
 		return 0;
 	return t->k ? t->v[0].count : UINT32_MAX;
 }
+
 /* ---- varints ---- */
 
 static inline size_t graph__varint_put(uint8_t *p, uint64_t v)
@@ -263,6 +265,7 @@ static inline const uint8_t *graph__varint_get(const uint8_t *p,
 	*v = r | ((uint64_t)*p++ << shift);
 	return p;
 }
+
 /* ---- names ---- */
 
 /* Registrable domain of a normalised name (seo_domain_normalize()) into

@@ -259,6 +259,7 @@ int graph_crawl_history_get(const graph_index *ix, const char *domain,
 const char *graph_link_quality(uint8_t from_domain_score);
 const char *graph_anchor_type(const char *anchor_text, const char *link_type,
 			      const char *to_domain);
+
 /* ---- domains per platform (the table is graph_format.h's) ---- */
 
 typedef struct graph_platform_count {

@@ -26,6 +26,7 @@ typedef struct graph__buf {
 
 int graph__buf_put(graph__buf *b, const void *data, size_t n);
 int graph__buf_reserve(graph__buf *b, size_t total);
+
 /* ---- input streams (plain or gzip, concatenated members) ---- */
 
 typedef struct graph__reader {
@@ -54,6 +55,7 @@ void graph__reader_close(graph__reader *r, char hex[65]);
  * process whatever happens (the caller closes *fd); SEO_EIO, logged with
  * `what` it was for, when it cannot be made. */
 int graph__tmp_fd(const char *dir, const char *what, int *fd);
+
 /* ---- the memory budget of an ingest ---- */
 
 /*
@@ -70,6 +72,7 @@ static inline size_t graph__mem_free(const graph__mem *m)
 {
 	return m->used < m->cap ? m->cap - m->used : 0;
 }
+
 /* ---- file-backed arrays ---- */
 
 /*
@@ -145,6 +148,7 @@ static inline uint32_t *graph__marr_u32(graph__marr *m, uint32_t i)
 	return graph__marr_at(m, (size_t)i * sizeof(uint32_t),
 			      sizeof(uint32_t));
 }
+
 /* ---- external sort of fixed-size records ---- */
 
 /* Moves heap[i] down a binary min-heap of `len` indices ordered by
@@ -188,6 +192,7 @@ uint64_t graph__xsort_count(const graph__xsort *s);
 /* Runs written to disk, merged ones included. */
 uint64_t graph__xsort_runs(const graph__xsort *s);
 void graph__xsort_free(graph__xsort *s);
+
 /* ---- string dictionaries (ingest side) ---- */
 
 typedef struct graph__dict {
@@ -280,6 +285,7 @@ static inline uint32_t graph__sdict_id(graph__sdict *d, uint32_t tmp)
 	return tmp == GRAPH__NONE ? GRAPH__NONE :
 				    *graph__marr_u32(&d->map, tmp);
 }
+
 /* ---- fields of the inputs (fields.c) ---- */
 
 /* Registrable domain of the host of an absolute http(s) or
@@ -427,6 +433,7 @@ static inline graph__dom *graph__b_dom(graph__builder *b, uint32_t id)
 
 /* Reports progress when due. */
 void graph__b_progress(graph__builder *b, uint64_t done, uint64_t total);
+
 /* ---- writing the index ---- */
 
 /* Resident share of arrays read or written in order. */
