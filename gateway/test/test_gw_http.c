@@ -1441,6 +1441,27 @@ static void test_h2c_body_budget(void)
 	h2_close(&h);
 }
 
+static void test_h2c_unread_answer(void)
+{
+	struct h2c h;
+	struct h2stream *st;
+	struct timeval t0;
+	nghttp2_settings_entry shut = {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
+				       0};
+
+	/* A client that never opens a window for the answer's body. */
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	nghttp2_submit_settings(h.s, NGHTTP2_FLAG_NONE, &shut, 1);
+	gettimeofday(&t0, NULL);
+	st = h2_request(&h, "GET", "/fine", NULL, 0);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	CU_ASSERT_EQUAL(st->status, 200);
+	CU_ASSERT_EQUAL(st->len, 0);
+	CU_ASSERT_EQUAL(st->error, NGHTTP2_CANCEL);
+	h2_close(&h);
+}
+
 static void test_h2c_head(void)
 {
 	struct h2c h;
@@ -1606,6 +1627,7 @@ int main(void)
 	CU_add_test(s, "h2c header limit 431", test_h2c_header_limit);
 	CU_add_test(s, "h2c stream deadline 408", test_h2c_stream_deadline);
 	CU_add_test(s, "h2c body budget 503", test_h2c_body_budget);
+	CU_add_test(s, "h2c answer left unread: reset", test_h2c_unread_answer);
 	CU_add_test(s, "h2c HEAD", test_h2c_head);
 	CU_add_test(s, "h2c with curl", test_h2c_curl);
 	CU_add_test(s, "TLS with ALPN", test_tls_alpn);
