@@ -1008,6 +1008,44 @@ static void test_connection_caps(void)
 		cli_close(&c[i]);
 }
 
+/* The table's number as docs/decisions.md writes it. */
+static void limit_text(const gw_http_limit_def *d, char *out, size_t n)
+{
+	if (strcmp(d->unit, "ms") == 0 && d->dflt % 1000 == 0)
+		snprintf(out, n, "%lld s", d->dflt / 1000);
+	else if (strcmp(d->unit, "bytes") == 0 && d->dflt % 1048576 == 0)
+		snprintf(out, n, "%lld MiB", d->dflt / 1048576);
+	else
+		snprintf(out, n, "%lld", d->dflt);
+}
+
+static void test_limits_documented(void)
+{
+	const char *root = getenv("SEO_SOURCE_DIR");
+	char path[512], *doc = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (root == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/docs/decisions.md", root);
+	f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(getdelim(&doc, &cap, '\0', f) > 0);
+	fclose(f);
+	for (int i = 0; i < GW__LIM_COUNT; i++) {
+		const gw_http_limit_def *d = gw_http_limit_info(i);
+		char want[160], num[32];
+
+		limit_text(d, num, sizeof(num));
+		snprintf(want, sizeof(want), "| `%s` | %s |", d->name, num);
+		if (strstr(doc, want) == NULL)
+			fprintf(stderr, "docs/decisions.md lacks \"%s\"\n", want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(doc, want));
+	}
+	free(doc);
+}
+
 /* ---- a small HTTP/2 client ---------------------------------------------- */
 
 struct h2stream {
@@ -1622,6 +1660,7 @@ int main(void)
 	CU_add_test(s, "request deadline 408", test_request_deadline);
 	CU_add_test(s, "the deadline is per request", test_deadline_per_request);
 	CU_add_test(s, "connection caps 429 and 503", test_connection_caps);
+	CU_add_test(s, "every limit in docs/decisions.md", test_limits_documented);
 	CU_add_test(s, "h2c prior knowledge, concurrent streams", test_h2c);
 	CU_add_test(s, "h2c content-length over the limit", test_h2c_content_length);
 	CU_add_test(s, "h2c header limit 431", test_h2c_header_limit);
