@@ -31,6 +31,16 @@ BUILD_DIR = os.environ.get("SEO_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 BIN = os.path.join(BUILD_DIR, "bin")
 
 
+def sanitized():
+    """True when BUILD_DIR is a sanitizer build (./seo build asan): a test's
+    latency bounds are for release builds."""
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            return "SEO_SANITIZE:BOOL=ON" in f.read()
+    except OSError:
+        return False
+
+
 def registry():
     """The service registry (registry/services.def) as `seoctl services`
     prints it: one dict per service, in registry order."""
