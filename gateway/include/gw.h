@@ -21,6 +21,7 @@ typedef struct gw_config {
 	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */
+	int request_timeout_ms;           /* GW_LIM_REQUEST_MS; 0: its default */
 	int drain_ms;                     /* after gw_gateway_shutdown(), how
 					   * long service calls may still run */
 	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
