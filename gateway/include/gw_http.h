@@ -36,15 +36,15 @@ typedef struct gw_http_header {
  * Refusals: a connection over a cap is answered 429 too_many_connections
  * (per address) or 503 service_unavailable (in all) on cleartext, then
  * closed; a request past its deadline is answered 408 request_timeout
- * (HTTP/1.1 then closes; an HTTP/2 stream whose answer is still unread a
- * deadline later is reset with CANCEL); bodies over a budget are answered
- * 503 service_unavailable with Retry-After.
+ * (HTTP/1.1 then closes); an HTTP/2 stream whose answer (any answer) is
+ * still unread a deadline after it was given is reset with CANCEL; bodies
+ * over a budget are answered 503 service_unavailable with Retry-After.
  */
 #define GW_HTTP_LIMITS(X)                                                    \
 	X(REQUEST_MS, 30000, "ms",                                           \
 	  "a whole request: HTTP/1.1 from its first byte to its end, HTTP/2 " \
 	  "from HEADERS to END_STREAM, and a new connection's TLS handshake " \
-	  "or protocol choice")                                              \
+	  "or protocol choice; also an HTTP/2 answer's time to be read")     \
 	X(IDLE_MS, 30000, "ms",                                              \
 	  "a connection with no request under way (HTTP/1.1 keep-alive, "   \
 	  "HTTP/2 without a stream), or a write that makes no progress")    \

@@ -788,15 +788,25 @@ static void on_request(gw_http_req *req, void *ud)
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
 	if (c->route == NULL) {
-		if (path_known)
+		if (path_known) {
+			char *allow = seo_arena_alloc(arena, 64);
+
+			if (allow != NULL &&
+			    gw_route_allow(path, scratch, c->params, allow,
+					   64) > 0) {
+				c->answer_headers[0].name = "Allow";
+				c->answer_headers[0].value = allow;
+				c->n_answer_headers = 1;
+			}
 			respond_error(c, "method_not_allowed",
 				      seo_arena_printf(arena, "%s is not allowed on %s",
 						       gw_http_method(req), path),
 				      NULL);
-		else
+		} else {
 			respond_error(c, "not_found",
 				      seo_arena_printf(arena, "no route for %s", path),
 				      NULL);
+		}
 		return;
 	}
 	if (c->route->service == GW_SVC_NONE) {
