@@ -7,7 +7,8 @@
  * (SEO_DRAIN_MS; the Kubernetes grace period is longer). Calls still
  * running then are waited for by rpc_server_free() but their answers go
  * nowhere: the caller sees the connection lost and refunds. A second
- * signal stops at once.
+ * signal stops at once. Without SEO_INTERNAL_TOKEN it does not start (exit
+ * status 2).
  */
 #include "rpc_internal.h"
 
@@ -76,6 +77,7 @@ int rpc_service_main(const char *name, const char *addr,
 	unsigned short port;
 	int rc = 1;
 
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init(name);
 	seo_json_init();
 	/* Before the event_base exists: a lock-aware base, so that code on
