@@ -111,7 +111,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f,
 		rv = gw__req_add_header(req, n, nlen, v, vlen);
 	}
 	if (rv < 0)
-		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 : 400;
+		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 :
+			    rv == SEO_EDENIED ? 503 : 400;
 	return 0;
 }
 

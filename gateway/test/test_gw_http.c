@@ -41,6 +41,7 @@ static struct test_srv plain;   /* cleartext, idle 5 s */
 static struct test_srv idle1;   /* cleartext, idle 1 s */
 static struct test_srv tls;     /* TLS, when a certificate could be made */
 static struct test_srv tight;   /* small limits: tight_limits */
+static struct test_srv tls_tight; /* TLS with them */
 
 #define TIGHT_REQUEST_MS 300
 static const long long tight_limits[GW__LIM_COUNT] = {
@@ -49,7 +50,7 @@ static const long long tight_limits[GW__LIM_COUNT] = {
 	[GW_LIM_CONNS] = 6,
 	[GW_LIM_CONNS_PER_IP] = 4,
 	[GW_LIM_H2_STREAMS] = 3,
-	[GW_LIM_CONN_BODY_BYTES] = 2048,
+	[GW_LIM_CONN_REQUEST_BYTES] = 2048,
 };
 static char tmpdir[64];
 
@@ -212,7 +213,8 @@ static int suite_init(void)
 			 "-subj /CN=localhost -keyout %s -out %s -days 1",
 			 key, cert);
 		if (have_cmd(cmd) &&
-		    start_server(&tls, 5, NULL, cert, key) != 0)
+		    (start_server(&tls, 5, NULL, cert, key) != 0 ||
+		     start_server(&tls_tight, 0, tight_limits, cert, key) != 0))
 			return -1;
 	}
 	{
@@ -238,6 +240,7 @@ static int suite_clean(void)
 	gw_http_server_free(idle1.srv);
 	gw_http_server_free(tls.srv);
 	gw_http_server_free(tight.srv);
+	gw_http_server_free(tls_tight.srv);
 	/* Answers for connections already gone are dropped. */
 	while (delayed_list != NULL) {
 		struct delayed *d = delayed_list;
@@ -940,6 +943,29 @@ static void test_request_deadline(void)
 	cli_close(&c);
 }
 
+/* Sends `start` and nothing more: closed at the deadline. */
+static void check_cut_at_deadline(unsigned short port, const char *start)
+{
+	struct cli c;
+	struct timeval t0;
+
+	CU_ASSERT_FATAL(cli_open(&c, port) == 0);
+	gettimeofday(&t0, NULL);
+	CU_ASSERT(cli_sends(&c, start) == 0);
+	CU_ASSERT(cli_eof(&c));
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	cli_close(&c);
+}
+
+static void test_protocol_deadline(void)
+{
+	/* A preface that never ends is no request either... */
+	check_cut_at_deadline(tight.port, "PRI * HTTP/2.0\r\n");
+	/* ...nor is a TLS handshake that never ends. */
+	if (tls_tight.srv != NULL)
+		check_cut_at_deadline(tls_tight.port, "\x16\x03\x01");
+}
+
 static void test_deadline_per_request(void)
 {
 	struct cli c;
@@ -1467,15 +1493,44 @@ static void test_h2c_body_budget(void)
 	struct h2c h;
 	struct h2stream *st[3];
 
-	/* Each announced body is reserved: two of 1000 bytes fill the
-	 * connection's 2048, the third is refused at once. */
+	/* Each announced body is reserved (1000 bytes as 1024, 200 as 256):
+	 * with their headers the first two fit in the connection's 2048, the
+	 * third is refused at once. */
 	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
-	for (int i = 0; i < 3; i++)
-		st[i] = h2_stalled(&h, "1000");
+	st[0] = h2_stalled(&h, "1000");
+	st[1] = h2_stalled(&h, "200");
+	st[2] = h2_stalled(&h, "1000");
 	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
 	check_h2_error(st[0], 408, "request_timeout");
 	check_h2_error(st[1], 408, "request_timeout");
 	check_h2_error(st[2], 503, "service_unavailable");
+	h2_close(&h);
+}
+
+static void test_h2c_header_budget(void)
+{
+	struct h2c h;
+	struct h2stream *slow, *st;
+	char big[1200];
+	nghttp2_nv nv[] = {
+		{(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"h", 10, 1, 0},
+		{(uint8_t *)":path", (uint8_t *)"/hb", 5, 3, 0},
+		{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big), 0},
+	};
+
+	/* Headers count with the bodies: 1024 reserved for a body, 1200 of
+	 * headers over the connection's 2048. */
+	memset(big, 'h', sizeof(big));
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	slow = h2_stalled(&h, "1000");
+	st = &h.st[h.nst++];
+	memset(st, 0, sizeof(*st));
+	st->id = nghttp2_submit_request(h.s, NULL, nv, 5, NULL, NULL);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	check_h2_error(st, 503, "service_unavailable");
+	check_h2_error(slow, 408, "request_timeout");
 	h2_close(&h);
 }
 
@@ -1658,6 +1713,8 @@ int main(void)
 	CU_add_test(s, "client gone before the answer", test_disconnect);
 	CU_add_test(s, "idle timeout", test_idle_timeout);
 	CU_add_test(s, "request deadline 408", test_request_deadline);
+	CU_add_test(s, "protocol choice and TLS handshake deadline",
+		    test_protocol_deadline);
 	CU_add_test(s, "the deadline is per request", test_deadline_per_request);
 	CU_add_test(s, "connection caps 429 and 503", test_connection_caps);
 	CU_add_test(s, "every limit in docs/decisions.md", test_limits_documented);
@@ -1666,6 +1723,7 @@ int main(void)
 	CU_add_test(s, "h2c header limit 431", test_h2c_header_limit);
 	CU_add_test(s, "h2c stream deadline 408", test_h2c_stream_deadline);
 	CU_add_test(s, "h2c body budget 503", test_h2c_body_budget);
+	CU_add_test(s, "h2c header budget 503", test_h2c_header_budget);
 	CU_add_test(s, "h2c answer left unread: reset", test_h2c_unread_answer);
 	CU_add_test(s, "h2c HEAD", test_h2c_head);
 	CU_add_test(s, "h2c with curl", test_h2c_curl);
