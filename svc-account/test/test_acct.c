@@ -140,16 +140,21 @@ static const char *authz_code(acct_service *s, const char *key)
 	return authz(s, key, 0, 0, 0, &az, &err) == 0 ? "ok" : err.code;
 }
 
-/* Waits (at most 5 s) until `key` is refused: a NOTIFY from another
- * connection travels asynchronously. */
-static int wait_refused(const char *key)
+/* Waits (at most 5 s) until authorizing `key` answers `code` ("ok" when
+ * accepted): a NOTIFY from another connection travels asynchronously. */
+static int wait_code(const char *key, const char *code)
 {
 	for (int i = 0; i < 500; i++) {
-		if (strcmp(authz_code(svc, key), "invalid_api_key") == 0)
+		if (strcmp(authz_code(svc, key), code) == 0)
 			return 1;
 		usleep(10000);
 	}
 	return 0;
+}
+
+static int wait_refused(const char *key)
+{
+	return wait_code(key, "invalid_api_key");
 }
 
 static uint64_t notifications(void)
@@ -362,17 +367,6 @@ static void test_revocation_through_notify(void)
 	seo_arena_free(arena);
 }
 
-/* Waits (at most 5 s) until `key` is accepted. */
-static int wait_accepted(const char *key)
-{
-	for (int i = 0; i < 500; i++) {
-		if (strcmp(authz_code(svc, key), "ok") == 0)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
 /* An unknown key costs one query, then none for a while; a key created
  * under that hash is not hidden by it: the creator's NOTIFY (another
  * replica, seoctl) evicts it, and every creation sends one. */
@@ -405,7 +399,7 @@ static void test_unknown_keys(void)
 	CU_ASSERT_STRING_EQUAL(authz_code(svc, key), "invalid_api_key");
 	/* ...until the NOTIFY that acct__key_insert sends arrives. */
 	q_int("SELECT pg_notify('seo_auth', $1)", hash, NULL);
-	CU_ASSERT(wait_accepted(key));
+	CU_ASSERT(wait_code(key, "ok"));
 
 	seen = notifications();
 	CU_ASSERT_EQUAL_FATAL(acct_create_key(svc, &who, "n", arena, &k, &err), 0);
