@@ -349,7 +349,10 @@ class Stack:
             return None
         self.closed = True
         bad = []
-        for name, p in list(self.procs.items()):
+        # Gateways first, as ./seo down does: a draining gateway refunds
+        # through svc-account.
+        for name, p in sorted(self.procs.items(),
+                              key=lambda kv: not kv[0].startswith("gateway")):
             code = p.stop()
             if code != 0:
                 bad.append("%s exited with %s:\n%s" % (name, code, p.tail(60)))
