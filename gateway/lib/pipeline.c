@@ -1032,7 +1032,11 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 			 gw->n_calls);
 		cut_service_calls(gw);
 	} else if (now >= gw->give_up_at) {
-		log_error("stopping with %zu calls unanswered", gw->n_calls);
+		if (gw->n_calls > 0)
+			log_error("stopping with %zu calls unanswered",
+				  gw->n_calls);
+		else
+			log_warn("stopping with answers still unread");
 		event_base_loopbreak(gw->base);
 	}
 }
