@@ -19,6 +19,7 @@
 #include "gw_http.h"
 #include "gw_json.h"
 #include "authfail.h"
+#include "settle.h"
 #include "client_ip.h"
 #include "gw_routes.h"
 #include "metrics.h"
@@ -61,6 +62,11 @@ struct gw_gateway {
 	gw_authfail *authfail; /* failed authentications per address */
 	char id_prefix[9];
 	unsigned long long id_counter;
+	/* Idempotency keys of billed calls: never the client's X-Request-Id,
+	 * which a client could repeat to be charged once for many calls. */
+	char key_prefix[17];
+	unsigned long long key_counter;
+	gw_settler *settler; /* outcome reports retried until applied */
 
 	/* Calls begun and not yet answered. */
 	size_t n_calls;
@@ -78,6 +84,7 @@ typedef struct gw_call {
 	ProtobufCAllocator alloc;
 	int64_t start_us;
 	char request_id[65];
+	char call_key[33]; /* the debit's idempotency key */
 
 	const gw_route *route;
 	gw_kv params[GW_MAX_PATH_PARAMS];
@@ -96,6 +103,7 @@ typedef struct gw_call {
 	long long rate_limit, rate_remaining, rate_reset;
 	const char *charge_id;
 	long long charged, refunded, credits_remaining;
+	long long used; /* the outcome being reported */
 
 	ProtobufCMessage *output;
 
@@ -268,9 +276,11 @@ static void on_refund(const rpc_result *res, void *ud)
 		c->credits_remaining = r->credits_remaining;
 		gw_metrics_credits(c->gw->metrics, 0, c->refunded);
 	} else {
-		/* The charge stays on the ledger; say so loudly, the call's
-		 * answer does not change. */
-		log_error("refund of %s failed: %s", c->charge_id, res->message);
+		/* Answered now; the report goes on in the background until
+		 * svc-account applies it. */
+		log_warn("refund of %s failed, retrying: %s", c->charge_id,
+			 res->message);
+		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->used);
 	}
 	if (c->err_code != NULL)
 		respond_error(c, c->err_code, c->err_message, c->err_extra);
@@ -278,19 +288,22 @@ static void on_refund(const rpc_result *res, void *ud)
 		answer_success(c);
 }
 
-/* Gives `amount` credits (0: all) of the call's charge back, then answers. */
-static void refund(gw_call *c, long long amount)
+/* Reports that the call finally cost `used` (less than its charge), which
+ * gives the rest back, then answers. */
+static void refund(gw_call *c, long long used)
 {
 	Seo__Account__V1__RefundRequest req = SEO__ACCOUNT__V1__REFUND_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
 
+	c->used = used;
 	req.charge_id = (char *)c->charge_id;
-	req.amount = amount;
+	req.has_credits_used = 1;
+	req.credits_used = used;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], REFUND_PATH,
 			    &req.base, &seo__account__v1__refund_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1, on_refund,
 			    c) != 0) {
-		log_error("refund of %s not sent: out of memory", c->charge_id);
+		gw__settle(c->gw->settler, c->charge_id, c->call_key, used);
 		respond_error(c, "internal_error", "out of memory", NULL);
 	}
 }
@@ -381,6 +394,9 @@ static void on_charge(const rpc_result *res, void *ud)
 	c->charge_id = r->charge_id;
 	c->credits_remaining = r->credits_remaining;
 	gw_metrics_credits(c->gw->metrics, c->charged, 0);
+	/* Earned: a row at 0 needs no report. */
+	if (c->charged > 0)
+		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->charged);
 	answer_success(c);
 }
 
@@ -397,6 +413,9 @@ static void charge(gw_call *c, long long amount)
 	req.endpoint = (char *)c->route->endpoint;
 	req.amount = amount;
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
+	req.request_id = c->call_key;
+	req.has_settle_within_ms = 1;
+	req.settle_within_ms = c->gw->rpc_timeout_ms;
 	c->charged = amount;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], CHARGE_PATH,
 			    &req.base, &seo__account__v1__charge_response__descriptor,
@@ -482,9 +501,11 @@ static void on_service(const rpc_result *res, void *ud)
 		return;
 	}
 	if (c->charged > 0 && due < c->charged) {
-		refund(c, c->charged - due);
+		refund(c, due);
 		return;
 	}
+	if (c->charged > 0)
+		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->charged);
 	answer_success(c);
 }
 
@@ -531,6 +552,13 @@ static size_t forward_meta(gw_call *c, rpc_meta *meta)
 	return n;
 }
 
+/* The deadline of the route's service call. */
+static int service_timeout(const gw_call *c)
+{
+	return c->route->timeout_ms > c->gw->rpc_timeout_ms ? c->route->timeout_ms
+							   : c->gw->rpc_timeout_ms;
+}
+
 /* The answer of a service whose client is gone: the gateway is stopping
  * and the drain limit has passed. */
 static const rpc_result stopping = {
@@ -541,7 +569,7 @@ static const rpc_result stopping = {
 
 static void call_service(gw_call *c)
 {
-	int timeout = c->gw->rpc_timeout_ms;
+	int timeout = service_timeout(c);
 	rpc_meta meta[5 + 1 + GW_ROUTE_MAX_HEADERS];
 	size_t n = 0;
 
@@ -552,8 +580,6 @@ static void call_service(gw_call *c)
 	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
 	n += identity_meta(c, meta + n);
 	n += forward_meta(c, meta + n);
-	if (c->route->timeout_ms > timeout)
-		timeout = c->route->timeout_ms;
 	if (rpc_client_call(c->gw->clients[c->route->service],
 			    c->route->rpc_path, c->input, c->route->out.message,
 			    &c->alloc, timeout, meta, n, on_service, c) != 0)
@@ -656,6 +682,11 @@ static void authorize(gw_call *c, const char *key)
 		c->usage = gw_json_usage_value(c->route, c->input, c->arena);
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
 	req.rate_limited = c->route->quota == GW_QUOTA_KEY;
+	/* The outcome is due once the service call and its report could
+	 * have taken their whole deadlines. */
+	req.request_id = c->call_key;
+	req.has_settle_within_ms = 1;
+	req.settle_within_ms = service_timeout(c) + c->gw->rpc_timeout_ms;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
@@ -820,6 +851,8 @@ static void on_request(gw_http_req *req, void *ud)
 	c->start_us = seo_mono_us();
 	seo_arena_pb_allocator(arena, &c->alloc);
 	set_request_id(c);
+	snprintf(c->call_key, sizeof(c->call_key), "%s%016llx", gw->key_prefix,
+		 ++gw->key_counter);
 
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
@@ -949,13 +982,16 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		rc = SEO_EINVAL;
 		goto out;
 	}
-	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0) {
+	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0 ||
+	    seo_random_string(gw->key_prefix, 16, "0123456789abcdef") != 0) {
 		rc = SEO_EIO;
 		goto out;
 	}
 	gw->metrics = gw_metrics_new(gw->routes, gw->n_routes);
 	if (gw->metrics == NULL ||
-	    gw__authfail_new(cfg->auth_failures_per_min, &gw->authfail) != 0) {
+	    gw__authfail_new(cfg->auth_failures_per_min, &gw->authfail) != 0 ||
+	    gw__settler_new(base, &gw->clients[GW_SVC_ACCOUNT],
+			    gw->rpc_timeout_ms, &gw->settler) != 0) {
 		rc = SEO_ENOMEM;
 		goto out;
 	}
@@ -1022,7 +1058,8 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (gw->n_calls == 0 && gw_http_server_idle(gw->http)) {
+	if (gw->n_calls == 0 && gw__settler_pending(gw->settler) == 0 &&
+	    gw_http_server_idle(gw->http)) {
 		event_base_loopbreak(gw->base);
 		return;
 	}
@@ -1063,7 +1100,11 @@ void gw_gateway_free(gw_gateway *gw)
 		return;
 	if (!gw->cut)
 		cut_service_calls(gw);
+	/* Reports failed by the client's end are not tried again. */
+	gw__settler_close(gw->settler);
 	rpc_client_free(gw->clients[GW_SVC_ACCOUNT]);
+	gw->clients[GW_SVC_ACCOUNT] = NULL;
+	gw__settler_free(gw->settler);
 	gw_http_server_free(gw->http);
 	if (gw->drain_ev != NULL)
 		event_free(gw->drain_ev);

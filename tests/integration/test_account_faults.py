@@ -1,11 +1,15 @@
-"""Money and availability when svc-account's database fails (issue 12):
-a database that cannot be reached answers 503 service_unavailable (never
-500 internal_error) and /healthz names svc-account; billed calls during
-the outage charge nothing that was not answered 200, and credits are
-conserved: the balance plus what usage rows say was earned equals what was
-granted."""
+"""Money and availability when svc-account or its database fails (issue
+12): a database that cannot be reached answers 503 service_unavailable
+(never 500 internal_error) and /healthz names svc-account; under billed
+load through a database outage and through a SIGKILL of svc-account,
+credits are conserved (the balance plus what usage rows say was earned
+equals what was granted) and, once the reconcile job has run, exactly the
+calls answered 200 paid; a debit held by a lock past its caller's deadline
+is never written."""
 
+import datetime
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -18,8 +22,14 @@ COST = 2          # /v1/referring-domains
 PATH = "/v1/referring-domains?domain=example.com&limit=1"
 
 
+RPC_TIMEOUT_MS = 3000
+# The gateway's reports retry with back-off up to 5 s apart.
+REPORTS_SETTLE_S = 8
+
+
 def setup():
-    return h.Stack("acctfault", env={"SEO_RATE_LIMIT_PER_MIN": "0"})
+    return h.Stack("acctfault", env={"SEO_RATE_LIMIT_PER_MIN": "0",
+                                     "SEO_RPC_TIMEOUT_MS": str(RPC_TIMEOUT_MS)})
 
 
 def teardown(s):
@@ -40,6 +50,42 @@ def database_down(s):
 def database_up(s):
     d = s.db
     d.psql(d.admin_url, "ALTER DATABASE %s ALLOW_CONNECTIONS true" % d.name)
+
+
+def reconcile(s):
+    """The reconcile job as of tomorrow: past every settle time and grace."""
+    at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1))
+    return s.seoctl("job", "run", "reconcile", "--at",
+                    at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
+
+
+def billed_load(s, key, fault):
+    """8 clients calling PATH while fault() runs; their statuses."""
+    stop = threading.Event()
+    statuses = []
+    lock = threading.Lock()
+
+    def client():
+        while not stop.is_set():
+            try:
+                st = s.get(PATH, key=key, timeout=60).status
+            except OSError:
+                st = 0
+            with lock:
+                statuses.append(st)
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1)
+        fault()
+        time.sleep(2)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    return statuses
 
 
 def conserved(s, wid, granted):
@@ -76,44 +122,85 @@ def database_down_is_503_and_unhealthy(s):
     conserved(s, ws["workspace_id"], 100)
 
 
+def paid_what_was_answered(s, ws, granted, statuses):
+    ok = statuses.count(200)
+    check(ok > 0, "some calls succeeded", statuses[:20])
+    check(set(statuses) <= {200, 503}, "only 200 and 503", sorted(set(statuses)))
+    check(statuses.count(503) > 0, "the fault was seen")
+    conserved(s, ws["workspace_id"], granted)
+    time.sleep(REPORTS_SETTLE_S)
+    reconcile(s)
+    balance, earned = conserved(s, ws["workspace_id"], granted)
+    eq(earned, ok * COST, "credits earned by the calls answered 200")
+    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+                      "AND credits_used > 0" % ws["workspace_id"])), ok,
+       "one paying usage row per call answered 200")
+
+
 @test
 def billed_load_through_an_outage_conserves_credits(s):
     granted = 100000
     ws = s.workspace(credits=granted)
-    key = ws["api_key"]
-    stop = threading.Event()
-    statuses = []
-    lock = threading.Lock()
 
-    def client():
-        while not stop.is_set():
-            try:
-                st = s.get(PATH, key=key, timeout=60).status
-            except OSError:
-                st = 0
-            with lock:
-                statuses.append(st)
-
-    threads = [threading.Thread(target=client) for _ in range(8)]
-    for t in threads:
-        t.start()
-    try:
-        time.sleep(1)
+    def outage():
         database_down(s)
-        time.sleep(2)
-        database_up(s)
-        time.sleep(2)
+        try:
+            time.sleep(2)
+        finally:
+            database_up(s)
+
+    statuses = billed_load(s, ws["api_key"], outage)
+    paid_what_was_answered(s, ws, granted, statuses)
+
+
+@test
+def billed_load_through_a_killed_svc_account(s):
+    granted = 100000
+    ws = s.workspace(credits=granted)
+
+    def kill_and_restart():
+        s.procs["svc-account"].stop(h.signal.SIGKILL)
+        time.sleep(0.5)
+        s.start_service("svc-account")
+
+    statuses = billed_load(s, ws["api_key"], kill_and_restart)
+    s.wait_healthy()
+    paid_what_was_answered(s, ws, granted, statuses)
+
+
+@test
+def a_debit_held_past_its_deadline_is_not_written(s):
+    ws = s.workspace(credits=100)
+    wid = ws["workspace_id"]
+    # Another session locks the workspace row, as a stalled commit would.
+    holder = subprocess.Popen([h.pg_bin("psql"), s.db.url, "-AtqX"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        holder.stdin.write("BEGIN; SELECT 1 FROM workspaces WHERE id = '%s' FOR UPDATE;\n"
+                           % wid)
+        holder.stdin.flush()
+        time.sleep(0.5)
+        t0 = time.time()
+        r = s.get(PATH, key=ws["api_key"])
+        h.expect_error(r, 503, "service_unavailable")
+        check(time.time() - t0 < RPC_TIMEOUT_MS / 1000.0 + 2, "answered at the deadline")
+        time.sleep(1)
     finally:
-        database_up(s)
-        stop.set()
-        for t in threads:
-            t.join()
-    ok = statuses.count(200)
-    check(ok > 0, "some calls succeeded", statuses[:20])
-    check(set(statuses) <= {200, 503}, "only 200 and 503", sorted(set(statuses)))
-    check(statuses.count(503) > 0, "the outage was seen")
-    balance, earned = conserved(s, ws["workspace_id"], granted)
-    check(earned >= ok * COST, "every call answered 200 paid", earned, ok)
+        holder.stdin.write("COMMIT;\n")
+        holder.stdin.close()
+        holder.wait(10)
+    time.sleep(1)
+    eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), 100,
+       "nothing charged after the caller gave up")
+    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid)), 0,
+       "no usage row")
+    eq(s.get(PATH, key=ws["api_key"]).status, 200, "billed call after the lock")
+    time.sleep(1)
+    reconcile(s)
+    conserved(s, wid, 100)
+    eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), 100 - COST,
+       "the call answered 200 stays paid")
 
 
 if __name__ == "__main__":
