@@ -54,6 +54,8 @@ typedef struct fetch {
 	int deferred_error;
 	const char *deferred_message;
 	seo__body body;
+	size_t streamed;       /* body bytes handed to opts.on_body, this hop */
+	int body_stopped;      /* opts.on_body asked to end the transfer */
 	seo_header *headers;    /* malloc'd array of arena strings */
 	size_t n_headers;
 	seo_hop *hops;          /* on the arena, max_redirects + 1 */
@@ -219,6 +221,29 @@ static void on_fetch_ev(evutil_socket_t fd, short what, void *arg)
 
 /* ---- curl callbacks ------------------------------------------------------- */
 
+/* The body: kept, or streamed to opts.on_body (a 2xx body only), within
+ * max_body either way. */
+static size_t on_write(char *data, size_t size, size_t n, void *ud)
+{
+	fetch *ft = ud;
+	size_t len = size * n;
+	long status = 0;
+
+	if (ft->o.on_body == NULL)
+		return seo__body_write(data, size, n, &ft->body);
+	if (len > ft->o.max_body - ft->streamed) {
+		ft->body.too_large = 1;
+		return 0;
+	}
+	ft->streamed += len;
+	curl_easy_getinfo(ft->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300 && ft->o.on_body(data, len, ft->o.body_ud) != 0) {
+		ft->body_stopped = 1;
+		return 0;
+	}
+	return len;
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
 	fetch *ft = ud;
@@ -382,8 +407,8 @@ static int easy_start(fetch *ft)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, f->user_agent);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)left);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ft->o.max_body);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, seo__body_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &ft->body);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, ft);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, ft);
 	if (f->cfg->ca_file != NULL && f->cfg->ca_file[0] != '\0') {
@@ -439,6 +464,8 @@ static void transfer_done(fetch *ft, CURLcode code)
 
 	curl_easy_getinfo(ft->easy, CURLINFO_RESPONSE_CODE, &status);
 	easy_drop(ft);
+	if (ft->body_stopped)
+		code = CURLE_OK; /* the reader has what it wanted */
 	if (code == CURLE_OPERATION_TIMEDOUT) {
 		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 		return;
@@ -475,6 +502,7 @@ static void transfer_done(fetch *ft, CURLcode code)
 	}
 	ft->url = next;
 	seo__body_reset(&ft->body);
+	ft->streamed = 0;
 	ft->n_headers = 0;
 	hop_begin(ft);
 }

@@ -110,15 +110,33 @@ typedef struct rt_sitemap_doc {
  * magic bytes), streaming, into `out`, everything on `a`. Reading stops
  * after max_urls <url> entries (truncated is set when another follows).
  * Entries read before an XML error or the RT_SITEMAP_MAX_XML bound are
- * kept, with error set (and truncated, for the bound); libxml2's reader
- * drops the chunk (a few hundred bytes) where the error is, and with it
- * a small document whole. Never reads the
+ * kept, with error set (and truncated, for the bound). Never reads the
  * network or files and never expands entities. Returns 0; SEO_EINVAL when
  * it is no sitemap (not XML, another root element; out->error says why);
  * SEO_ENOMEM.
  */
 int rt_sitemap_parse(const char *body, size_t len, size_t max_urls,
 		     size_t max_children, seo_arena *a, rt_sitemap_doc *out);
+
+/*
+ * The same, fed as the bytes arrive: rt_sitemap_parser_new() starts a
+ * document whose entries and strings go on `a` (max_urls and max_children
+ * as above; at most `max_xml` bytes of XML, after gzip, are read: more
+ * sets truncated and error). rt_sitemap_parser_feed() hands it the next
+ * bytes: 0 to go on, 1 when the reading is over (a limit, a bound or an
+ * error: the rest need not be fetched), SEO_ENOMEM. rt_sitemap_parser_end()
+ * ends the document into *out and frees the parser; it returns as
+ * rt_sitemap_parse() does. rt_sitemap_parser_free() frees a parser that is
+ * not ended (NULL allowed). The parser holds a few buffers, never the
+ * document.
+ */
+typedef struct rt_sitemap_parser rt_sitemap_parser;
+
+int rt_sitemap_parser_new(size_t max_urls, size_t max_children, size_t max_xml,
+			  seo_arena *a, rt_sitemap_parser **out);
+int rt_sitemap_parser_feed(rt_sitemap_parser *p, const char *data, size_t len);
+int rt_sitemap_parser_end(rt_sitemap_parser *p, rt_sitemap_doc *out);
+void rt_sitemap_parser_free(rt_sitemap_parser *p);
 
 /* Bounds of the sitemap walk (the spec's Limits). */
 #define RT_SITEMAP_MAX_DOCS 16
