@@ -103,6 +103,7 @@ typedef struct rt_sitemap_doc {
 				    limit or RT_SITEMAP_MAX_XML */
 	const char *error;       /* why reading stopped on an error (the size
 				    bound or malformed XML), or NULL */
+	size_t xml_bytes;        /* XML read (after gzip) */
 } rt_sitemap_doc;
 
 /*
@@ -142,6 +143,14 @@ void rt_sitemap_parser_free(rt_sitemap_parser *p);
 #define RT_SITEMAP_MAX_DOCS 16
 #define RT_SITEMAP_WALK_MS 12000
 #define RT_SITEMAP_MAX_LISTED 200
+/* Bytes of the walk (docs/decisions.md, "The sitemap walk bounded in
+ * bytes"): each document is received up to RT_SITEMAP_DOC_BYTES, the walk
+ * up to RT_SITEMAP_WALK_BYTES in all (robots.txt aside), and at most
+ * RT_SITEMAP_WALK_XML bytes of XML (after gzip) are parsed in all. Any
+ * host's documents count alike. */
+#define RT_SITEMAP_DOC_BYTES ((size_t)4 * 1024 * 1024)
+#define RT_SITEMAP_WALK_BYTES ((size_t)16 * 1024 * 1024)
+#define RT_SITEMAP_WALK_XML ((size_t)64 * 1024 * 1024)
 
 /*
  * The sitemap endpoint's walk, as a state machine without I/O: the caller
@@ -158,6 +167,17 @@ typedef struct rt_sitemap_walk rt_sitemap_walk;
  * (origin is no valid URL) or SEO_ENOMEM. */
 int rt_sitemap_walk_new(const char *origin, const rt_robots *robots,
 			size_t limit, seo_arena *a, rt_sitemap_walk **out);
+
+/* How many more URLs the walk takes: the max_urls of the next document. */
+size_t rt_sitemap_walk_room(const rt_sitemap_walk *w);
+
+/*
+ * Hands the walk the document it named, parsed by the caller (a streaming
+ * rt_sitemap_parser): `d` and `parsed` as rt_sitemap_parser_end() gave
+ * them, or `d` NULL when the document could not be fetched. Returns as
+ * rt_sitemap_walk_feed() does.
+ */
+int rt_sitemap_walk_take(rt_sitemap_walk *w, const rt_sitemap_doc *d, int parsed);
 
 /* The next document to fetch (canonical URL on the walk's arena), or NULL
  * when the walk is over. One document at a time: NULL as well until the

@@ -384,6 +384,7 @@ int rt_sitemap_parser_end(rt_sitemap_parser *p, rt_sitemap_doc *out)
 			d->error = "document has no root element";
 		rc = SEO_EINVAL;
 	}
+	d->xml_bytes = p->produced;
 	*out = *d;
 	rt_sitemap_parser_free(p);
 	return rc;
