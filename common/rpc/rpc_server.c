@@ -142,7 +142,9 @@ struct rpc_server {
 	int stop;
 	struct rpc_ctx *jobs_head, *jobs_tail; /* under lock */
 	size_t n_queued;  /* under lock: calls waiting for a worker */
-	size_t queue_max; /* beyond it a call is refused (SEO_RPC_QUEUE_MAX) */
+	size_t n_idle;    /* under lock: workers waiting for a call */
+	size_t queue_max; /* calls past the idle workers that may wait; one
+			   * more is refused (SEO_RPC_QUEUE_MAX) */
 	struct rpc_ctx *done;                  /* under lock */
 	int done_fd;            /* eventfd: `done` became non-empty */
 	struct event *done_ev;  /* reads done_fd */
@@ -427,8 +429,10 @@ static void *worker_main(void *arg)
 		struct rpc_ctx *call;
 		int wake;
 
+		srv->n_idle++;
 		while (!srv->stop && srv->jobs_head == NULL)
 			pthread_cond_wait(&srv->cond, &srv->lock);
+		srv->n_idle--;
 		if (srv->stop)
 			break;
 		call = srv->jobs_head;
@@ -595,6 +599,8 @@ static void reply_busy(struct rpc_ctx *call)
 {
 	char extra[48];
 
+	log_warn("%s refused: %zu calls already wait for a worker",
+		 call->method->path, call->srv->queue_max);
 	snprintf(extra, sizeof(extra), "{\"retry_after\":%d}", RPC_BUSY_RETRY_S);
 	rpc_ctx_set_meta(call, "retry-after", RPC_BUSY_RETRY_TEXT);
 	reply_status(call, SEO_GRPC_UNAVAILABLE, "service_unavailable",
@@ -631,7 +637,8 @@ static void on_request_end(struct rpc_ctx *call)
 	}
 	call->job_next = NULL;
 	pthread_mutex_lock(&srv->lock);
-	full = srv->n_queued >= srv->queue_max;
+	/* a call an idle worker is about to take does not count */
+	full = srv->n_queued >= srv->n_idle + srv->queue_max;
 	if (!full) {
 		if (srv->jobs_tail != NULL)
 			srv->jobs_tail->job_next = call;
