@@ -4,7 +4,8 @@ tests/fakes/site_server.py: one workspace's trickling targets take no more
 than its share of svc-realtime's workers while another workspace's
 page-seo keeps answering; a full worker queue answers 503 with Retry-After
 and refunds; a sitemap walk over 16 documents of 50 MiB stays within a
-stated memory bound (svc-realtime's VmHWM)."""
+stated memory bound (svc-realtime's VmHWM); a workspace's active api keys
+are capped, since the rate limit is per key."""
 
 import os
 import subprocess
@@ -147,6 +148,20 @@ def a_full_queue_answers_503_and_refunds(c):
     finally:
         problem = s.close()
         check(not problem, "second stack", problem)
+
+
+@test
+def active_keys_per_workspace_capped(c):
+    s = c.stack
+    owner = s.workspace(credits=10)["api_key"]
+    # the workspace's first key is one of its 20
+    for i in range(19):
+        r = s.request("POST", "/v1/keys", key=owner, body={"name": "k%d" % i})
+        eq(r.status, 201, "key %d" % i)
+    r = s.request("POST", "/v1/keys", key=owner, body={"name": "one more"})
+    eq((r.status, r.json()["code"]), (429, "key_limit_reached"), "21st key")
+    eq(len(s.get("/v1/keys", key=owner).json()["keys"]), 20, "active keys")
+    eq(balance(s, owner), 10, "nothing charged")
 
 
 def vm_hwm_kb(pid):
