@@ -94,8 +94,10 @@ typedef struct gw_http_config {
  */
 typedef void (*gw_http_handler_fn)(gw_http_req *req, void *ud);
 
-/* Creates the server and starts listening. Returns 0, SEO_EIO when the
- * address cannot be bound or the certificate not loaded, SEO_ENOMEM. */
+/* Creates the server and starts listening; raises the process's soft
+ * RLIMIT_NOFILE towards what GW_LIM_CONNS needs (up to the hard limit).
+ * Returns 0, SEO_EIO when the address cannot be bound or the certificate
+ * not loaded, SEO_ENOMEM. */
 int gw_http_server_new(struct event_base *base, const gw_http_config *cfg,
 		       gw_http_handler_fn handler, void *ud,
 		       gw_http_server **out);

@@ -651,8 +651,17 @@ static int apply_limits(gw_http_server *srv, const gw_http_config *cfg)
 		srv->lim[i] = cfg->limits[i] > 0 ? cfg->limits[i] :
 			gw_http_limit_info((gw_http_limit)i)->dflt;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		long long fds = (long long)rl.rlim_cur - GW_FD_RESERVE;
+		rlim_t need = (rlim_t)(srv->lim[GW_LIM_CONNS] + GW_FD_RESERVE);
+		long long fds;
 
+		/* The soft limit (often 1024) up to what the caps need, as far
+		 * as the hard limit lets it. */
+		if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		fds = (long long)rl.rlim_cur - GW_FD_RESERVE;
 		if (srv->lim[GW_LIM_CONNS] > fds)
 			srv->lim[GW_LIM_CONNS] = fds > 1 ? fds : 1;
 	}
