@@ -46,6 +46,8 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	ROW(SEO_CFG_HTTP_TLS_KEY, "SEO_HTTP_TLS_KEY", SEO_CFG_FILE, "", "gateway TLS private key (PEM)"),
 	ROW(SEO_CFG_HTTP_BODY_LIMIT, "SEO_HTTP_BODY_LIMIT", SEO_CFG_INT, "2097152", "largest request body the gateway accepts, in bytes",
 	    .min = 1, .max = 1073741824, .unit = "bytes"),
+	ROW(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS, "SEO_HTTP_REQUEST_TIMEOUT_MS", SEO_CFG_MS, "", "deadline of a whole request (headers and body) at the gateway; empty: the front end's own (gw_http.h)",
+	    .min = 1, .max = 3600000),
 	ROW(SEO_CFG_RPC_TIMEOUT_MS, "SEO_RPC_TIMEOUT_MS", SEO_CFG_MS, "30000", "deadline of a gateway call to a service",
 	    .min = 1, .max = 3600000),
 	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),

@@ -21,6 +21,7 @@ typedef struct gw_config {
 	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */
+	int request_timeout_ms;           /* GW_LIM_REQUEST_MS; 0: its default */
 	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
 					   * names the client; NULL/"": none */
 } gw_config;

@@ -762,15 +762,25 @@ static void on_request(gw_http_req *req, void *ud)
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
 	if (c->route == NULL) {
-		if (path_known)
+		if (path_known) {
+			char *allow = seo_arena_alloc(arena, 64);
+
+			if (allow != NULL &&
+			    gw_route_allow(path, scratch, c->params, allow,
+					   64) > 0) {
+				c->answer_headers[0].name = "Allow";
+				c->answer_headers[0].value = allow;
+				c->n_answer_headers = 1;
+			}
 			respond_error(c, "method_not_allowed",
 				      seo_arena_printf(arena, "%s is not allowed on %s",
 						       gw_http_method(req), path),
 				      NULL);
-		else
+		} else {
 			respond_error(c, "not_found",
 				      seo_arena_printf(arena, "no route for %s", path),
 				      NULL);
+		}
 		return;
 	}
 	if (c->route->service == GW_SVC_NONE) {
@@ -820,6 +830,8 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
 	cfg->rpc_timeout_ms = (int)seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
 	cfg->trusted_proxies = seo_config(SEO_CFG_TRUSTED_PROXIES);
+	cfg->request_timeout_ms =
+		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
 
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
@@ -883,6 +895,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	hc.body_limit = cfg->body_limit;
 	hc.tls_cert = cfg->tls_cert;
 	hc.tls_key = cfg->tls_key;
+	hc.limits[GW_LIM_REQUEST_MS] = cfg->request_timeout_ms;
 	rc = gw_http_server_new(base, &hc, on_request, gw, &gw->http);
 out:
 	json_decref(doc);
