@@ -36,15 +36,16 @@ typedef struct gw_http_header {
  * Refusals: a connection over a cap is answered 429 too_many_connections
  * (per address) or 503 service_unavailable (in all) on cleartext, then
  * closed; a request past its deadline is answered 408 request_timeout
- * (HTTP/1.1 then closes; an HTTP/2 stream whose answer is still unread a
- * deadline later is reset with CANCEL); bodies over a budget are answered
- * 503 service_unavailable with Retry-After.
+ * (HTTP/1.1 then closes); an HTTP/2 stream whose answer (any answer) is
+ * still unread a deadline after it was given is reset with CANCEL; bodies
+ * and headers over a budget are answered 503 service_unavailable with
+ * Retry-After.
  */
 #define GW_HTTP_LIMITS(X)                                                    \
 	X(REQUEST_MS, 30000, "ms",                                           \
 	  "a whole request: HTTP/1.1 from its first byte to its end, HTTP/2 " \
 	  "from HEADERS to END_STREAM, and a new connection's TLS handshake " \
-	  "or protocol choice")                                              \
+	  "or protocol choice; also an HTTP/2 answer's time to be read")     \
 	X(IDLE_MS, 30000, "ms",                                              \
 	  "a connection with no request under way (HTTP/1.1 keep-alive, "   \
 	  "HTTP/2 without a stream), or a write that makes no progress")    \
@@ -55,11 +56,11 @@ typedef struct gw_http_header {
 	  "open connections from one peer address (IPv6: one /64)")         \
 	X(H2_STREAMS, 100, "streams",                                        \
 	  "SETTINGS_MAX_CONCURRENT_STREAMS of an HTTP/2 connection")         \
-	X(CONN_BODY_BYTES, 8388608, "bytes",                                 \
-	  "request bodies one connection holds at once (never under the "   \
-	  "body limit)")                                                     \
-	X(BODY_BYTES, 268435456, "bytes",                                    \
-	  "request bodies the whole server holds at once")
+	X(CONN_REQUEST_BYTES, 8388608, "bytes",                              \
+	  "request headers and bodies one connection holds at once (never "  \
+	  "under the body limit)")                                           \
+	X(REQUEST_BYTES, 268435456, "bytes",                                 \
+	  "request headers and bodies the whole server holds at once")
 
 typedef enum gw_http_limit {
 #define GW_HTTP_LIMIT_ID(id, dflt, unit, meaning) GW_LIM_##id,

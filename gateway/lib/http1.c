@@ -59,7 +59,8 @@ static int tok_commit(struct gw__h1 *h)
 	case TOK_URL:
 		rv = gw__req_set_target(req, h->tok.p, h->tok.len);
 		if (rv < 0)
-			h->fail = rv == SEO_ENOMEM ? 500 : 400;
+			h->fail = rv == SEO_ENOMEM ? 500 :
+				  rv == SEO_EDENIED ? 503 : 400;
 		break;
 	case TOK_FIELD: /* a name whose value was empty */
 		rv = gw__req_add_header(req, h->tok.p, h->tok.len, "", 0);
@@ -71,7 +72,7 @@ static int tok_commit(struct gw__h1 *h)
 		break;
 	}
 	if (rv < 0 && h->fail == 0)
-		h->fail = rv == SEO_ETOOBIG ? 431 : 500;
+		h->fail = rv == SEO_ETOOBIG ? 431 : rv == SEO_EDENIED ? 503 : 500;
 	h->tok.len = 0;
 	h->tok_kind = TOK_NONE;
 	return rv;

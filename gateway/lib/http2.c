@@ -22,8 +22,9 @@ static void h2_reject(gw_http_req *req, int status)
 			  gw__error_message(status));
 }
 
-/* A stream past its deadline is answered 408 and has one more deadline
- * to read the answer; a stream still open then is reset. */
+/* A stream past its deadline is answered 408. Any answer then has one
+ * deadline to be read (a client can keep its flow-control window shut); a
+ * stream still open after it is reset. */
 static void on_stream_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	gw_http_req *req = arg;
@@ -32,8 +33,8 @@ static void on_stream_deadline(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (!req->responded && !req->dispatched) {
-		/* Armed first: answering may close the stream and free req. */
-		gw__deadline_arm(req->conn->srv, req->deadline);
+		/* Answering arms the timer again, and may close the stream and
+		 * free req. */
 		h2_reject(req, 408);
 		return;
 	}
@@ -110,7 +111,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f,
 		rv = gw__req_add_header(req, n, nlen, v, vlen);
 	}
 	if (rv < 0)
-		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 : 400;
+		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 :
+			    rv == SEO_EDENIED ? 503 : 400;
 	return 0;
 }
 
@@ -374,6 +376,7 @@ void gw__h2_respond(gw_http_req *req, int status, const gw_http_header *hdrs,
 		prd.read_callback = body_read;
 	}
 	req->rst_after = !req->complete;
+	gw__deadline_arm(c->srv, req->deadline);
 	rv = nghttp2_submit_response(h2->session, req->stream_id, nv, nnv,
 				     req->resp_body ? &prd : NULL);
 	if (rv != 0)

@@ -106,7 +106,7 @@ struct gw__conn {
 	/* The protocol choice (TLS handshake included) and then each HTTP/1.1
 	 * request, within GW_LIM_REQUEST_MS. */
 	struct event *deadline;
-	size_t body_bytes; /* body buffers of the requests it holds */
+	size_t held; /* header and body bytes of the requests it holds */
 	union {
 		struct gw__h1 h1;
 		struct gw__h2 h2;
@@ -128,8 +128,8 @@ struct gw_http_server {
 	unsigned max_conns; /* GW_LIM_CONNS within RLIMIT_NOFILE */
 	unsigned nconns;
 	gw__peers *peers;
-	size_t body_bytes; /* body buffers of every connection */
-	size_t conn_body_max;
+	size_t held; /* header and body bytes of every connection */
+	size_t conn_held_max;
 	char refuse_ip[GW_REFUSAL_MAX];  /* 429 over the per-address cap */
 	char refuse_all[GW_REFUSAL_MAX]; /* 503 over the cap in all */
 	unsigned short port;
@@ -152,7 +152,8 @@ struct gw_http_req {
 	unsigned hdr_cap;
 	char *body; /* malloc'd, NUL-terminated; NULL when empty */
 	size_t body_len;
-	size_t body_cap; /* counted in conn->body_bytes while conn is set */
+	size_t body_cap;
+	size_t held; /* counted in conn->held while conn is set */
 	struct event *deadline; /* HTTP/2: the stream's GW_LIM_REQUEST_MS */
 	char peer[INET6_ADDRSTRLEN];
 	unsigned keep_alive : 1;
@@ -183,21 +184,22 @@ struct gw_http_req {
  * when out of memory. */
 gw_http_req *gw__req_new(struct gw__conn *c);
 void gw__req_unref(gw_http_req *req);
-/* Copies a header into the request. SEO_ENOMEM, or SEO_ETOOBIG past
- * GW_MAX_HEADERS. */
+/* Copies a header into the request. SEO_ENOMEM, SEO_ETOOBIG past
+ * GW_MAX_HEADERS, SEO_EDENIED past a budget of held bytes. */
 int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 		       const char *value, size_t vlen);
 /* Splits an origin-form (or absolute-form) target into path and query.
- * SEO_EINVAL when it is neither. */
+ * SEO_EINVAL when it is neither, SEO_EDENIED past a budget of held bytes. */
 int gw__req_set_target(gw_http_req *req, const char *target, size_t len);
 /* Appends body bytes. SEO_ETOOBIG past the server's body limit,
- * SEO_EDENIED past the connection's or the server's body budget. */
+ * SEO_EDENIED past the connection's or the server's budget of held bytes
+ * (GW_LIM_CONN_REQUEST_BYTES, GW_LIM_REQUEST_BYTES). */
 int gw__req_body_append(gw_http_req *req, const char *data, size_t len);
 /* Grows the body buffer to hold `len` bytes ahead of time (`len` within
  * the body limit). SEO_EDENIED past a body budget, SEO_ENOMEM. */
 int gw__req_body_reserve(gw_http_req *req, size_t len);
-/* Parts the request from its connection, which is going away: its body
- * leaves the budgets, gw_http_closed() says 1, its stream timer is freed. */
+/* Parts the request from its connection, which is going away: its bytes
+ * leave the budgets, gw_http_closed() says 1, its stream timer is freed. */
 void gw__req_detach(gw_http_req *req);
 /* Hands the request to the handler (taking the handler's reference). */
 void gw__dispatch(gw_http_req *req);

@@ -49,20 +49,37 @@ gw_http_req *gw__req_new(struct gw__conn *c)
 	return req;
 }
 
-/* The body leaves the connection's and the server's budgets. */
-static void body_release(gw_http_req *req)
+/* Counts `n` more bytes the request holds against the connection's and
+ * the server's budgets. SEO_EDENIED when over one. */
+static int hold(gw_http_req *req, size_t n)
+{
+	struct gw__conn *c = req->conn;
+	gw_http_server *srv = c->srv;
+
+	if (c->held + n > srv->conn_held_max ||
+	    srv->held + n > (size_t)srv->lim[GW_LIM_REQUEST_BYTES])
+		return SEO_EDENIED;
+	c->held += n;
+	srv->held += n;
+	req->held += n;
+	return 0;
+}
+
+/* What the request holds leaves the budgets. */
+static void release(gw_http_req *req)
 {
 	struct gw__conn *c = req->conn;
 
 	if (c == NULL)
 		return;
-	c->body_bytes -= req->body_cap;
-	c->srv->body_bytes -= req->body_cap;
+	c->held -= req->held;
+	c->srv->held -= req->held;
+	req->held = 0;
 }
 
 void gw__req_detach(gw_http_req *req)
 {
-	body_release(req);
+	release(req);
 	req->conn = NULL;
 	req->closed = 1;
 	if (req->deadline != NULL)
@@ -74,7 +91,7 @@ void gw__req_unref(gw_http_req *req)
 {
 	if (--req->refs > 0)
 		return;
-	body_release(req);
+	release(req);
 	if (req->deadline != NULL)
 		event_free(req->deadline);
 	if (req->pending != NULL)
@@ -94,6 +111,8 @@ int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 
 		if (req->nhdrs >= GW_MAX_HEADERS)
 			return SEO_ETOOBIG;
+		if (hold(req, cap * sizeof(*n)) < 0)
+			return SEO_EDENIED;
 		/* The old array stays in the arena until the request ends. */
 		n = seo_arena_alloc(req->arena, cap * sizeof(*n));
 		if (n == NULL)
@@ -103,6 +122,8 @@ int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 		req->hdrs = n;
 		req->hdr_cap = cap;
 	}
+	if (hold(req, nlen + vlen + 2) < 0)
+		return SEO_EDENIED;
 	h = &req->hdrs[req->nhdrs];
 	h->name = seo_arena_strndup(req->arena, name, nlen);
 	h->value = seo_arena_strndup(req->arena, value, vlen);
@@ -117,6 +138,8 @@ int gw__req_set_target(gw_http_req *req, const char *target, size_t len)
 	struct http_parser_url u;
 	const char *q;
 
+	if (hold(req, len) < 0)
+		return SEO_EDENIED;
 	if (len > 0 && target[0] != '/') {
 		/* absolute-form, as sent to proxies */
 		http_parser_url_init(&u);
@@ -149,10 +172,8 @@ int gw__req_set_target(gw_http_req *req, const char *target, size_t len)
 
 int gw__req_body_reserve(gw_http_req *req, size_t len)
 {
-	struct gw__conn *c = req->conn;
-	gw_http_server *srv = c->srv;
+	gw_http_server *srv = req->conn->srv;
 	size_t cap = req->body_cap ? req->body_cap : 256;
-	size_t grow;
 	char *p;
 
 	if (len + 1 <= req->body_cap)
@@ -163,17 +184,13 @@ int gw__req_body_reserve(gw_http_req *req, size_t len)
 	if (cap > srv->body_limit + 1)
 		cap = len + 1 > srv->body_limit + 1 ? len + 1 :
 						      srv->body_limit + 1;
-	grow = cap - req->body_cap;
-	if (c->body_bytes + grow > srv->conn_body_max ||
-	    srv->body_bytes + grow > (size_t)srv->lim[GW_LIM_BODY_BYTES])
+	if (hold(req, cap - req->body_cap) < 0)
 		return SEO_EDENIED;
 	p = realloc(req->body, cap);
 	if (p == NULL)
 		return SEO_ENOMEM;
 	req->body = p;
 	req->body_cap = cap;
-	c->body_bytes += grow;
-	srv->body_bytes += grow;
 	return 0;
 }
 
@@ -632,9 +649,9 @@ static int apply_limits(gw_http_server *srv, const gw_http_config *cfg)
 			srv->lim[GW_LIM_CONNS] = fds > 1 ? fds : 1;
 	}
 	srv->max_conns = (unsigned)srv->lim[GW_LIM_CONNS];
-	srv->conn_body_max = (size_t)srv->lim[GW_LIM_CONN_BODY_BYTES];
-	if (srv->conn_body_max < srv->body_limit + 1)
-		srv->conn_body_max = srv->body_limit + 1;
+	srv->conn_held_max = (size_t)srv->lim[GW_LIM_CONN_REQUEST_BYTES];
+	if (srv->conn_held_max < srv->body_limit + 1)
+		srv->conn_held_max = srv->body_limit + 1;
 	srv->idle.tv_sec = srv->lim[GW_LIM_IDLE_MS] / 1000;
 	srv->idle.tv_usec = (srv->lim[GW_LIM_IDLE_MS] % 1000) * 1000;
 	{

@@ -49,7 +49,7 @@ static const long long tight_limits[GW__LIM_COUNT] = {
 	[GW_LIM_CONNS] = 6,
 	[GW_LIM_CONNS_PER_IP] = 4,
 	[GW_LIM_H2_STREAMS] = 3,
-	[GW_LIM_CONN_BODY_BYTES] = 2048,
+	[GW_LIM_CONN_REQUEST_BYTES] = 2048,
 };
 static char tmpdir[64];
 
@@ -1008,6 +1008,44 @@ static void test_connection_caps(void)
 		cli_close(&c[i]);
 }
 
+/* The table's number as docs/decisions.md writes it. */
+static void limit_text(const gw_http_limit_def *d, char *out, size_t n)
+{
+	if (strcmp(d->unit, "ms") == 0 && d->dflt % 1000 == 0)
+		snprintf(out, n, "%lld s", d->dflt / 1000);
+	else if (strcmp(d->unit, "bytes") == 0 && d->dflt % 1048576 == 0)
+		snprintf(out, n, "%lld MiB", d->dflt / 1048576);
+	else
+		snprintf(out, n, "%lld", d->dflt);
+}
+
+static void test_limits_documented(void)
+{
+	const char *root = getenv("SEO_SOURCE_DIR");
+	char path[512], *doc = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (root == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/docs/decisions.md", root);
+	f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(getdelim(&doc, &cap, '\0', f) > 0);
+	fclose(f);
+	for (int i = 0; i < GW__LIM_COUNT; i++) {
+		const gw_http_limit_def *d = gw_http_limit_info(i);
+		char want[160], num[32];
+
+		limit_text(d, num, sizeof(num));
+		snprintf(want, sizeof(want), "| `%s` | %s |", d->name, num);
+		if (strstr(doc, want) == NULL)
+			fprintf(stderr, "docs/decisions.md lacks \"%s\"\n", want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(doc, want));
+	}
+	free(doc);
+}
+
 /* ---- a small HTTP/2 client ---------------------------------------------- */
 
 struct h2stream {
@@ -1429,15 +1467,65 @@ static void test_h2c_body_budget(void)
 	struct h2c h;
 	struct h2stream *st[3];
 
-	/* Each announced body is reserved: two of 1000 bytes fill the
-	 * connection's 2048, the third is refused at once. */
+	/* Each announced body is reserved (1000 bytes as 1024, 200 as 256):
+	 * with their headers the first two fit in the connection's 2048, the
+	 * third is refused at once. */
 	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
-	for (int i = 0; i < 3; i++)
-		st[i] = h2_stalled(&h, "1000");
+	st[0] = h2_stalled(&h, "1000");
+	st[1] = h2_stalled(&h, "200");
+	st[2] = h2_stalled(&h, "1000");
 	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
 	check_h2_error(st[0], 408, "request_timeout");
 	check_h2_error(st[1], 408, "request_timeout");
 	check_h2_error(st[2], 503, "service_unavailable");
+	h2_close(&h);
+}
+
+static void test_h2c_header_budget(void)
+{
+	struct h2c h;
+	struct h2stream *slow, *st;
+	char big[1200];
+	nghttp2_nv nv[] = {
+		{(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"h", 10, 1, 0},
+		{(uint8_t *)":path", (uint8_t *)"/hb", 5, 3, 0},
+		{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big), 0},
+	};
+
+	/* Headers count with the bodies: 1024 reserved for a body, 1200 of
+	 * headers over the connection's 2048. */
+	memset(big, 'h', sizeof(big));
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	slow = h2_stalled(&h, "1000");
+	st = &h.st[h.nst++];
+	memset(st, 0, sizeof(*st));
+	st->id = nghttp2_submit_request(h.s, NULL, nv, 5, NULL, NULL);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	check_h2_error(st, 503, "service_unavailable");
+	check_h2_error(slow, 408, "request_timeout");
+	h2_close(&h);
+}
+
+static void test_h2c_unread_answer(void)
+{
+	struct h2c h;
+	struct h2stream *st;
+	struct timeval t0;
+	nghttp2_settings_entry shut = {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
+				       0};
+
+	/* A client that never opens a window for the answer's body. */
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	nghttp2_submit_settings(h.s, NGHTTP2_FLAG_NONE, &shut, 1);
+	gettimeofday(&t0, NULL);
+	st = h2_request(&h, "GET", "/fine", NULL, 0);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	CU_ASSERT_EQUAL(st->status, 200);
+	CU_ASSERT_EQUAL(st->len, 0);
+	CU_ASSERT_EQUAL(st->error, NGHTTP2_CANCEL);
 	h2_close(&h);
 }
 
@@ -1601,11 +1689,14 @@ int main(void)
 	CU_add_test(s, "request deadline 408", test_request_deadline);
 	CU_add_test(s, "the deadline is per request", test_deadline_per_request);
 	CU_add_test(s, "connection caps 429 and 503", test_connection_caps);
+	CU_add_test(s, "every limit in docs/decisions.md", test_limits_documented);
 	CU_add_test(s, "h2c prior knowledge, concurrent streams", test_h2c);
 	CU_add_test(s, "h2c content-length over the limit", test_h2c_content_length);
 	CU_add_test(s, "h2c header limit 431", test_h2c_header_limit);
 	CU_add_test(s, "h2c stream deadline 408", test_h2c_stream_deadline);
 	CU_add_test(s, "h2c body budget 503", test_h2c_body_budget);
+	CU_add_test(s, "h2c header budget 503", test_h2c_header_budget);
+	CU_add_test(s, "h2c answer left unread: reset", test_h2c_unread_answer);
 	CU_add_test(s, "h2c HEAD", test_h2c_head);
 	CU_add_test(s, "h2c with curl", test_h2c_curl);
 	CU_add_test(s, "TLS with ALPN", test_tls_alpn);
