@@ -2,8 +2,9 @@
 process under seo-supervise, on free ports (every SEO_*_ADDR) and its own
 state directory (SEO_VAR_DIR). Each process SIGKILLed in turn is back,
 /healthz 200, within 2 seconds, and the billed calls that failed meanwhile
-charged nothing; `up` again is harmless and prints the same line; `./seo
-down` leaves no process of the stack. A second stack on a throwaway local
+charged nothing; `up` again is harmless and prints the same line; a process
+that cannot start fails `up` with its log; `./seo down` leaves no process of
+the stack. A second stack on a throwaway local
 cluster (SEO_LOCAL_PG_PORT) shows that `down` stops the cluster `up`
 started, and that a cluster already on that port is named.
 
@@ -226,6 +227,30 @@ def up_again_is_harmless(c):
     again = c.stack.up()
     eq(again, c.stack.line, "the same last line")
     eq([p["pid"] for p in c.stack.status()["processes"]], pids, "nothing started again")
+
+
+@test
+def up_fails_when_a_process_exits_at_start(c):
+    env = dict(c.stack.env)
+    del env["SEO_VAR_DIR"]
+    env["SEO_DATA_DIR"] = os.path.join(c.stack.var, "graph")
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    bad = Local("held", env)
+    bad.env["SEO_GRAPH_ADDR"] = "127.0.0.1:%d" % held.getsockname()[1]
+    try:
+        r = bad.seo("up")
+        check(r.returncode != 0, "./seo up fails", r.stdout)
+        eq(r.stdout, "", "no JSON line")
+        check("cannot listen on" in r.stderr, "its log is shown", r.stderr[-2000:])
+        eq(r.stderr.strip().splitlines()[-1],
+           "seo: svc-graph did not start (log: %s/log/svc-graph.log)" % bad.var,
+           "./seo up's last words")
+        eq(bad.processes(), [], "nothing of that stack left running")
+    finally:
+        held.close()
+        bad.close()
 
 
 @test
