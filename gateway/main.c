@@ -32,6 +32,7 @@ int main(void)
 	int rc;
 
 	seo_config_init();
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init("gateway");
 	seo_json_init();
 	signal(SIGPIPE, SIG_IGN);

@@ -5,6 +5,7 @@
  * connection, no new ones, and the loop ends once the calls in flight are
  * answered and the connections closed, or after SERVICE_GRACE_MS (a bit
  * under Docker's 10 s before SIGKILL). A second signal stops at once.
+ * Without SEO_INTERNAL_TOKEN it does not start (exit status 2).
  */
 #include "rpc_internal.h"
 
@@ -74,6 +75,7 @@ int rpc_service_main(const char *name, const char *addr,
 	unsigned short port;
 	int rc = 1;
 
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init(name);
 	seo_json_init();
 	/* Before the event_base exists: a lock-aware base, so that code on

@@ -24,6 +24,8 @@ typedef struct gw_config {
 	int request_timeout_ms;           /* GW_LIM_REQUEST_MS; 0: its default */
 	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
 					   * names the client; NULL/"": none */
+	const char *metrics_token;        /* bearer of GET /metrics; NULL/"":
+					   * /metrics is refused */
 } gw_config;
 
 /* Fills `cfg` from the environment (seo/config.h). Strings are owned by

@@ -53,6 +53,7 @@ struct gw_gateway {
 	size_t openapi_len;
 	int rpc_timeout_ms;
 	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
+	const char *metrics_token; /* "": /metrics is refused */
 	char id_prefix[9];
 	unsigned long long id_counter;
 };
@@ -689,6 +690,18 @@ static void serve_health(gw_call *c)
 	}
 }
 
+/* /metrics shows what was charged: only for the bearer of
+ * SEO_METRICS_TOKEN, none at all while it is not set. */
+static int metrics_allowed(gw_call *c)
+{
+	const char *auth = gw_http_header_get(c->req, "Authorization");
+	const char *token = c->gw->metrics_token;
+
+	return *token != '\0' && auth != NULL &&
+	       strncasecmp(auth, "Bearer ", 7) == 0 &&
+	       seo_secure_streq(auth + 7, token);
+}
+
 static void serve_builtin(gw_call *c)
 {
 	const char *p = c->route->pattern;
@@ -697,7 +710,20 @@ static void serve_builtin(gw_call *c)
 		serve_health(c);
 	} else if (strcmp(p, "/metrics") == 0) {
 		size_t len;
-		char *text = gw_metrics_render(c->gw->metrics, &len);
+		char *text;
+
+		if (!metrics_allowed(c)) {
+			c->answer_headers[0] = (gw_http_header){
+				"WWW-Authenticate", "Bearer realm=\"metrics\""};
+			c->n_answer_headers = 1;
+			respond_error(c, "invalid_api_key",
+				      *c->gw->metrics_token == '\0'
+					      ? "/metrics is off: SEO_METRICS_TOKEN is not set"
+					      : "missing or wrong bearer token of /metrics",
+				      NULL);
+			return;
+		}
+		text = gw_metrics_render(c->gw->metrics, &len);
 		if (text == NULL) {
 			respond_error(c, "internal_error", "out of memory", NULL);
 			return;
@@ -830,6 +856,7 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
 	cfg->rpc_timeout_ms = (int)seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
 	cfg->trusted_proxies = seo_config(SEO_CFG_TRUSTED_PROXIES);
+	cfg->metrics_token = seo_config(SEO_CFG_METRICS_TOKEN);
 	cfg->request_timeout_ms =
 		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
@@ -847,6 +874,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		return SEO_ENOMEM;
 	gw->base = base;
 	gw->rpc_timeout_ms = cfg->rpc_timeout_ms > 0 ? cfg->rpc_timeout_ms : 30000;
+	gw->metrics_token = cfg->metrics_token != NULL ? cfg->metrics_token : "";
 	gw->routes = gw_routes(&gw->n_routes);
 	for (size_t i = 0; i < gw->n_routes; i++) {
 		char why[256];

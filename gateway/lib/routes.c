@@ -47,6 +47,7 @@ static const char *const checkout_errors[] = {"invalid_credits",
 					      "checkout_failed", NULL};
 static const char *const webhook_errors[] = {"invalid_signature", NULL};
 static const char *const no_errors[] = {NULL};
+static const char *const metrics_errors[] = {"invalid_api_key", NULL};
 
 static const gw_route core_routes[] = {
 	{.method = "GET", .pattern = "/healthz", .endpoint = "healthz",
@@ -61,8 +62,8 @@ static const gw_route core_routes[] = {
 	 .auth = {.key = GW_KEY_NONE},
 	 .quota = GW_QUOTA_NONE,
 	 .out = {.status = 200},
-	 .summary = "Prometheus metrics",
-	 .errors = no_errors},
+	 .summary = "Prometheus metrics (Authorization: Bearer SEO_METRICS_TOKEN)",
+	 .errors = metrics_errors},
 	{.method = "GET", .pattern = "/v1/openapi.json", .endpoint = "openapi",
 	 .service = GW_SVC_NONE,
 	 .auth = {.key = GW_KEY_NONE},

@@ -41,6 +41,7 @@ static struct test_srv plain;   /* cleartext, idle 5 s */
 static struct test_srv idle1;   /* cleartext, idle 1 s */
 static struct test_srv tls;     /* TLS, when a certificate could be made */
 static struct test_srv tight;   /* small limits: tight_limits */
+static struct test_srv tls_tight; /* TLS with them */
 
 #define TIGHT_REQUEST_MS 300
 static const long long tight_limits[GW__LIM_COUNT] = {
@@ -212,7 +213,8 @@ static int suite_init(void)
 			 "-subj /CN=localhost -keyout %s -out %s -days 1",
 			 key, cert);
 		if (have_cmd(cmd) &&
-		    start_server(&tls, 5, NULL, cert, key) != 0)
+		    (start_server(&tls, 5, NULL, cert, key) != 0 ||
+		     start_server(&tls_tight, 0, tight_limits, cert, key) != 0))
 			return -1;
 	}
 	{
@@ -238,6 +240,7 @@ static int suite_clean(void)
 	gw_http_server_free(idle1.srv);
 	gw_http_server_free(tls.srv);
 	gw_http_server_free(tight.srv);
+	gw_http_server_free(tls_tight.srv);
 	/* Answers for connections already gone are dropped. */
 	while (delayed_list != NULL) {
 		struct delayed *d = delayed_list;
@@ -938,6 +941,29 @@ static void test_request_deadline(void)
 	CU_ASSERT_EQUAL(r.status, 408);
 	resp_free(&r);
 	cli_close(&c);
+}
+
+/* Sends `start` and nothing more: closed at the deadline. */
+static void check_cut_at_deadline(unsigned short port, const char *start)
+{
+	struct cli c;
+	struct timeval t0;
+
+	CU_ASSERT_FATAL(cli_open(&c, port) == 0);
+	gettimeofday(&t0, NULL);
+	CU_ASSERT(cli_sends(&c, start) == 0);
+	CU_ASSERT(cli_eof(&c));
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	cli_close(&c);
+}
+
+static void test_protocol_deadline(void)
+{
+	/* A preface that never ends is no request either... */
+	check_cut_at_deadline(tight.port, "PRI * HTTP/2.0\r\n");
+	/* ...nor is a TLS handshake that never ends. */
+	if (tls_tight.srv != NULL)
+		check_cut_at_deadline(tls_tight.port, "\x16\x03\x01");
 }
 
 static void test_deadline_per_request(void)
@@ -1687,6 +1713,8 @@ int main(void)
 	CU_add_test(s, "client gone before the answer", test_disconnect);
 	CU_add_test(s, "idle timeout", test_idle_timeout);
 	CU_add_test(s, "request deadline 408", test_request_deadline);
+	CU_add_test(s, "protocol choice and TLS handshake deadline",
+		    test_protocol_deadline);
 	CU_add_test(s, "the deadline is per request", test_deadline_per_request);
 	CU_add_test(s, "connection caps 429 and 503", test_connection_caps);
 	CU_add_test(s, "every limit in docs/decisions.md", test_limits_documented);

@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -196,6 +197,10 @@ class Stack:
             # No test reaches the real PageSpeed API; those that call it
             # pass their fake (tests/fakes/fake_pagespeed.py) in `env`.
             "SEO_PAGESPEED_URL": "http://127.0.0.1:9",
+            # The shared secrets of this stack (./seo up keeps its own
+            # under var/).
+            "SEO_INTERNAL_TOKEN": secrets.token_urlsafe(32),
+            "SEO_METRICS_TOKEN": secrets.token_urlsafe(32),
         })
         self.procs = {}
         self.gateways = []
@@ -309,6 +314,11 @@ class Stack:
 
     def get(self, path, key=None, **kw):
         return self.request("GET", path, key=key, **kw)
+
+    def metrics(self, port=None):
+        """GET /metrics with the stack's bearer token."""
+        return self.get("/metrics", port=port, headers={
+            "Authorization": "Bearer " + self.env["SEO_METRICS_TOKEN"]})
 
     def seoctl(self, *args, expect_ok=True):
         out = subprocess.run([self.binary("seoctl")] + list(args), env=self.env,

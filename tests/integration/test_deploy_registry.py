@@ -77,6 +77,46 @@ def deploy_names_no_other_service():
             check(var in envs, "address of no registry service", var)
 
 
+def network_policy(manifest, process):
+    """The pods the NetworkPolicy of `process` lets in, and its ports."""
+    for doc in manifest.split("\n---\n"):
+        if re.search(r"^kind: NetworkPolicy$", doc, re.M) and \
+                re.search(r"^  name: %s$" % process, doc, re.M):
+            spec = doc.split("\nspec:\n", 1)[1]
+            target, ingress = spec.split("  ingress:\n", 1)
+            check(re.search(r"app\.kubernetes\.io/name: %s$" % process, target, re.M),
+                  process + " policy selects its pods")
+            check('policyTypes: ["Ingress"]' in target, process + " policy on ingress")
+            return (set(re.findall(r"app\.kubernetes\.io/name: (\S+)$", ingress, re.M)),
+                    {int(p) for p in re.findall(r"- port: (\d+)$", ingress, re.M)})
+    check(False, "no NetworkPolicy in deploy/k8s/%s.yaml" % process)
+
+
+@test
+def only_the_allowed_callers_reach_a_service():
+    callers = {s["process"]: {"gateway"} for s in h.REGISTRY}
+    for s in h.REGISTRY:
+        for to in s["calls"]:
+            callers[to].add(s["process"])
+    for s in h.REGISTRY:
+        p = s["process"]
+        pods, ports = network_policy(read("k8s", p + ".yaml"), p)
+        check(pods == callers[p], p + " callers", sorted(pods), sorted(callers[p]))
+        check(ports == {s["port"]}, p + " port", ports)
+
+
+@test
+def the_internal_token_reaches_every_process():
+    has(read("k8s", "secret.yaml"), r'^  SEO_INTERNAL_TOKEN: "[^"]{16,}"$', "k8s Secret")
+    has(read("k8s", "secret.yaml"), r'^  SEO_METRICS_TOKEN: "', "k8s Secret")
+    has(read("k8s", "gateway.yaml"), r"secretRef:\n\s+name: seo-secrets", "gateway")
+    for s in h.REGISTRY:
+        has(read("k8s", s["process"] + ".yaml"), r"secretRef:\n\s+name: seo-secrets",
+            s["process"] + " reads seo-secrets")
+    has(read("docker", "compose.yaml"), r"^    SEO_INTERNAL_TOKEN: \$\{SEO_INTERNAL_TOKEN:\?",
+        "compose requires it")
+
+
 @test
 def deploy_doc_lists_every_service():
     with open(os.path.join(h.SOURCE_DIR, "docs", "deploy.md")) as f:
