@@ -50,6 +50,8 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	    .min = 1, .max = 3600000),
 	ROW(SEO_CFG_RPC_TIMEOUT_MS, "SEO_RPC_TIMEOUT_MS", SEO_CFG_MS, "30000", "deadline of a gateway call to a service",
 	    .min = 1, .max = 3600000),
+	ROW(SEO_CFG_DRAIN_MS, "SEO_DRAIN_MS", SEO_CFG_MS, "15000", "after SIGTERM, how long calls in flight may still run before they are failed (and refunded)",
+	    .min = 0, .max = 600000),
 	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),
 	ROW(SEO_CFG_REALTIME_MIGRATIONS_DIR, "SEO_REALTIME_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-realtime (default: found beside the binary)"),
 	ROW(SEO_CFG_TECH_RULES, "SEO_TECH_RULES", SEO_CFG_FILE, "", "technology fingerprint rules of tech-stack (default: found beside the binary)"),

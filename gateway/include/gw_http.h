@@ -107,6 +107,10 @@ unsigned short gw_http_server_port(const gw_http_server *srv);
  * flight finish. */
 void gw_http_server_shutdown(gw_http_server *srv);
 
+/* 1 when no connection is open (after a shutdown: every answer has left),
+ * else 0. */
+int gw_http_server_idle(const gw_http_server *srv);
+
 /* Frees the server and every connection. */
 void gw_http_server_free(gw_http_server *srv);
 

@@ -831,6 +831,11 @@ unsigned short gw_http_server_port(const gw_http_server *srv)
 	return srv->port;
 }
 
+int gw_http_server_idle(const gw_http_server *srv)
+{
+	return srv->conns == NULL;
+}
+
 void gw_http_server_shutdown(gw_http_server *srv)
 {
 	struct gw__conn *c, *next;

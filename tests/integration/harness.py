@@ -258,9 +258,11 @@ class Stack:
     def stop_service(self, name):
         self.procs.pop(name).stop()
 
-    def start_gateway(self):
+    def start_gateway(self, env=None):
+        """Starts one more gateway (`env` adds variables for it alone) and
+        returns its port; its process is procs["gateway<i>"]."""
         port = free_port()
-        env = dict(self.env, SEO_HTTP_ADDR="127.0.0.1:%d" % port)
+        env = dict(self.env, SEO_HTTP_ADDR="127.0.0.1:%d" % port, **(env or {}))
         name = "gateway%d" % len(self.gateways)
         self.procs[name] = Process(name, [self.binary("gateway")], env, self.tmp)
         self.gateways.append(port)
@@ -344,7 +346,10 @@ class Stack:
             return None
         self.closed = True
         bad = []
-        for name, p in list(self.procs.items()):
+        # Gateways first, as ./seo down does: a draining gateway refunds
+        # through svc-account.
+        for name, p in sorted(self.procs.items(),
+                              key=lambda kv: not kv[0].startswith("gateway")):
             code = p.stop()
             if code != 0:
                 bad.append("%s exited with %s:\n%s" % (name, code, p.tail(60)))

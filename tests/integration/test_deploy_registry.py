@@ -46,6 +46,31 @@ def kubernetes_has_every_service():
         has(config, r'^  %s: "%s:%d"$' % (env, p, port), "configmap " + env)
 
 
+def number(text, pattern, what):
+    m = re.search(pattern, text, re.M)
+    check(m is not None, what, pattern)
+    return int(m.group(1))
+
+
+@test
+def kubernetes_waits_out_the_drain():
+    """Each pod's grace period covers its preStop sleep, the drain limit
+    and the gateway's refund flush, so SIGKILL never cuts a drain short."""
+    drain_s = number(read("k8s", "configmap.yaml"), r'^  SEO_DRAIN_MS: "(\d+)"$',
+                     "configmap SEO_DRAIN_MS") / 1000
+    with open(os.path.join(h.SOURCE_DIR, "gateway", "include", "gw.h")) as f:
+        flush_s = number(f.read(), r"^#define GW_FLUSH_MS (\d+)$", "GW_FLUSH_MS") / 1000
+    for p in ["gateway"] + [s["process"] for s in h.REGISTRY]:
+        m = read("k8s", p + ".yaml")
+        grace = number(m, r"^      terminationGracePeriodSeconds: (\d+)$", p + " grace period")
+        sleep = number(m, r'^            preStop:\n\s+exec:\n\s+command: \["sleep", "(\d+)"\]$',
+                       p + " preStop sleep")
+        check(sleep > 0, p + " preStop sleep", sleep)
+        check(grace > sleep + drain_s + flush_s,
+              "%s: grace period %d s within preStop %d s + drain %g s + flush %g s"
+              % (p, grace, sleep, drain_s, flush_s))
+
+
 @test
 def docker_has_every_service():
     compose = read("docker", "compose.yaml")

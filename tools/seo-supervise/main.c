@@ -7,7 +7,8 @@
  * that dies again after a back-off (supervise.h); on SIGTERM, SIGINT or
  * SIGHUP stops them in reverse order, each gone before the next is
  * signalled (the gateway, last on the line, first: what it drains can
- * still reach the services), then exits 0. FILE holds the status (JSON),
+ * still reach the services), each given SEO_DRAIN_MS and the policy's
+ * grace before SIGKILL, then exits 0. FILE holds the status (JSON),
  * replaced whole on every change and removed at exit. A child gets
  * SIGTERM if the supervisor itself dies, so nothing of the stack is left
  * behind.
@@ -37,6 +38,7 @@ typedef struct supervisor {
 	size_t n;
 	const char *status_path;
 	const char *log_dir;
+	sup_policy pol;
 	sigset_t sigs;
 	int stopping;
 } supervisor;
@@ -92,7 +94,7 @@ static void start(supervisor *s, sup_proc *p)
 	if (pid < 0) {
 		log_error("cannot start %s: %s", p->name, strerror(errno));
 		p->started_ms = now;
-		sup_died(p, &sup_default_policy, 127 << 8, now);
+		sup_died(p, &s->pol, 127 << 8, now);
 		return;
 	}
 	sup_started(p, pid, now);
@@ -121,7 +123,7 @@ static void reap(supervisor *s)
 			 p->name, (int)pid,
 			 WIFSIGNALED(status) ? "signal" : "status",
 			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-			 (long long)sup_died(p, &sup_default_policy, status, seo_mono_ms()));
+			 (long long)sup_died(p, &s->pol, status, seo_mono_ms()));
 	}
 }
 
@@ -140,7 +142,7 @@ static int wait_signal(const supervisor *s, int64_t ms)
 
 static void stop_one(supervisor *s, sup_proc *p)
 {
-	int64_t deadline = seo_mono_ms() + sup_default_policy.stop_grace_ms;
+	int64_t deadline = seo_mono_ms() + s->pol.stop_grace_ms;
 	pid_t pid = p->pid;
 	int status;
 
@@ -150,7 +152,7 @@ static void stop_one(supervisor *s, sup_proc *p)
 
 		if (left <= 0) {
 			log_warn("%s did not stop in %lld ms: killed", p->name,
-				 (long long)sup_default_policy.stop_grace_ms);
+				 (long long)s->pol.stop_grace_ms);
 			kill(pid, SIGKILL);
 			if (waitpid(pid, &status, 0) == pid)
 				sup_stopped(p, status);
@@ -209,6 +211,9 @@ int main(int argc, char **argv)
 
 	seo_config_init();
 	seo_log_init("seo-supervise");
+	/* a child drains its calls for SEO_DRAIN_MS after SIGTERM */
+	s.pol = sup_default_policy;
+	s.pol.stop_grace_ms += seo_config_num(SEO_CFG_DRAIN_MS);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 's')
 			s.status_path = optarg;

@@ -15,13 +15,14 @@
 /*
  * 100 ms brings a killed service back well within two seconds; 10 s is
  * the longest a crashing one waits, so a fixed fault is picked up soon.
- * The grace covers the gateway's drain of calls in flight.
+ * The grace comes on top of SEO_DRAIN_MS (main.c): the gateway's refunds
+ * after its drain (5 s) and its exit.
  */
 const sup_policy sup_default_policy = {
 	.first_ms = 100,
 	.max_ms = 10000,
 	.stable_ms = 10000,
-	.stop_grace_ms = 20000,
+	.stop_grace_ms = 10000,
 };
 
 static const char *const state_names[] = {
