@@ -153,14 +153,20 @@ typedef struct acct__identity {
 	acct_role role;
 } acct__identity;
 
+/* How long a hash PostgreSQL did not know is answered invalid without
+ * asking again (docs/decisions.md). */
+#define KEYCACHE_UNKNOWN_MS 10000
+
 /*
- * Key hash -> identity of valid keys. An eviction bumps `epoch`; a filler
- * that read PostgreSQL before an eviction must not insert what it read, so
- * it passes the epoch it saw before the read.
+ * Key hash -> identity of valid keys, and the hashes found unknown in the
+ * last KEYCACHE_UNKNOWN_MS. An eviction bumps `epoch`; a filler that read
+ * PostgreSQL before an eviction must not insert what it read, so it passes
+ * the epoch it saw before the read.
  */
 typedef struct acct__keycache {
 	pthread_mutex_t mu;
 	acct__hmap map;
+	acct__hmap unknown;
 	uint64_t epoch;
 } acct__keycache;
 
@@ -171,6 +177,15 @@ int acct__keycache_get(acct__keycache *c, const char *hash,
 		       acct__identity *out, uint64_t *epoch);
 void acct__keycache_put(acct__keycache *c, const char *hash,
 			const acct__identity *id, uint64_t epoch);
+/* 1 while `hash` was found unknown less than KEYCACHE_UNKNOWN_MS before
+ * `now_ms` (seo_mono_ms()), else 0. */
+int acct__keycache_unknown(acct__keycache *c, const char *hash,
+			   int64_t now_ms);
+/* Records `hash` as unknown at `now_ms`, unless an eviction happened since
+ * `epoch` (from the _get() before the read). */
+void acct__keycache_put_unknown(acct__keycache *c, const char *hash,
+				uint64_t epoch, int64_t now_ms);
+/* Forgets `hash` in both maps (revoked, or just created). */
 void acct__keycache_evict_key(acct__keycache *c, const char *hash);
 void acct__keycache_evict_user(acct__keycache *c, const char *user_id);
 void acct__keycache_clear(acct__keycache *c);

@@ -11,6 +11,7 @@
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
+#include "seo/util.h"
 
 #define DEFAULT_POOL 8
 
@@ -123,11 +124,15 @@ static int lookup_key(acct_service *a, const char *hash, acct__identity *id,
 
 	if (acct__keycache_get(&a->cache, hash, id, &epoch))
 		return 0;
+	if (acct__keycache_unknown(&a->cache, hash, seo_mono_ms()))
+		return acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				  "invalid or revoked api key");
 	atomic_fetch_add(&a->key_db_lookups, 1);
 	rc = acct__pool_query(a->pool, ACCT_Q_KEY_LOOKUP, 1, &hash, &r, err);
 	if (rc != 0)
 		goto out;
 	if (PQntuples(r) == 0) {
+		acct__keycache_put_unknown(&a->cache, hash, epoch, seo_mono_ms());
 		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
 				"invalid or revoked api key");
 		goto out;

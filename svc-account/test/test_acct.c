@@ -66,21 +66,43 @@ static void hash_of(const char *key, char out[ACCT_HASH_LEN])
 	seo_sha256_hex(key, strlen(key), out);
 }
 
+static uint64_t notifications(void);
+
+/* Waits (at most 5 s) for the service to have more than `seen`
+ * notifications, then for 50 ms without one: a key created announces
+ * itself (NOTIFY), and its eviction must not land in the middle of a test
+ * that counts lookups or notifications. */
+static void settle(uint64_t seen)
+{
+	uint64_t n;
+
+	for (int i = 0; i < 500 && notifications() <= seen; i++)
+		usleep(10000);
+	do {
+		n = notifications();
+		usleep(50000);
+	} while (notifications() != n);
+}
+
 static void new_workspace(int64_t credits, const char *email, acct_new_user *u)
 {
 	acct_err err;
+	uint64_t seen = notifications();
 
 	CU_ASSERT_FATAL(acct_workspace_create(db, "Test", email, credits, u,
 					      &err) == 0);
+	settle(seen);
 }
 
 static void new_user(const acct_new_user *ws, const char *email,
 		     acct_role role, acct_new_user *u)
 {
 	acct_err err;
+	uint64_t seen = notifications();
 
 	CU_ASSERT_FATAL(acct_user_add(db, ws->workspace_id, email, role, u,
 				      &err) == 0);
+	settle(seen);
 }
 
 /* The caller identity the gateway would send for `u`'s first key. */
@@ -118,16 +140,21 @@ static const char *authz_code(acct_service *s, const char *key)
 	return authz(s, key, 0, 0, 0, &az, &err) == 0 ? "ok" : err.code;
 }
 
-/* Waits (at most 5 s) until `key` is refused: a NOTIFY from another
- * connection travels asynchronously. */
-static int wait_refused(const char *key)
+/* Waits (at most 5 s) until authorizing `key` answers `code` ("ok" when
+ * accepted): a NOTIFY from another connection travels asynchronously. */
+static int wait_code(const char *key, const char *code)
 {
 	for (int i = 0; i < 500; i++) {
-		if (strcmp(authz_code(svc, key), "invalid_api_key") == 0)
+		if (strcmp(authz_code(svc, key), code) == 0)
 			return 1;
 		usleep(10000);
 	}
 	return 0;
+}
+
+static int wait_refused(const char *key)
+{
+	return wait_code(key, "invalid_api_key");
 }
 
 static uint64_t notifications(void)
@@ -337,6 +364,48 @@ static void test_revocation_through_notify(void)
 	CU_ASSERT_EQUAL(acct_user_remove(db, member.user_id, &err), 0);
 	CU_ASSERT(acct_user_remove(db, "usr_nobody", &err) != 0);
 	CU_ASSERT_STRING_EQUAL(err.code, "user_not_found");
+	seo_arena_free(arena);
+}
+
+/* An unknown key costs one query, then none for a while; a key created
+ * under that hash is not hidden by it: the creator's NOTIFY (another
+ * replica, seoctl) evicts it, and every creation sends one. */
+static void test_unknown_keys(void)
+{
+	const char *key = "seo_UnknownFirstCreatedRightAfter123";
+	acct_new_user ws;
+	acct_stats before, after;
+	acct_err err;
+	char hash[ACCT_HASH_LEN], own[ACCT_HASH_LEN];
+	acct_caller who;
+	Seo__Account__V1__CreatedKey *k;
+	seo_arena *arena = seo_arena_new(0);
+	uint64_t seen;
+
+	CU_ASSERT_FATAL(is_key(key));
+	new_workspace(0, "unknown@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, own);
+	acct_get_stats(svc, &before);
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_STRING_EQUAL(authz_code(svc, key), "invalid_api_key");
+	acct_get_stats(svc, &after);
+	CU_ASSERT_EQUAL(after.key_db_lookups, before.key_db_lookups + 1);
+
+	/* Created behind the service's back without the NOTIFY: hidden... */
+	hash_of(key, hash);
+	q_int("INSERT INTO api_keys (id, workspace_id, user_id, name, last_four, "
+	      "created_at) SELECT $1, workspace_id, id, 'probe', 'ter1', 0 FROM "
+	      "users WHERE id = $2", hash, ws.user_id, NULL);
+	CU_ASSERT_STRING_EQUAL(authz_code(svc, key), "invalid_api_key");
+	/* ...until the NOTIFY that acct__key_insert sends arrives. */
+	q_int("SELECT pg_notify('seo_auth', $1)", hash, NULL);
+	CU_ASSERT(wait_code(key, "ok"));
+
+	seen = notifications();
+	CU_ASSERT_EQUAL_FATAL(acct_create_key(svc, &who, "n", arena, &k, &err), 0);
+	CU_ASSERT_STRING_EQUAL(authz_code(svc, k->key), "ok");
+	settle(seen);
+	CU_ASSERT(notifications() > seen);
 	seo_arena_free(arena);
 }
 
@@ -1318,6 +1387,8 @@ int main(void)
 	CU_add_test(suite, "key create, hash, lookup", test_key_create_hash_lookup);
 	CU_add_test(suite, "revocation is immediate", test_revocation_is_immediate);
 	CU_add_test(suite, "revocation through NOTIFY", test_revocation_through_notify);
+	CU_add_test(suite, "unknown keys cached, never hiding a new one",
+		    test_unknown_keys);
 	CU_add_test(suite, "role rules", test_role_rules);
 	CU_add_test(suite, "rate limiter", test_rate_limiter);
 	CU_add_test(suite, "group commit", test_group_commit);

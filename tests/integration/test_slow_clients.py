@@ -237,16 +237,17 @@ def probe_main(port, seconds):
     print(json.dumps(out))
 
 
-def raise_fd_limit(need):
+def set_fd_limit(need):
+    """Exactly `need` descriptors (soft limit) for this process and the
+    stack it starts: the gateway must raise its own for its caps."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < need:
-        if hard != resource.RLIM_INFINITY and hard < need:
-            raise h.Skip("RLIMIT_NOFILE hard limit %d is under %d" % (hard, need))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    if hard != resource.RLIM_INFINITY and hard < need:
+        raise h.Skip("RLIMIT_NOFILE hard limit %d is under %d" % (hard, need))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
 
 
 def setup():
-    raise_fd_limit(N_H1 + N_H2_CONNS + 512)
+    set_fd_limit(N_H1 + N_H2_CONNS + 512)
     return h.Stack("slow", env={"SEO_HTTP_REQUEST_TIMEOUT_MS": str(DEADLINE_MS)})
 
 
@@ -317,10 +318,16 @@ def slow_clients_are_cut_off_while_others_are_served(s):
         check(b"request_timeout" in b, "http/1.1 error object", b[:400])
     check(c1.get("refused", 0) > 0, "the per-address cap refused nothing", c1)
 
-    with open("/proc/%d/status" % s.procs["gateway0"].proc.pid) as f:
+    pid = s.procs["gateway0"].proc.pid
+    with open("/proc/%d/status" % pid) as f:
         mem = dict(line.split(":", 1) for line in f.read().splitlines())
-    print("gateway: %s peak resident, %s open descriptors at the end"
-          % (mem["VmHWM"].strip(), len(os.listdir("/proc/%d/fd" % s.procs["gateway0"].proc.pid))))
+    with open("/proc/%d/limits" % pid) as f:
+        soft, hard = [int(x) if x.isdigit() else resource.RLIM_INFINITY for x in
+                      [ln for ln in f if ln.startswith("Max open files")][0].split()[3:5]]
+    print("gateway: %s peak resident, %d open descriptors at the end, %d allowed"
+          % (mem["VmHWM"].strip(), len(os.listdir("/proc/%d/fd" % pid)), soft))
+    # it raised its soft limit to what its connection cap (4096) needs
+    check(soft >= min(hard, 4096 + 64), "the gateway's descriptor limit", soft, hard)
     results = json.loads(out)
     bad = [r for r in results if r[0] != 200]
     eq(bad, [], "normal requests from 127.0.0.2")
