@@ -34,6 +34,8 @@ typedef enum acct__q {
 	ACCT_Q_KEY_INSERT,
 	ACCT_Q_KEY_REVOKE,
 	ACCT_Q_KEY_LIST,
+	ACCT_Q_KEY_LOCK,
+	ACCT_Q_KEY_ACTIVE,
 	ACCT_Q_USER_OF_CALLER,
 	ACCT_Q_USER_EMAIL,
 	ACCT_Q_USER_INSERT,
@@ -44,6 +46,8 @@ typedef enum acct__q {
 	ACCT_Q_GRANT,
 	ACCT_Q_LEDGER_LOCK_CHARGES,
 	ACCT_Q_LEDGER_LOCK_WORKSPACES,
+	ACCT_Q_LEDGER_BY_REQUEST,
+	ACCT_Q_LEDGER_TIMEOUT,
 	ACCT_Q_LEDGER_INSERT,
 	ACCT_Q_USAGE_INSERT,
 	ACCT_Q_USAGE_REFUND,
@@ -54,6 +58,9 @@ typedef enum acct__q {
 	ACCT_Q_WEBSITE_LIST,
 	ACCT_Q_WEBSITE_INSERT,
 	ACCT_Q_WEBSITE_POLICY,
+	ACCT_Q_RECONCILE_LOCK,
+	ACCT_Q_RECONCILE_LOCK_WORKSPACES,
+	ACCT_Q_RECONCILE_REFUND,
 	ACCT_Q_PING,
 	ACCT_Q_BEGIN,
 	ACCT_Q_COMMIT,
@@ -246,17 +253,32 @@ typedef struct acct__debit {
 	const char *domain; /* NULL: none */
 	int64_t amount;     /* > 0; 0 only with keep_refused */
 	int keep_refused;   /* a refusal still writes the usage row, at 0 */
+	/* The idempotency key (NULL: none, the row is settled at once) and
+	 * the milliseconds after the debit by which its outcome is due. */
+	const char *request_id;
+	int64_t settle_within_ms;
+	int64_t deadline_ms; /* seo_mono_ms() past which it is not written; 0: none */
 } acct__debit;
 
-/* Queues a debit and waits for its batch's commit. */
+/* Queues a debit and waits for its batch's commit. A debit under a key
+ * already used answers that debit's charge, writing nothing. */
 int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
 		       char charge_id[ACCT_ID_LEN], int64_t *remaining,
 		       acct_err *err);
 
-/* Queues a refund of a charge of `workspace_id` (NULL: of any workspace;
- * amount 0: all). */
-int acct__ledger_refund(acct__ledger *l, const char *workspace_id,
-			const char *charge_id, int64_t amount,
+typedef struct acct__refund {
+	const char *workspace_id; /* the charge's, or NULL: of any workspace */
+	const char *charge_id;
+	int64_t amount;           /* credits to give back; 0: all */
+	/* Instead of `amount`: the call's outcome, its final cost `used`
+	 * (see acct_settle()). */
+	int settle;
+	int64_t used;
+	int64_t deadline_ms;      /* as in acct__debit */
+} acct__refund;
+
+/* Queues a refund (or an outcome) and waits for its batch's commit. */
+int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 			int64_t *remaining, int64_t *used, acct_err *err);
 
 /* ---- the seo_auth listener (listener.c) ------------------------------- */

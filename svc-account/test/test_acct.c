@@ -299,6 +299,31 @@ static void test_key_create_hash_lookup(void)
 	seo_arena_free(arena);
 }
 
+/* A workspace holds at most ACCT_MAX_ACTIVE_KEYS active keys (its first
+ * one included); one more is refused, and revoking one makes room. */
+static void test_key_cap(void)
+{
+	acct_new_user ws;
+	acct_err err;
+	char hash[ACCT_HASH_LEN], last[ACCT_HASH_LEN];
+	acct_caller who;
+	Seo__Account__V1__CreatedKey *k = NULL;
+	seo_arena *arena = seo_arena_new(0);
+
+	new_workspace(0, "cap@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	for (int i = 1; i < ACCT_MAX_ACTIVE_KEYS; i++)
+		CU_ASSERT_EQUAL_FATAL(acct_create_key(svc, &who, "k", arena, &k, &err), 0);
+	hash_of(k->key, last);
+	CU_ASSERT_EQUAL(acct_create_key(svc, &who, "one more", arena, &k, &err), SEO_EDENIED);
+	CU_ASSERT_STRING_EQUAL(err.code, "key_limit_reached");
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM api_keys WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), ACCT_MAX_ACTIVE_KEYS);
+	CU_ASSERT_EQUAL(acct_revoke_key(svc, &who, last, &err), 0);
+	CU_ASSERT_EQUAL(acct_create_key(svc, &who, "room again", arena, &k, &err), 0);
+	seo_arena_free(arena);
+}
+
 static void test_revocation_is_immediate(void)
 {
 	acct_new_user ws;
@@ -786,7 +811,7 @@ static void *ledger_thread(void *arg)
 		c->remaining = az.credits_remaining;
 		break;
 	case CALL_CHARGE:
-		c->rc = acct_charge(svc, c->who, c->endpoint, c->cost, NULL,
+		c->rc = acct_charge(svc, c->who, NULL, c->endpoint, c->cost, NULL,
 				    charge, &c->remaining, &err);
 		break;
 	case CALL_REFUND:
@@ -844,6 +869,117 @@ static uint64_t run_held(const char *workspace, ledger_call *calls, int n)
 	acct_get_stats(svc, &after);
 	CU_ASSERT_EQUAL(after.ledger_ops - before.ledger_ops, (uint64_t)n);
 	return after.ledger_batches - before.ledger_batches;
+}
+
+/* A debit under an idempotency key: what a retry, the outcome report and
+ * the reconcile job do with it. */
+static int keyed_debit(const char *key, int64_t cost, const acct_call *call,
+		       acct_authorization *out, acct_err *err)
+{
+	char hash[ACCT_HASH_LEN];
+	acct_authorize_req req = {
+		.key_hash = hash,
+		.endpoint = "backlinks",
+		.cost = cost,
+		.call = *call,
+	};
+
+	hash_of(key, hash);
+	return acct_authorize(svc, &req, out, err);
+}
+
+static void test_idempotent_debits_and_outcomes(void)
+{
+	acct_new_user ws;
+	acct_authorization a, again, b, c;
+	char hash[ACCT_HASH_LEN];
+	acct_caller who;
+	acct_call call = {"it-req-1", 60000, 0};
+	int64_t remaining, used;
+	acct_err err;
+
+	new_workspace(20, "keyed@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &a, &err), 0);
+	CU_ASSERT_EQUAL(a.credits_remaining, 16);
+	/* The retry answers the first charge and debits nothing. */
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &again, &err), 0);
+	CU_ASSERT_STRING_EQUAL(again.charge_id, a.charge_id);
+	CU_ASSERT_EQUAL(again.credits_remaining, 16);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+			      "it-req-1", NULL), 1);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE id = $1 AND outcome IS NULL",
+			      a.charge_id, NULL), 1);
+
+	/* The outcome: it cost 1, 3 come back, once. */
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, 1, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 19);
+	CU_ASSERT_EQUAL(used, 1);
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, 0, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 19);
+	CU_ASSERT_EQUAL(used, 1);
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, -1, 0, &remaining, &used, &err),
+			SEO_EINVAL);
+
+	/* Earned in full: nothing comes back, the outcome is closed. */
+	call.request_id = "it-req-2";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 2, &call, &b, &err), 0);
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, b.charge_id, 2, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 17);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE id = $1 AND outcome = 'earned'",
+			      b.charge_id, NULL), 1);
+
+	/* A debit whose caller's deadline has passed is not written. */
+	call = (acct_call){"it-req-3", 60000, seo_mono_ms() - 1};
+	CU_ASSERT_EQUAL(keyed_debit(ws.api_key, 2, &call, &c, &err), SEO_ETIMEDOUT);
+	CU_ASSERT_STRING_EQUAL(err.code, "service_unavailable");
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 17);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = 'it-req-3'", NULL), 0);
+}
+
+static void test_reconcile(void)
+{
+	acct_new_user ws;
+	acct_authorization open1, open2, settled, plain;
+	acct_call call = {"rc-open-1", 1000, 0};
+	int64_t remaining, used, done;
+	char why[256];
+	acct_err err;
+
+	new_workspace(30, "reconcile@example.com", &ws);
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 5, &call, &open1, &err), 0);
+	call.request_id = "rc-open-2";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 3, &call, &open2, &err), 0);
+	call.request_id = "rc-settled";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &settled, &err), 0);
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, settled.charge_id, 4, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(authz(svc, ws.api_key, 6, 0, 0, &plain, &err), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 12);
+
+	/* Within the grace: nothing. */
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + 1000, &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 0);
+	/* Past it: both open debits come back, the settled one and the one
+	 * made without a key stay; a second run finds nothing. */
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + ACCT_RECONCILE_GRACE_MS + 5000,
+				       &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 2);
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 20);
+	CU_ASSERT_EQUAL(q_int("SELECT sum(delta) FROM ledger WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), 20);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+			      "AND outcome = 'refunded' AND credits_used = 0",
+			      ws.workspace_id, NULL), 2);
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + ACCT_RECONCILE_GRACE_MS + 5000,
+				       &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 0);
+	/* A report after the job changes nothing. */
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, open1.charge_id, 5, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(used, 0);
+	CU_ASSERT_EQUAL(remaining, 20);
 }
 
 static void test_mixed_batch(void)
@@ -1385,6 +1521,7 @@ int main(void)
 		    test_migrations_concurrent_and_idempotent);
 	CU_add_test(schema, "host normalisation", test_host_normalize);
 	CU_add_test(suite, "key create, hash, lookup", test_key_create_hash_lookup);
+	CU_add_test(suite, "active keys per workspace capped", test_key_cap);
 	CU_add_test(suite, "revocation is immediate", test_revocation_is_immediate);
 	CU_add_test(suite, "revocation through NOTIFY", test_revocation_through_notify);
 	CU_add_test(suite, "unknown keys cached, never hiding a new one",
@@ -1394,6 +1531,8 @@ int main(void)
 	CU_add_test(suite, "group commit", test_group_commit);
 	CU_add_test(suite, "refunds", test_refunds);
 	CU_add_test(suite, "debits and refunds in one batch", test_mixed_batch);
+	CU_add_test(suite, "idempotent debits and outcomes", test_idempotent_debits_and_outcomes);
+	CU_add_test(suite, "the reconcile job", test_reconcile);
 	CU_add_test(suite, "a failed statement fails its whole batch", test_failed_batch);
 	CU_add_test(suite, "usage listing", test_usage_listing);
 	CU_add_test(suite, "pricing order", test_pricing_order);
