@@ -1456,6 +1456,59 @@ static void test_captures(void)
 	CU_ASSERT_EQUAL(total, 1);
 }
 
+/* An offset anywhere up to UINT64_MAX is an empty page past the end, with
+ * the total of the whole list (the ASan/UBSan build checks that no index
+ * or pointer leaves the list on the way). */
+static void test_far_offsets(void)
+{
+	static const uint64_t far[] = { 99, INT64_MAX, UINT64_MAX - 1,
+					UINT64_MAX };
+	const char *pair[] = { "gamma.com", "alpha.com" };
+	graph_backlink_filter f = { .link_type = "hyperlink" };
+	union {
+		graph_refdomain_row *rd;
+		graph_backlink_row *bl;
+		graph_outbound_row *ob;
+		graph_anchor_row *an;
+		graph_top_page_row *tp;
+		graph_similar_row *sm;
+		graph_intersect_row *in;
+		graph_overlap_row *ov;
+		graph_url_row *ur;
+	} r;
+	graph_page pg = P100;
+	size_t n;
+	uint64_t total, want;
+
+/* The call at offset 0 has rows; at each far offset none, same total. */
+#define EMPTY_FAR(call)                                               \
+	do {                                                          \
+		pg.offset = 0;                                        \
+		CU_ASSERT_EQUAL(call, 0);                             \
+		CU_ASSERT(n > 0);                                     \
+		want = total;                                         \
+		for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) { \
+			pg.offset = far[i];                           \
+			n = 99;                                       \
+			CU_ASSERT_EQUAL(call, 0);                     \
+			CU_ASSERT_EQUAL(n, 0);                        \
+			CU_ASSERT_EQUAL(total, want);                 \
+		}                                                     \
+	} while (0)
+	EMPTY_FAR(graph_referring_domains(ix, "gamma.com", &pg, arena, &r.rd, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, NULL, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, NULL, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_outbound_links(ix, "alpha.com", &pg, arena, &r.ob, &n, &total, NULL));
+	EMPTY_FAR(graph_anchor_text(ix, "gamma.com", &pg, arena, &r.an, &n, &total));
+	EMPTY_FAR(graph_top_pages(ix, "gamma.com", &pg, arena, &r.tp, &n, &total));
+	EMPTY_FAR(graph_url_index(ix, "gamma.com", &pg, arena, &r.ur, &n, &total));
+	EMPTY_FAR(graph_similar_domains(ix, "gamma.com", &pg, arena, &r.sm, &n, &total));
+	EMPTY_FAR(graph_link_intersect(ix, "gamma.com", "alpha.com", &pg, arena, &r.in, &n, &total));
+	EMPTY_FAR(graph_domain_overlap(ix, pair, 2, 2, NULL, &pg, arena, &r.ov, &n, &total));
+#undef EMPTY_FAR
+}
+
 static void test_enrichment(void)
 {
 	CU_ASSERT_STRING_EQUAL(graph_link_quality(80), "high");
@@ -2249,6 +2302,7 @@ int main(void)
 	CU_add_test(s, "overlap, gap and intersect against the edges", test_overlap_exact);
 	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
 	CU_add_test(s, "status codes and url index", test_captures);
+	CU_add_test(s, "every list at offsets up to UINT64_MAX", test_far_offsets);
 	CU_add_test(s, "link quality and anchor type", test_enrichment);
 	CU_add_test(s, "all-or-nothing ingest", test_all_or_nothing);
 	CU_add_test(s, "domain names streamed or hashed", test_domain_names);
