@@ -231,6 +231,8 @@ typedef struct acct__debit {
 	const char *domain; /* NULL: none */
 	int64_t amount;     /* > 0; 0 only with keep_refused */
 	int keep_refused;   /* a refusal still writes the usage row, at 0 */
+	int show_balance;   /* the caller's role may read the balance
+			     * (ACCT_ROLES_STAFF): a refusal's message names it */
 } acct__debit;
 
 /* Queues a debit and waits for its batch's commit. */
