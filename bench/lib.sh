@@ -13,6 +13,10 @@ BENCH_TMP=""
 BENCH_DB=""          # database created by bench_pg_db, dropped on exit
 BENCH_DB_ADMIN_URL="" # the server's URL it was created through
 BENCH_PG_STARTED=0   # 1 when bench_pg started the local cluster
+# The stack a bench starts refuses internal calls without a shared secret:
+# one per run unless the caller gives one.
+SEO_INTERNAL_TOKEN=${SEO_INTERNAL_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')}
+export SEO_INTERNAL_TOKEN
 
 bench_say() { printf '%s\n' "$*" >&2; }
 bench_die() {

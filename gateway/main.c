@@ -11,16 +11,21 @@
 #include "seo/json_text.h"
 #include "seo/log.h"
 
+/* The first signal drains (gw_gateway_shutdown()); a second stops now. */
 static void on_signal(evutil_socket_t sig, short what, void *ud)
 {
+	static int stopping;
 	gw_gateway *gw = ud;
-	/* Answers in flight get a moment to leave before the loop ends. */
-	struct timeval grace = {1, 0};
 
 	(void)what;
+	if (stopping) {
+		log_info("second signal %d: stopping now", (int)sig);
+		event_base_loopbreak(gw_gateway_base(gw));
+		return;
+	}
+	stopping = 1;
 	log_info("signal %d: shutting down", (int)sig);
 	gw_gateway_shutdown(gw);
-	event_base_loopexit(gw_gateway_base(gw), &grace);
 }
 
 int main(void)
@@ -32,6 +37,7 @@ int main(void)
 	int rc;
 
 	seo_config_init();
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init("gateway");
 	seo_json_init();
 	signal(SIGPIPE, SIG_IGN);
@@ -55,6 +61,7 @@ int main(void)
 	evsignal_add(sigterm, NULL);
 	log_info("listening on %s", cfg.http_addr);
 	event_base_dispatch(base);
+	log_info("stopped");
 	event_free(sigint);
 	event_free(sigterm);
 	gw_gateway_free(gw);

@@ -64,6 +64,8 @@ int main(void)
 	int rc = 1;
 
 	seo_config_init();
+	/* before the migrations: rpc_service_main() would refuse it later */
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init("svc-account");
 	if (migrate(url) != 0)
 		goto out;

@@ -102,6 +102,7 @@ struct cli_conn {
 struct rpc_client {
 	struct event_base *base;
 	char *addr;
+	char *token; /* SEO_INTERNAL_TOKEN, sent on every call; NULL: none */
 	char host[256];
 	char port[8];
 	nghttp2_session_callbacks *callbacks;
@@ -859,7 +860,7 @@ static int call_build_headers(struct cli_call *call, const char *path,
 			      size_t n_meta)
 {
 	rpc_client *c = call->c;
-	size_t n = 7 + (timeout_ms > 0) + n_meta;
+	size_t n = 7 + (timeout_ms > 0) + (c->token != NULL) + n_meta;
 	size_t bytes = n * sizeof(nghttp2_nv) + strlen(path) + 1 + 16;
 	size_t i = 0;
 	char *p, tmo[16];
@@ -878,6 +879,10 @@ static int call_build_headers(struct cli_call *call, const char *path,
 	call->nva[i++] = NV_LIT("content-type", "application/grpc");
 	call->nva[i++] = NV_LIT("te", "trailers");
 	call->nva[i++] = NV_LIT("user-agent", CLI_USER_AGENT);
+	if (c->token != NULL)
+		call->nva[i++] = nv_ref(RPC_META_INTERNAL_TOKEN,
+					sizeof(RPC_META_INTERNAL_TOKEN) - 1,
+					c->token, strlen(c->token));
 	if (timeout_ms > 0) {
 		rpc_timeout_format(timeout_ms, tmo);
 		call->nva[i++] = nv_ref("grpc-timeout", 12,
@@ -966,11 +971,15 @@ int rpc_client_new(struct event_base *base, const char *addr,
 	snprintf(c->port, sizeof(c->port), "%u", port);
 	c->base = base;
 	c->addr = strdup(addr);
+	if (*seo_config(SEO_CFG_INTERNAL_TOKEN) != '\0')
+		c->token = strdup(seo_config(SEO_CFG_INTERNAL_TOKEN));
 	c->dispatch_ev = event_new(base, -1, 0, dispatch_cb, c);
 	if (c->addr == NULL || c->dispatch_ev == NULL ||
+	    (*seo_config(SEO_CFG_INTERNAL_TOKEN) != '\0' && c->token == NULL) ||
 	    nghttp2_session_callbacks_new(&cb) != 0) {
 		if (c->dispatch_ev != NULL)
 			event_free(c->dispatch_ev);
+		free(c->token);
 		free(c->addr);
 		free(c);
 		return SEO_ENOMEM;
@@ -1009,6 +1018,7 @@ void rpc_client_free(rpc_client *c)
 		conn_free(c->conns, "client closed");
 	event_free(c->dispatch_ev);
 	nghttp2_session_callbacks_del(c->callbacks);
+	free(c->token);
 	free(c->addr);
 	if (c->freed != NULL)
 		*c->freed = 1;

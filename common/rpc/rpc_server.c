@@ -21,7 +21,8 @@
  * Health: grpc.health.v1.Health/Check answers the status set with
  * rpc_server_set_serving() for every service name, "" included: each
  * process serves one service, so there is nothing finer to report. A method
- * of the caller's table with the same path takes precedence.
+ * of the caller's table with the same path takes precedence. It is the one
+ * path open without the internal token (seo/rpc.h), so that probes work.
  */
 #include "rpc_internal.h"
 
@@ -124,6 +125,7 @@ struct rpc_server {
 		rpc_inline_fn when;
 	} *inline_of; /* per method: run on the loop thread, and when */
 	void *service;
+	char *token; /* SEO_INTERNAL_TOKEN; NULL: calls need none */
 	int serving;
 	unsigned port;
 	struct evconnlistener *listener;
@@ -508,6 +510,19 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	seo_h2io_flush(call->conn->io);
 }
 
+/* Whether the call carries the server's internal token, or needs none:
+ * no token configured, or the health check (a service's own one too). */
+static int token_ok(struct rpc_ctx *call)
+{
+	const char *given;
+
+	if (call->srv->token == NULL ||
+	    (call->path != NULL && strcmp(call->path, health_method.path) == 0))
+		return 1;
+	given = rpc_ctx_meta(call, RPC_META_INTERNAL_TOKEN);
+	return given != NULL && seo_secure_streq(given, call->srv->token);
+}
+
 static void on_request_headers(struct rpc_ctx *call)
 {
 	int64_t ms;
@@ -533,6 +548,12 @@ static void on_request_headers(struct rpc_ctx *call)
 	}
 	if (call->path != NULL)
 		call->method = find_method(call->srv, call->path);
+	if (!token_ok(call)) {
+		reply_status(call, SEO_GRPC_UNAUTHENTICATED, "internal_error",
+			     "internal call without the internal token", NULL,
+			     0, 0);
+		return;
+	}
 	if (call->method == NULL) {
 		char msg[256];
 
@@ -894,6 +915,9 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 	srv->service = service;
 	srv->serving = 1;
 	srv->done_fd = -1;
+	if (*seo_config(SEO_CFG_INTERNAL_TOKEN) != '\0' &&
+	    (srv->token = strdup(seo_config(SEO_CFG_INTERNAL_TOKEN))) == NULL)
+		goto out;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->cond, NULL);
 	srv->inline_of = calloc(n_methods ? n_methods : 1,
@@ -1047,6 +1071,7 @@ void rpc_server_free(rpc_server *srv)
 	pthread_cond_destroy(&srv->cond);
 	free(srv->threads);
 	free(srv->inline_of);
+	free(srv->token);
 	free(srv);
 }
 

@@ -3,8 +3,12 @@
  *
  * The first SIGINT or SIGTERM starts a graceful stop: GOAWAY on every
  * connection, no new ones, and the loop ends once the calls in flight are
- * answered and the connections closed, or after SERVICE_GRACE_MS (a bit
- * under Docker's 10 s before SIGKILL). A second signal stops at once.
+ * answered and the connections closed, or after the drain limit
+ * (SEO_DRAIN_MS; the Kubernetes grace period is longer). Calls still
+ * running then are waited for by rpc_server_free() but their answers go
+ * nowhere: the caller sees the connection lost and refunds. A second
+ * signal stops at once. Without SEO_INTERNAL_TOKEN it does not start (exit
+ * status 2).
  */
 #include "rpc_internal.h"
 
@@ -20,7 +24,6 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
-#define SERVICE_GRACE_MS 8000
 #define SERVICE_POLL_MS 20
 
 struct service {
@@ -58,7 +61,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_info("signal %d, shutting down", (int)sig);
-	s->give_up_at = seo_mono_ms() + SERVICE_GRACE_MS;
+	s->give_up_at = seo_mono_ms() + seo_config_num(SEO_CFG_DRAIN_MS);
 	rpc_server_shutdown(s->srv);
 	event_add(s->poll, &tv);
 }
@@ -74,6 +77,7 @@ int rpc_service_main(const char *name, const char *addr,
 	unsigned short port;
 	int rc = 1;
 
+	seo_config_require(SEO_CFG_INTERNAL_TOKEN);
 	seo_log_init(name);
 	seo_json_init();
 	/* Before the event_base exists: a lock-aware base, so that code on

@@ -46,11 +46,19 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	ROW(SEO_CFG_HTTP_TLS_KEY, "SEO_HTTP_TLS_KEY", SEO_CFG_FILE, "", "gateway TLS private key (PEM)"),
 	ROW(SEO_CFG_HTTP_BODY_LIMIT, "SEO_HTTP_BODY_LIMIT", SEO_CFG_INT, "2097152", "largest request body the gateway accepts, in bytes",
 	    .min = 1, .max = 1073741824, .unit = "bytes"),
+	ROW(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS, "SEO_HTTP_REQUEST_TIMEOUT_MS", SEO_CFG_MS, "", "deadline of a whole request (headers and body) at the gateway; empty: the front end's own (gw_http.h)",
+	    .min = 1, .max = 3600000),
 	ROW(SEO_CFG_RPC_TIMEOUT_MS, "SEO_RPC_TIMEOUT_MS", SEO_CFG_MS, "30000", "deadline of a gateway call to a service",
 	    .min = 1, .max = 3600000),
+	ROW(SEO_CFG_DRAIN_MS, "SEO_DRAIN_MS", SEO_CFG_MS, "15000", "after SIGTERM, how long calls in flight may still run before they are failed (and refunded)",
+	    .min = 0, .max = 600000),
 	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),
 	ROW(SEO_CFG_REALTIME_MIGRATIONS_DIR, "SEO_REALTIME_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-realtime (default: found beside the binary)"),
 	ROW(SEO_CFG_TECH_RULES, "SEO_TECH_RULES", SEO_CFG_FILE, "", "technology fingerprint rules of tech-stack (default: found beside the binary)"),
+	ROW(SEO_CFG_INTERNAL_TOKEN, "SEO_INTERNAL_TOKEN", SEO_CFG_SECRET, "", "shared secret every internal RPC carries; a call without it is refused (required by the gateway and every service)",
+	    .min = 16),
+	ROW(SEO_CFG_METRICS_TOKEN, "SEO_METRICS_TOKEN", SEO_CFG_SECRET, "", "bearer token of GET /metrics; empty: /metrics is refused",
+	    .min = 16),
 	ROW(SEO_CFG_TRUSTED_PROXIES, "SEO_TRUSTED_PROXIES", SEO_CFG_NETS, "", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client IP; empty: the socket's peer is the client"),
 };
 
@@ -95,6 +103,15 @@ void seo_config_init(void)
 	fprintf(stderr, "seo: %s\n",
 		rc == SEO_ENOMEM ? "out of memory reading the configuration"
 				 : err.message);
+	exit(2);
+}
+
+void seo_config_require(seo_cfg key)
+{
+	if (*seo_config(key) != '\0')
+		return;
+	fprintf(stderr, "seo: %s: not set (%s)\n", cfg_table[key].name,
+		cfg_table[key].meaning);
 	exit(2);
 }
 

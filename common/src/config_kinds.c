@@ -447,7 +447,11 @@ int seo_cfg_parse(const seo_cfg_def *def, const char *text,
 				       Q(text, strlen(text)));
 	switch (def->kind) {
 	case SEO_CFG_TEXT:
+		return 0;
 	case SEO_CFG_SECRET:
+		if (def->min > 0 && strlen(text) < (size_t)def->min)
+			return fault(err, def, "the value is shorter than %lld "
+				     "characters", def->min);
 		return 0;
 	case SEO_CFG_INT:
 	case SEO_CFG_MS:

@@ -23,6 +23,17 @@ static int db_fail(char *err, size_t err_len, const char *what,
 	return SEO_EDB;
 }
 
+/* 1 when `r` reports the end of the session (FATAL or PANIC: a
+ * terminated backend, a server shutting down), which the connection's
+ * status may not show until its next read. */
+static int session_ended(const PGresult *r)
+{
+	const char *sev = r != NULL ? PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED)
+				    : NULL;
+
+	return sev != NULL && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
+}
+
 static int result_fail(const seo_pg_conn *c, PGresult *r, const char *what,
 		       char *err, size_t err_len)
 {
@@ -30,6 +41,8 @@ static int result_fail(const seo_pg_conn *c, PGresult *r, const char *what,
 	int rc = db_fail(err, err_len, what,
 			 r != NULL ? PQresultErrorMessage(r) : PQerrorMessage(c->pg));
 
+	if (session_ended(r))
+		return SEO_ECLOSED;
 	if (state != NULL && strcmp(state, "23505") == 0)
 		return SEO_EEXIST;
 	if (state != NULL && strcmp(state, "57014") == 0)
@@ -134,7 +147,8 @@ void seo_pg_rollback(seo_pg_conn *c)
 
 int seo_pg_dead(const seo_pg_conn *c, int rc)
 {
-	return rc == SEO_EDB && PQstatus(c->pg) != CONNECTION_OK;
+	return rc == SEO_ECLOSED ||
+	       (rc == SEO_EDB && PQstatus(c->pg) != CONNECTION_OK);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -223,9 +237,14 @@ int seo_pg_pipe_run(seo_pg_conn *c, seo_pg_pipe *p, char *err, size_t err_len)
 		rc = db_fail(err, err_len, c->stmts->rows[p->st[sent].q].name,
 			     PQerrorMessage(c->pg));
 	if (!PQpipelineSync(c->pg) || pipe_read(c, p, sent) != 0 ||
-	    !PQexitPipelineMode(c->pg))
-		return rc != 0 ? rc : db_fail(err, err_len, "pipeline",
-					      PQerrorMessage(c->pg));
+	    !PQexitPipelineMode(c->pg)) {
+		/* A pipeline that did not end at its Sync leaves the
+		 * connection in no known state (the server ended the session,
+		 * the socket broke): unusable. */
+		if (rc == 0)
+			db_fail(err, err_len, "pipeline", PQerrorMessage(c->pg));
+		return SEO_ECLOSED;
+	}
 	for (int i = 0; i < sent && rc == 0; i++)
 		if (!result_ok(p->res[i]))
 			rc = result_fail(c, p->res[i],

@@ -12,6 +12,8 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
+#include "test_config.h"
+
 #include "grpc/health/v1/health.pb-c.h"
 #include "seo/account/v1/account.pb-c.h"
 
@@ -1043,6 +1045,46 @@ static void test_health(void)
 	seo_arena_free(a);
 }
 
+/* A server created under SEO_INTERNAL_TOKEN refuses a call without it, or
+ * with another value, before it looks the method up; its health check
+ * stays open; a client created under the same token gets through. */
+static void test_internal_token(void)
+{
+	const rpc_meta forged[] = {{RPC_META_INTERNAL_TOKEN, "guess-guess-guess"}};
+	const char *echo = "/seo.test.Echo/Echo";
+	seo_arena *a = seo_arena_new(0);
+	struct tsrv t;
+	rpc_result res;
+
+	seo_test_config_set("SEO_INTERNAL_TOKEN", "internal-token-of-the-test");
+	CU_ASSERT_FATAL(tsrv_start(&t, "guarded", 0, 2) == 0);
+	CU_ASSERT(echo_sync(t.addr, echo, "who", 2000, NULL, 0, a, &res) == 0);
+	CU_ASSERT_STRING_EQUAL(resp_service(&res), "guarded");
+
+	seo_test_config_set("SEO_INTERNAL_TOKEN", NULL);
+	CU_ASSERT(echo_sync(t.addr, echo, "who", 2000, NULL, 0, a, &res) ==
+		  SEO_EUPSTREAM);
+	CU_ASSERT(res.grpc_status == SEO_GRPC_UNAUTHENTICATED);
+	CU_ASSERT(res.code != NULL && strcmp(res.code, "internal_error") == 0);
+	CU_ASSERT(echo_sync(t.addr, echo, "who", 2000, forged, 1, a, &res) ==
+		  SEO_EUPSTREAM);
+	CU_ASSERT(res.grpc_status == SEO_GRPC_UNAUTHENTICATED);
+	/* no method list for a caller without the token */
+	CU_ASSERT(echo_sync(t.addr, "/seo.test.Echo/Missing", "", 2000, NULL,
+			    0, a, &res) == SEO_EUPSTREAM);
+	CU_ASSERT(res.grpc_status == SEO_GRPC_UNAUTHENTICATED);
+	CU_ASSERT(health(t.addr, a, "") ==
+		  GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING);
+
+	seo_test_config_set("SEO_INTERNAL_TOKEN", "internal-token-of-another");
+	CU_ASSERT(echo_sync(t.addr, echo, "who", 2000, NULL, 0, a, &res) ==
+		  SEO_EUPSTREAM);
+	CU_ASSERT(res.grpc_status == SEO_GRPC_UNAUTHENTICATED);
+	seo_test_config_set("SEO_INTERNAL_TOKEN", NULL);
+	tsrv_stop(&t);
+	seo_arena_free(a);
+}
+
 static int slow_sync(const char *addr, int64_t ms, int timeout_ms,
 		     const rpc_meta *meta, size_t n_meta, seo_arena *a,
 		     rpc_result *res)
@@ -1522,6 +1564,7 @@ int main(void)
 	CU_add_test(s, "wire: violations", test_wire_violations);
 	CU_add_test(s, "unknown method", test_unknown_method);
 	CU_add_test(s, "health", test_health);
+	CU_add_test(s, "internal token", test_internal_token);
 	CU_add_test(s, "deadline at server", test_deadline_server);
 	CU_add_test(s, "deadline at client", test_deadline_client);
 	CU_add_test(s, "100 concurrent calls", test_concurrent);

@@ -21,8 +21,13 @@ typedef struct gw_config {
 	const char *tls_cert, *tls_key;   /* NULL/"" for cleartext */
 	size_t body_limit;                /* bytes */
 	int rpc_timeout_ms;               /* deadline of a service call */
+	int request_timeout_ms;           /* GW_LIM_REQUEST_MS; 0: its default */
+	int drain_ms;                     /* after gw_gateway_shutdown(), how
+					   * long service calls may still run */
 	const char *trusted_proxies;      /* CIDRs whose X-Forwarded-For
 					   * names the client; NULL/"": none */
+	const char *metrics_token;        /* bearer of GET /metrics; NULL/"":
+					   * /metrics is refused */
 } gw_config;
 
 /* Fills `cfg` from the environment (seo/config.h). Strings are owned by
@@ -38,10 +43,25 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 /* The event_base the gateway runs on. */
 struct event_base *gw_gateway_base(gw_gateway *gw);
 
-/* Stops accepting and lets requests in flight finish. */
+/*
+ * Starts a graceful stop: no new connections, GOAWAY or Connection: close
+ * on the open ones. Calls in flight run until their own deadlines, for at
+ * most cfg->drain_ms; then the service calls still running are failed, and
+ * so refunded through svc-account, whose client stays. The event loop ends
+ * once every call is answered (its refund done) and every answer has
+ * left, or GW_FLUSH_MS after the drain limit whatever is left. Calling it
+ * again does nothing.
+ */
 void gw_gateway_shutdown(gw_gateway *gw);
 
-/* Frees the gateway (after the loop has stopped). */
+/* What the gateway waits for after the drain limit: the refunds of the
+ * calls it failed, and their answers. */
+#define GW_FLUSH_MS 5000
+
+/* Frees the gateway (after the loop has stopped), in dependency order:
+ * the services' clients, whose failed calls are refunded, then
+ * svc-account's, then the front end. A call still unanswered then (the
+ * loop was stopped early) fails, its refund with it (logged). */
 void gw_gateway_free(gw_gateway *gw);
 
 #endif

@@ -232,7 +232,9 @@ typedef struct gw_kv {
 #define GW_ROUTE_SCRATCH_EXTRA 128
 
 /*
- * Finds the route for `method` and `path` (HEAD matches GET rows). Returns
+ * Finds the route for `method` and `path` (HEAD matches a GET row that is
+ * free, GW_BILL_FREE: a billed one would charge for a body never sent, so
+ * HEAD there is 405). Returns
  * the row and fills `params` with up to GW_MAX_PATH_PARAMS entries whose
  * names and values are copied into `scratch`, which must hold
  * strlen(path) + 1 + GW_ROUTE_SCRATCH_EXTRA bytes.
@@ -242,6 +244,15 @@ typedef struct gw_kv {
 const gw_route *gw_route_match(const char *method, const char *path,
 			       char *scratch, gw_kv *params, size_t *n_params,
 			       int *path_known);
+
+/*
+ * Writes the methods `path` answers to into `out` (`outlen` bytes with the
+ * NUL), as the Allow header of a 405 lists them: "GET, HEAD", "POST", in
+ * table order, HEAD after a free GET. `scratch` and `params` as for
+ * gw_route_match(). Returns the length; 0 ("") when no route has the path.
+ */
+size_t gw_route_allow(const char *path, char *scratch, gw_kv *params,
+		      char *out, size_t outlen);
 
 /* Public names of the stages' kinds, as OpenAPI (x-billing) and the
  * metrics (seo_route_info) show them: "free", "fixed", "per_item",

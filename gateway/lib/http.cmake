@@ -3,7 +3,8 @@
 add_library(gw_http STATIC
   ${CMAKE_CURRENT_LIST_DIR}/http_server.c
   ${CMAKE_CURRENT_LIST_DIR}/http1.c
-  ${CMAKE_CURRENT_LIST_DIR}/http2.c)
+  ${CMAKE_CURRENT_LIST_DIR}/http2.c
+  ${CMAKE_CURRENT_LIST_DIR}/http_limits.c)
 target_include_directories(gw_http
   PUBLIC ${CMAKE_CURRENT_LIST_DIR}/../include
   PRIVATE ${CMAKE_CURRENT_LIST_DIR})

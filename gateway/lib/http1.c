@@ -59,7 +59,8 @@ static int tok_commit(struct gw__h1 *h)
 	case TOK_URL:
 		rv = gw__req_set_target(req, h->tok.p, h->tok.len);
 		if (rv < 0)
-			h->fail = rv == SEO_ENOMEM ? 500 : 400;
+			h->fail = rv == SEO_ENOMEM ? 500 :
+				  rv == SEO_EDENIED ? 503 : 400;
 		break;
 	case TOK_FIELD: /* a name whose value was empty */
 		rv = gw__req_add_header(req, h->tok.p, h->tok.len, "", 0);
@@ -71,7 +72,7 @@ static int tok_commit(struct gw__h1 *h)
 		break;
 	}
 	if (rv < 0 && h->fail == 0)
-		h->fail = rv == SEO_ETOOBIG ? 431 : 500;
+		h->fail = rv == SEO_ETOOBIG ? 431 : rv == SEO_EDENIED ? 503 : 500;
 	h->tok.len = 0;
 	h->tok_kind = TOK_NONE;
 	return rv;
@@ -116,6 +117,9 @@ static int on_message_begin(http_parser *p)
 		h->fail = 500;
 		return -1;
 	}
+	/* The first request's time began at the connection's first byte. */
+	if (!evtimer_pending(c->deadline, NULL))
+		gw__deadline_arm(c->srv, c->deadline);
 	h->tok.len = 0;
 	h->tok_kind = TOK_NONE;
 	h->hdr_bytes = 0;
@@ -159,8 +163,10 @@ static int on_headers_complete(http_parser *p)
 			h->fail = 413;
 			return -1;
 		}
-		if (gw__req_body_reserve(req, (size_t)p->content_length) < 0) {
-			h->fail = 500;
+		int rv = gw__req_body_reserve(req, (size_t)p->content_length);
+
+		if (rv < 0) {
+			h->fail = rv == SEO_EDENIED ? 503 : 500;
 			return -1;
 		}
 	}
@@ -184,7 +190,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 	int rv = gw__req_body_append(h->cur, at, len);
 
 	if (rv < 0) {
-		h->fail = rv == SEO_ETOOBIG ? 413 : 500;
+		h->fail = rv == SEO_ETOOBIG ? 413 : rv == SEO_EDENIED ? 503 : 500;
 		return -1;
 	}
 	return 0;
@@ -197,6 +203,7 @@ static int on_message_complete(http_parser *p)
 	gw_http_req *req = h->cur;
 
 	h->cur = NULL;
+	evtimer_del(c->deadline);
 	req->complete = 1;
 	req->want_continue = 0;
 	if (h->qtail != NULL)
@@ -228,10 +235,10 @@ static void h1_reject(struct gw__conn *c, int status)
 {
 	struct gw__h1 *h = &c->u.h1;
 	gw_http_req *req = h->cur;
-	const char *msg;
 
 	h->cur = NULL;
 	h->state = GW_H1_CLOSING;
+	evtimer_del(c->deadline);
 	if (req == NULL)
 		req = gw__req_new(c);
 	if (req == NULL)
@@ -245,21 +252,8 @@ static void h1_reject(struct gw__conn *c, int status)
 		h->qhead = req;
 	h->qtail = req;
 	h->nqueue++;
-	switch (status) {
-	case 413:
-		msg = "request body over the size limit";
-		break;
-	case 431:
-		msg = "request header fields too large";
-		break;
-	case 500:
-		msg = "out of memory reading the request";
-		break;
-	default:
-		msg = "malformed http request";
-		break;
-	}
-	gw__respond_error(req, status, gw__error_code(status), msg);
+	gw__respond_error(req, status, gw__error_code(status),
+			  gw__error_message(status));
 }
 
 /* Writes what is queued straight away on cleartext connections, whose
@@ -534,10 +528,23 @@ void gw__h1_release(struct gw__conn *c)
 		gw__req_unref(h->cur);
 	for (req = h->qhead; req != NULL; req = next) {
 		next = req->next;
-		req->conn = NULL;
-		req->closed = 1;
+		gw__req_detach(req);
 		gw__req_unref(req);
 	}
 	free(h->tok.p);
 	memset(h, 0, sizeof(*h));
+}
+
+void gw__h1_timeout(struct gw__conn *c)
+{
+	struct gw__h1 *h = &c->u.h1;
+
+	if (h->state != GW_H1_READING || h->cur == NULL)
+		return;
+	/* As in h1_process(): the answer must not free the connection. */
+	h->in_parse = 1;
+	h1_reject(c, 408);
+	h->in_parse = 0;
+	h1_flush(c);
+	h1_after(c);
 }

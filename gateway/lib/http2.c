@@ -19,10 +19,28 @@
 static void h2_reject(gw_http_req *req, int status)
 {
 	gw__respond_error(req, status, gw__error_code(status),
-			  status == 413 ? "request body over the size limit" :
-			  status == 431 ? "request header fields too large" :
-			  status == 500 ? "out of memory reading the request" :
-					  "malformed http request");
+			  gw__error_message(status));
+}
+
+/* A stream past its deadline is answered 408. Any answer then has one
+ * deadline to be read (a client can keep its flow-control window shut); a
+ * stream still open after it is reset. */
+static void on_stream_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	gw_http_req *req = arg;
+	struct gw__h2 *h2 = &req->conn->u.h2;
+
+	(void)fd;
+	(void)what;
+	if (!req->responded && !req->dispatched) {
+		/* Answering arms the timer again, and may close the stream and
+		 * free req. */
+		h2_reject(req, 408);
+		return;
+	}
+	nghttp2_submit_rst_stream(h2->session, NGHTTP2_FLAG_NONE,
+				  req->stream_id, NGHTTP2_CANCEL);
+	seo_h2io_flush(h2->io);
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f,
@@ -40,6 +58,12 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f,
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	req->stream_id = f->hd.stream_id;
 	req->protocol = "HTTP/2";
+	req->deadline = evtimer_new(c->srv->base, on_stream_deadline, req);
+	if (req->deadline == NULL) {
+		gw__req_unref(req);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	gw__deadline_arm(c->srv, req->deadline);
 	req->snext = h2->streams;
 	if (h2->streams != NULL)
 		h2->streams->sprev = req;
@@ -77,6 +101,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f,
 		if (nlen == 7 && memcmp(n, ":method", 7) == 0) {
 			req->method = seo_arena_strndup(req->arena, v, vlen);
 			rv = req->method ? 0 : SEO_ENOMEM;
+			req->head = vlen == 4 && memcmp(v, "HEAD", 4) == 0;
 		} else if (nlen == 5 && memcmp(n, ":path", 5) == 0) {
 			rv = gw__req_set_target(req, v, vlen);
 		} else if (nlen == 10 && memcmp(n, ":authority", 10) == 0) {
@@ -86,7 +111,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f,
 		rv = gw__req_add_header(req, n, nlen, v, vlen);
 	}
 	if (rv < 0)
-		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 : 400;
+		req->fail = rv == SEO_ENOMEM ? 500 : rv == SEO_ETOOBIG ? 431 :
+			    rv == SEO_EDENIED ? 503 : 400;
 	return 0;
 }
 
@@ -103,7 +129,8 @@ static int on_data_chunk_recv(nghttp2_session *s, uint8_t flags,
 		return 0;
 	rv = gw__req_body_append(req, (const char *)data, len);
 	if (rv < 0)
-		h2_reject(req, rv == SEO_ETOOBIG ? 413 : 500);
+		h2_reject(req, rv == SEO_ETOOBIG ? 413 :
+			       rv == SEO_EDENIED ? 503 : 500);
 	return 0;
 }
 
@@ -122,6 +149,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f,
 	if (f->hd.flags & NGHTTP2_FLAG_END_STREAM) {
 		req->complete = 1;
 		req->rst_after = 0;
+		evtimer_del(req->deadline);
 	}
 	if (req->responded || req->dispatched)
 		return 0;
@@ -139,8 +167,10 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f,
 				h2_reject(req, 413);
 				return 0;
 			}
-			if (gw__req_body_reserve(req, (size_t)n) < 0) {
-				h2_reject(req, 500);
+			int rv = gw__req_body_reserve(req, (size_t)n);
+
+			if (rv < 0) {
+				h2_reject(req, rv == SEO_EDENIED ? 503 : 500);
 				return 0;
 			}
 		}
@@ -179,8 +209,7 @@ static void detach(struct gw__conn *c, gw_http_req *req)
 		h2->streams = req->snext;
 	if (req->snext != NULL)
 		req->snext->sprev = req->sprev;
-	req->conn = NULL;
-	req->closed = 1;
+	gw__req_detach(req);
 	h2->nstreams--;
 	gw__req_unref(req);
 }
@@ -242,11 +271,14 @@ void gw__h2_start(struct gw__conn *c)
 {
 	struct gw__h2 *h2 = &c->u.h2;
 	nghttp2_settings_entry iv[] = {
-		{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GW_H2_MAX_STREAMS},
+		{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+		 (uint32_t)c->srv->lim[GW_LIM_H2_STREAMS]},
 	};
 	struct bufferevent *bev = c->bev;
 
 	c->proto = GW_PROTO_H2;
+	/* Each stream has its own deadline from here. */
+	evtimer_del(c->deadline);
 	memset(h2, 0, sizeof(*h2));
 	h2->idle = evtimer_new(c->srv->base, h2_idle, c);
 	if (h2->idle == NULL ||
@@ -344,6 +376,7 @@ void gw__h2_respond(gw_http_req *req, int status, const gw_http_header *hdrs,
 		prd.read_callback = body_read;
 	}
 	req->rst_after = !req->complete;
+	gw__deadline_arm(c->srv, req->deadline);
 	rv = nghttp2_submit_response(h2->session, req->stream_id, nv, nnv,
 				     req->resp_body ? &prd : NULL);
 	if (rv != 0)

@@ -39,7 +39,11 @@
  * that unread input does not turn our close into a reset. */
 #define GW_LINGER_S 2
 #define GW_LINGER_MAX (1024 * 1024)
-#define GW_H2_MAX_STREAMS 256
+/* Descriptors kept for the rest of the process when RLIMIT_NOFILE bounds
+ * the connections (GW_LIM_CONNS). */
+#define GW_FD_RESERVE 64
+/* A canned refusal written at accept. */
+#define GW_REFUSAL_MAX 512
 
 #define GW_H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define GW_H2_PREFACE_LEN 24
@@ -87,6 +91,9 @@ struct gw__h2 {
 	struct event *idle; /* armed while no stream is open */
 };
 
+/* Open connections per peer address (http_limits.c). */
+typedef struct gw__peers gw__peers;
+
 struct gw__conn {
 	gw_http_server *srv;
 	struct gw__conn *prev;
@@ -95,6 +102,11 @@ struct gw__conn {
 	enum gw__proto proto;
 	int tls;
 	char peer[INET6_ADDRSTRLEN];
+	unsigned char peer_key[16]; /* what GW_LIM_CONNS_PER_IP counts */
+	/* The protocol choice (TLS handshake included) and then each HTTP/1.1
+	 * request, within GW_LIM_REQUEST_MS. */
+	struct event *deadline;
+	size_t held; /* header and body bytes of the requests it holds */
 	union {
 		struct gw__h1 h1;
 		struct gw__h2 h2;
@@ -110,7 +122,16 @@ struct gw_http_server {
 	gw_http_handler_fn handler;
 	void *ud;
 	size_t body_limit;
+	long long lim[GW__LIM_COUNT]; /* the table with the config applied */
 	struct timeval idle;
+	const struct timeval *request_tv; /* a libevent common timeout */
+	unsigned max_conns; /* GW_LIM_CONNS within RLIMIT_NOFILE */
+	unsigned nconns;
+	gw__peers *peers;
+	size_t held; /* header and body bytes of every connection */
+	size_t conn_held_max;
+	char refuse_ip[GW_REFUSAL_MAX];  /* 429 over the per-address cap */
+	char refuse_all[GW_REFUSAL_MAX]; /* 503 over the cap in all */
 	unsigned short port;
 	int shutting_down;
 	struct gw__conn *conns;
@@ -132,6 +153,8 @@ struct gw_http_req {
 	char *body; /* malloc'd, NUL-terminated; NULL when empty */
 	size_t body_len;
 	size_t body_cap;
+	size_t held; /* counted in conn->held while conn is set */
+	struct event *deadline; /* HTTP/2: the stream's GW_LIM_REQUEST_MS */
 	char peer[INET6_ADDRSTRLEN];
 	unsigned keep_alive : 1;
 	unsigned head : 1;
@@ -161,25 +184,35 @@ struct gw_http_req {
  * when out of memory. */
 gw_http_req *gw__req_new(struct gw__conn *c);
 void gw__req_unref(gw_http_req *req);
-/* Copies a header into the request. SEO_ENOMEM, or SEO_ETOOBIG past
- * GW_MAX_HEADERS. */
+/* Copies a header into the request. SEO_ENOMEM, SEO_ETOOBIG past
+ * GW_MAX_HEADERS, SEO_EDENIED past a budget of held bytes. */
 int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 		       const char *value, size_t vlen);
 /* Splits an origin-form (or absolute-form) target into path and query.
- * SEO_EINVAL when it is neither. */
+ * SEO_EINVAL when it is neither, SEO_EDENIED past a budget of held bytes. */
 int gw__req_set_target(gw_http_req *req, const char *target, size_t len);
-/* Appends body bytes. SEO_ETOOBIG past the server's body limit. */
+/* Appends body bytes. SEO_ETOOBIG past the server's body limit,
+ * SEO_EDENIED past the connection's or the server's budget of held bytes
+ * (GW_LIM_CONN_REQUEST_BYTES, GW_LIM_REQUEST_BYTES). */
 int gw__req_body_append(gw_http_req *req, const char *data, size_t len);
-/* Grows the body buffer to hold `len` bytes ahead of time. */
+/* Grows the body buffer to hold `len` bytes ahead of time (`len` within
+ * the body limit). SEO_EDENIED past a body budget, SEO_ENOMEM. */
 int gw__req_body_reserve(gw_http_req *req, size_t len);
+/* Parts the request from its connection, which is going away: its bytes
+ * leave the budgets, gw_http_closed() says 1, its stream timer is freed. */
+void gw__req_detach(gw_http_req *req);
 /* Hands the request to the handler (taking the handler's reference). */
 void gw__dispatch(gw_http_req *req);
 /* Answers with the error object; the request must not have been
  * dispatched. */
 void gw__respond_error(gw_http_req *req, int status, const char *code,
 		       const char *message);
-/* Maps a status the front end produces itself to its error code. */
+/* Maps a status the front end produces itself to its error code and
+ * its message. */
 const char *gw__error_code(int status);
+const char *gw__error_message(int status);
+/* Arms `ev` to fire GW_LIM_REQUEST_MS from now. */
+void gw__deadline_arm(gw_http_server *srv, struct event *ev);
 /* IMF-fixdate of the current second, cached. */
 const char *gw__date(gw_http_server *srv);
 /* 1 when a response header is one the front end writes itself or one
@@ -187,6 +220,19 @@ const char *gw__date(gw_http_server *srv);
 int gw__reserved_header(const char *name);
 /* Unlinks and frees the connection with whatever protocol state it has. */
 void gw__conn_free(struct gw__conn *c);
+
+/* ---- http_limits.c ---- */
+
+/* Creates the per-address counts. NULL when out of memory. */
+gw__peers *gw__peers_new(void);
+void gw__peers_free(gw__peers *p);
+/* What one peer address counts as: IPv4 (mapped), or the /64 of IPv6. */
+void gw__peer_key(const struct sockaddr *sa, unsigned char key[16]);
+/* Counts one more connection for `key`. SEO_EDENIED when `max` are open
+ * already, SEO_ENOMEM. */
+int gw__peers_add(gw__peers *p, const unsigned char key[16], unsigned max);
+/* Counts one connection less for `key` (one that gw__peers_add() took). */
+void gw__peers_remove(gw__peers *p, const unsigned char key[16]);
 
 /* ---- http1.c ---- */
 
@@ -198,6 +244,9 @@ void gw__h1_respond(gw_http_req *req, int status, const gw_http_header *hdrs,
 		    size_t n, const char *body, size_t len);
 void gw__h1_shutdown(struct gw__conn *c);
 void gw__h1_release(struct gw__conn *c);
+/* The connection's deadline passed during a request: 408, then close. May
+ * free the connection. */
+void gw__h1_timeout(struct gw__conn *c);
 
 /* ---- http2.c ---- */
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -48,10 +49,51 @@ gw_http_req *gw__req_new(struct gw__conn *c)
 	return req;
 }
 
+/* Counts `n` more bytes the request holds against the connection's and
+ * the server's budgets. SEO_EDENIED when over one. */
+static int hold(gw_http_req *req, size_t n)
+{
+	struct gw__conn *c = req->conn;
+	gw_http_server *srv = c->srv;
+
+	if (c->held + n > srv->conn_held_max ||
+	    srv->held + n > (size_t)srv->lim[GW_LIM_REQUEST_BYTES])
+		return SEO_EDENIED;
+	c->held += n;
+	srv->held += n;
+	req->held += n;
+	return 0;
+}
+
+/* What the request holds leaves the budgets. */
+static void release(gw_http_req *req)
+{
+	struct gw__conn *c = req->conn;
+
+	if (c == NULL)
+		return;
+	c->held -= req->held;
+	c->srv->held -= req->held;
+	req->held = 0;
+}
+
+void gw__req_detach(gw_http_req *req)
+{
+	release(req);
+	req->conn = NULL;
+	req->closed = 1;
+	if (req->deadline != NULL)
+		event_free(req->deadline);
+	req->deadline = NULL;
+}
+
 void gw__req_unref(gw_http_req *req)
 {
 	if (--req->refs > 0)
 		return;
+	release(req);
+	if (req->deadline != NULL)
+		event_free(req->deadline);
 	if (req->pending != NULL)
 		evbuffer_free(req->pending);
 	free(req->body);
@@ -69,6 +111,8 @@ int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 
 		if (req->nhdrs >= GW_MAX_HEADERS)
 			return SEO_ETOOBIG;
+		if (hold(req, cap * sizeof(*n)) < 0)
+			return SEO_EDENIED;
 		/* The old array stays in the arena until the request ends. */
 		n = seo_arena_alloc(req->arena, cap * sizeof(*n));
 		if (n == NULL)
@@ -78,6 +122,8 @@ int gw__req_add_header(gw_http_req *req, const char *name, size_t nlen,
 		req->hdrs = n;
 		req->hdr_cap = cap;
 	}
+	if (hold(req, nlen + vlen + 2) < 0)
+		return SEO_EDENIED;
 	h = &req->hdrs[req->nhdrs];
 	h->name = seo_arena_strndup(req->arena, name, nlen);
 	h->value = seo_arena_strndup(req->arena, value, vlen);
@@ -92,6 +138,8 @@ int gw__req_set_target(gw_http_req *req, const char *target, size_t len)
 	struct http_parser_url u;
 	const char *q;
 
+	if (hold(req, len) < 0)
+		return SEO_EDENIED;
 	if (len > 0 && target[0] != '/') {
 		/* absolute-form, as sent to proxies */
 		http_parser_url_init(&u);
@@ -124,6 +172,7 @@ int gw__req_set_target(gw_http_req *req, const char *target, size_t len)
 
 int gw__req_body_reserve(gw_http_req *req, size_t len)
 {
+	gw_http_server *srv = req->conn->srv;
 	size_t cap = req->body_cap ? req->body_cap : 256;
 	char *p;
 
@@ -131,6 +180,12 @@ int gw__req_body_reserve(gw_http_req *req, size_t len)
 		return 0;
 	while (cap < len + 1)
 		cap *= 2;
+	/* A body at the limit costs the limit, not the next power of two. */
+	if (cap > srv->body_limit + 1)
+		cap = len + 1 > srv->body_limit + 1 ? len + 1 :
+						      srv->body_limit + 1;
+	if (hold(req, cap - req->body_cap) < 0)
+		return SEO_EDENIED;
 	p = realloc(req->body, cap);
 	if (p == NULL)
 		return SEO_ENOMEM;
@@ -164,24 +219,54 @@ void gw__dispatch(gw_http_req *req)
 	srv->handler(req, srv->ud);
 }
 
+/* What the front end answers by itself; the last row is the default (the
+ * error table has no row for 431; a malformed request is a bad parameter
+ * too). */
+static const struct {
+	int status;
+	const char *code;
+	const char *message;
+} own_errors[] = {
+	{408, "request_timeout", "request not received within its deadline"},
+	{413, "payload_too_large", "request body over the size limit"},
+	{431, "invalid_parameter", "request header fields too large"},
+	{500, "internal_error", "out of memory reading the request"},
+	{503, "service_unavailable",
+	 "request bodies in flight over the budget; retry"},
+	{400, "invalid_parameter", "malformed http request"},
+};
+
+static size_t own_error(int status)
+{
+	size_t n = sizeof(own_errors) / sizeof(own_errors[0]), i;
+
+	for (i = 0; i + 1 < n && own_errors[i].status != status; i++)
+		;
+	return i;
+}
+
 const char *gw__error_code(int status)
 {
-	switch (status) {
-	case 413:
-		return "payload_too_large";
-	case 500:
-		return "internal_error";
-	default:
-		/* The table has no row for 431; a malformed request is a bad
-		 * parameter too. */
-		return "invalid_parameter";
-	}
+	return own_errors[own_error(status)].code;
+}
+
+const char *gw__error_message(int status)
+{
+	return own_errors[own_error(status)].message;
+}
+
+void gw__deadline_arm(gw_http_server *srv, struct event *ev)
+{
+	evtimer_add(ev, srv->request_tv);
 }
 
 void gw__respond_error(gw_http_req *req, int status, const char *code,
 		       const char *message)
 {
-	static const gw_http_header ct = {"Content-Type", "application/json"};
+	static const gw_http_header hdrs[] = {
+		{"Content-Type", "application/json"},
+		{"Retry-After", "1"},
+	};
 	json_t *obj;
 	char *text = NULL;
 
@@ -192,8 +277,8 @@ void gw__respond_error(gw_http_req *req, int status, const char *code,
 	if (obj != NULL)
 		text = seo_json_dumps(obj, JSON_COMPACT, NULL);
 	json_decref(obj);
-	gw_http_respond(req, status, &ct, 1, text ? text : "{}",
-			text ? strlen(text) : 2);
+	gw_http_respond(req, status, hdrs, status == 503 ? 2 : 1,
+			text ? text : "{}", text ? strlen(text) : 2);
 	free(text);
 }
 
@@ -317,6 +402,10 @@ void gw__conn_free(struct gw__conn *c)
 		gw__h2_release(c);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
+	if (c->deadline != NULL)
+		event_free(c->deadline);
+	srv->nconns--;
+	gw__peers_remove(srv->peers, c->peer_key);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -351,6 +440,9 @@ static void sniff_readcb(struct bufferevent *bev, void *arg)
 	p = evbuffer_pullup(in, (ev_ssize_t)n);
 	if (p == NULL)
 		return;
+	/* The protocol choice and the first request count from here. */
+	if (!evtimer_pending(c->deadline, NULL))
+		gw__deadline_arm(c->srv, c->deadline);
 	/* Decided on the first byte that differs: HTTP/1.1 requests never
 	 * wait for 24 bytes. */
 	if (memcmp(p, GW_H2_PREFACE, n) != 0)
@@ -395,22 +487,65 @@ static void peer_text(const struct sockaddr *sa, char *out, size_t outlen)
 		snprintf(out, outlen, "unknown");
 }
 
+/* The protocol choice, or an HTTP/1.1 request, took too long. */
+static void on_conn_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct gw__conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->proto == GW_PROTO_H1)
+		gw__h1_timeout(c);
+	else
+		gw__conn_free(c);
+}
+
+/* Over a cap: a cleartext client is told why in HTTP/1.1 (what a client
+ * that spoke HTTP/2 reads as a broken connection, the same outcome), then
+ * the socket is closed before anything is read. */
+static void refuse(gw_http_server *srv, evutil_socket_t fd, const char *text)
+{
+	if (srv->ssl_ctx == NULL)
+		(void)send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+	evutil_closesocket(fd);
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int salen, void *arg)
 {
 	gw_http_server *srv = arg;
 	struct gw__conn *c;
+	unsigned char key[16];
 	int one = 1;
+	int rv;
 
 	(void)l;
 	(void)salen;
+	if (srv->nconns >= srv->max_conns) {
+		refuse(srv, fd, srv->refuse_all);
+		return;
+	}
+	gw__peer_key(sa, key);
+	rv = gw__peers_add(srv->peers, key,
+			   (unsigned)srv->lim[GW_LIM_CONNS_PER_IP]);
+	if (rv < 0) {
+		if (rv == SEO_EDENIED)
+			refuse(srv, fd, srv->refuse_ip);
+		else
+			evutil_closesocket(fd);
+		return;
+	}
 	/* Responses go out whole in one write; Nagle would only delay them. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		goto fail;
 	c->srv = srv;
+	memcpy(c->peer_key, key, sizeof(key));
 	peer_text(sa, c->peer, sizeof(c->peer));
+	c->deadline = evtimer_new(srv->base, on_conn_deadline, c);
+	if (c->deadline == NULL)
+		goto fail;
 	if (srv->ssl_ctx != NULL) {
 		SSL *ssl = SSL_new(srv->ssl_ctx);
 
@@ -426,12 +561,15 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		/* Most clients just close; that is not an attack here. */
 		bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
 		c->tls = 1;
+		/* The handshake is part of the first request's time. */
+		gw__deadline_arm(srv, c->deadline);
 	} else {
 		c->bev = bufferevent_socket_new(srv->base, fd,
 						BEV_OPT_CLOSE_ON_FREE);
 		if (c->bev == NULL)
 			goto fail;
 	}
+	srv->nconns++;
 	c->next = srv->conns;
 	if (srv->conns != NULL)
 		srv->conns->prev = c;
@@ -444,6 +582,9 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 	return;
 fail:
 	log_warn("http accept: out of memory");
+	gw__peers_remove(srv->peers, key);
+	if (c != NULL && c->deadline != NULL)
+		event_free(c->deadline);
 	free(c);
 	evutil_closesocket(fd);
 }
@@ -473,6 +614,65 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 }
 
 /* ---- the server -------------------------------------------------------- */
+
+/* The canned answer of a refused connection, with the error object. */
+static void refusal_text(char *out, size_t n, int status, const char *code,
+			 const char *message)
+{
+	char body[256];
+	int blen = snprintf(body, sizeof(body),
+			    "{\"error\":\"%s\",\"code\":\"%s\","
+			    "\"message\":\"%s\"}",
+			    seo_http_reason(status), code, message);
+
+	snprintf(out, n,
+		 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+		 "Retry-After: 1\r\nConnection: close\r\n"
+		 "Content-Length: %d\r\n\r\n%s",
+		 status, seo_http_reason(status), blen, body);
+}
+
+/* The table's rows with the config applied, the connection cap within
+ * the descriptors the process may open, and what follows from them. */
+static int apply_limits(gw_http_server *srv, const gw_http_config *cfg)
+{
+	struct rlimit rl;
+	char msg[128];
+
+	for (int i = 0; i < GW__LIM_COUNT; i++)
+		srv->lim[i] = cfg->limits[i] > 0 ? cfg->limits[i] :
+			gw_http_limit_info((gw_http_limit)i)->dflt;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		long long fds = (long long)rl.rlim_cur - GW_FD_RESERVE;
+
+		if (srv->lim[GW_LIM_CONNS] > fds)
+			srv->lim[GW_LIM_CONNS] = fds > 1 ? fds : 1;
+	}
+	srv->max_conns = (unsigned)srv->lim[GW_LIM_CONNS];
+	srv->conn_held_max = (size_t)srv->lim[GW_LIM_CONN_REQUEST_BYTES];
+	if (srv->conn_held_max < srv->body_limit + 1)
+		srv->conn_held_max = srv->body_limit + 1;
+	srv->idle.tv_sec = srv->lim[GW_LIM_IDLE_MS] / 1000;
+	srv->idle.tv_usec = (srv->lim[GW_LIM_IDLE_MS] % 1000) * 1000;
+	{
+		struct timeval tv = {
+			srv->lim[GW_LIM_REQUEST_MS] / 1000,
+			(srv->lim[GW_LIM_REQUEST_MS] % 1000) * 1000};
+
+		/* Many timers of one duration: O(1) each, not a heap entry. */
+		srv->request_tv = event_base_init_common_timeout(srv->base,
+								 &tv);
+	}
+	snprintf(msg, sizeof(msg),
+		 "more than %lld open connections from this address",
+		 srv->lim[GW_LIM_CONNS_PER_IP]);
+	refusal_text(srv->refuse_ip, sizeof(srv->refuse_ip), 429,
+		     "too_many_connections", msg);
+	refusal_text(srv->refuse_all, sizeof(srv->refuse_all), 503,
+		     "service_unavailable", "too many open connections");
+	srv->peers = gw__peers_new();
+	return srv->request_tv != NULL && srv->peers != NULL ? 0 : SEO_ENOMEM;
+}
 
 static int alpn_select(SSL *ssl, const unsigned char **out,
 		       unsigned char *outlen, const unsigned char *in,
@@ -583,9 +783,9 @@ int gw_http_server_new(struct event_base *base, const gw_http_config *cfg,
 	srv->handler = handler;
 	srv->ud = ud;
 	srv->body_limit = cfg->body_limit;
-	srv->idle.tv_sec = cfg->idle_timeout_s > 0 ? cfg->idle_timeout_s : 60;
 	srv->accept_retry = evtimer_new(base, on_accept_retry, srv);
-	if (srv->accept_retry == NULL || gw__h2_callbacks_new(&srv->h2_cbs) < 0)
+	if (srv->accept_retry == NULL || apply_limits(srv, cfg) < 0 ||
+	    gw__h2_callbacks_new(&srv->h2_cbs) < 0)
 		goto out;
 	if (cfg->tls_cert != NULL && cfg->tls_cert[0] != '\0') {
 		rv = tls_ctx_new(cfg, &srv->ssl_ctx);
@@ -631,6 +831,11 @@ unsigned short gw_http_server_port(const gw_http_server *srv)
 	return srv->port;
 }
 
+int gw_http_server_idle(const gw_http_server *srv)
+{
+	return srv->conns == NULL;
+}
+
 void gw_http_server_shutdown(gw_http_server *srv)
 {
 	struct gw__conn *c, *next;
@@ -666,6 +871,7 @@ void gw_http_server_free(gw_http_server *srv)
 		event_free(srv->accept_retry);
 	if (srv->h2_cbs != NULL)
 		nghttp2_session_callbacks_del(srv->h2_cbs);
+	gw__peers_free(srv->peers);
 	SSL_CTX_free(srv->ssl_ctx);
 	free(srv);
 }

@@ -38,6 +38,8 @@
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
 #define CLIENT_IP_META "seo-client-ip"
+/* How often a stopping gateway looks whether it is done. */
+#define DRAIN_POLL_MS 20
 
 /* A forwarded request header longer than this is not forwarded. */
 #define FORWARD_VALUE_MAX 256
@@ -52,9 +54,19 @@ struct gw_gateway {
 	char *openapi;  /* built once: the table never changes */
 	size_t openapi_len;
 	int rpc_timeout_ms;
+	int drain_ms;
 	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
+	const char *metrics_token; /* "": /metrics is refused */
 	char id_prefix[9];
 	unsigned long long id_counter;
+
+	/* Calls begun and not yet answered. */
+	size_t n_calls;
+	/* After gw_gateway_shutdown(): the drain limit, then the end of the
+	 * flush (seo_mono_ms()), and whether the services' calls were cut. */
+	struct event *drain_ev;
+	int64_t cut_at, give_up_at;
+	int cut;
 };
 
 typedef struct gw_call {
@@ -135,6 +147,7 @@ static void respond(gw_call *c, int status, const char *ctype,
 	/* The request is released by gw_http_respond(): log first. */
 	call_log(c, status, len);
 	gw_http_respond(c->req, status, h, n, body, len);
+	c->gw->n_calls--;
 	seo_arena_free(c->arena);
 }
 
@@ -516,12 +529,24 @@ static size_t forward_meta(gw_call *c, rpc_meta *meta)
 	return n;
 }
 
+/* The answer of a service whose client is gone: the gateway is stopping
+ * and the drain limit has passed. */
+static const rpc_result stopping = {
+	.grpc_status = SEO_GRPC_UNAVAILABLE,
+	.code = "service_unavailable",
+	.message = "the gateway is shutting down",
+};
+
 static void call_service(gw_call *c)
 {
 	int timeout = c->gw->rpc_timeout_ms;
 	rpc_meta meta[5 + 1 + GW_ROUTE_MAX_HEADERS];
 	size_t n = 0;
 
+	if (c->gw->clients[c->route->service] == NULL) {
+		on_service(&stopping, c);
+		return;
+	}
 	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
 	n += identity_meta(c, meta + n);
 	n += forward_meta(c, meta + n);
@@ -680,6 +705,10 @@ static void serve_health(gw_call *c)
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
 		slots[i].call = c;
 		slots[i].service = i;
+		if (c->gw->clients[i] == NULL) {
+			on_health_slot(&stopping, &slots[i]);
+			continue;
+		}
 		if (rpc_client_call(c->gw->clients[i], HEALTH_PATH, &req.base,
 				    &grpc__health__v1__health_check_response__descriptor,
 				    &c->alloc, HEALTH_TIMEOUT_MS, NULL, 0,
@@ -690,6 +719,18 @@ static void serve_health(gw_call *c)
 	}
 }
 
+/* /metrics shows what was charged: only for the bearer of
+ * SEO_METRICS_TOKEN, none at all while it is not set. */
+static int metrics_allowed(gw_call *c)
+{
+	const char *auth = gw_http_header_get(c->req, "Authorization");
+	const char *token = c->gw->metrics_token;
+
+	return *token != '\0' && auth != NULL &&
+	       strncasecmp(auth, "Bearer ", 7) == 0 &&
+	       seo_secure_streq(auth + 7, token);
+}
+
 static void serve_builtin(gw_call *c)
 {
 	const char *p = c->route->pattern;
@@ -698,7 +739,20 @@ static void serve_builtin(gw_call *c)
 		serve_health(c);
 	} else if (strcmp(p, "/metrics") == 0) {
 		size_t len;
-		char *text = gw_metrics_render(c->gw->metrics, &len);
+		char *text;
+
+		if (!metrics_allowed(c)) {
+			c->answer_headers[0] = (gw_http_header){
+				"WWW-Authenticate", "Bearer realm=\"metrics\""};
+			c->n_answer_headers = 1;
+			respond_error(c, "invalid_api_key",
+				      *c->gw->metrics_token == '\0'
+					      ? "/metrics is off: SEO_METRICS_TOKEN is not set"
+					      : "missing or wrong bearer token of /metrics",
+				      NULL);
+			return;
+		}
+		text = gw_metrics_render(c->gw->metrics, &len);
 		if (text == NULL) {
 			respond_error(c, "internal_error", "out of memory", NULL);
 			return;
@@ -756,6 +810,7 @@ static void on_request(gw_http_req *req, void *ud)
 	c->gw = gw;
 	c->req = req;
 	c->arena = arena;
+	gw->n_calls++;
 	c->start_us = seo_mono_us();
 	seo_arena_pb_allocator(arena, &c->alloc);
 	set_request_id(c);
@@ -763,15 +818,25 @@ static void on_request(gw_http_req *req, void *ud)
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
 	if (c->route == NULL) {
-		if (path_known)
+		if (path_known) {
+			char *allow = seo_arena_alloc(arena, 64);
+
+			if (allow != NULL &&
+			    gw_route_allow(path, scratch, c->params, allow,
+					   64) > 0) {
+				c->answer_headers[0].name = "Allow";
+				c->answer_headers[0].value = allow;
+				c->n_answer_headers = 1;
+			}
 			respond_error(c, "method_not_allowed",
 				      seo_arena_printf(arena, "%s is not allowed on %s",
 						       gw_http_method(req), path),
 				      NULL);
-		else
+		} else {
 			respond_error(c, "not_found",
 				      seo_arena_printf(arena, "no route for %s", path),
 				      NULL);
+		}
 		return;
 	}
 	if (c->route->service == GW_SVC_NONE) {
@@ -820,7 +885,11 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->tls_key = seo_config(SEO_CFG_HTTP_TLS_KEY);
 	cfg->body_limit = (size_t)seo_config_num(SEO_CFG_HTTP_BODY_LIMIT);
 	cfg->rpc_timeout_ms = (int)seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
+	cfg->drain_ms = (int)seo_config_num(SEO_CFG_DRAIN_MS);
 	cfg->trusted_proxies = seo_config(SEO_CFG_TRUSTED_PROXIES);
+	cfg->metrics_token = seo_config(SEO_CFG_METRICS_TOKEN);
+	cfg->request_timeout_ms =
+		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
 
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
@@ -836,6 +905,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		return SEO_ENOMEM;
 	gw->base = base;
 	gw->rpc_timeout_ms = cfg->rpc_timeout_ms > 0 ? cfg->rpc_timeout_ms : 30000;
+	gw->drain_ms = cfg->drain_ms;
+	gw->metrics_token = cfg->metrics_token != NULL ? cfg->metrics_token : "";
 	gw->routes = gw_routes(&gw->n_routes);
 	for (size_t i = 0; i < gw->n_routes; i++) {
 		char why[256];
@@ -884,6 +955,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	hc.body_limit = cfg->body_limit;
 	hc.tls_cert = cfg->tls_cert;
 	hc.tls_key = cfg->tls_key;
+	hc.limits[GW_LIM_REQUEST_MS] = cfg->request_timeout_ms;
 	rc = gw_http_server_new(base, &hc, on_request, gw, &gw->http);
 out:
 	json_decref(doc);
@@ -900,19 +972,70 @@ struct event_base *gw_gateway_base(gw_gateway *gw)
 	return gw->base;
 }
 
+/* Fails the calls still running at the services: each is refunded
+ * through svc-account's client, which stays. */
+static void cut_service_calls(gw_gateway *gw)
+{
+	gw->cut = 1;
+	for (int i = 1; i < GW__SVC_COUNT; i++) {
+		rpc_client *cl = gw->clients[i];
+
+		if (i == GW_SVC_ACCOUNT)
+			continue;
+		/* Calls that reach call_service() from now on see NULL. */
+		gw->clients[i] = NULL;
+		rpc_client_free(cl);
+	}
+}
+
+static void drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	gw_gateway *gw = arg;
+	int64_t now = seo_mono_ms();
+
+	(void)fd;
+	(void)what;
+	if (gw->n_calls == 0 && gw_http_server_idle(gw->http)) {
+		event_base_loopbreak(gw->base);
+		return;
+	}
+	if (!gw->cut && now >= gw->cut_at) {
+		log_warn("drain limit of %d ms reached: failing the calls still "
+			 "at the services (%zu unanswered)", gw->drain_ms,
+			 gw->n_calls);
+		cut_service_calls(gw);
+	} else if (now >= gw->give_up_at) {
+		log_error("stopping with %zu calls unanswered", gw->n_calls);
+		event_base_loopbreak(gw->base);
+	}
+}
+
 void gw_gateway_shutdown(gw_gateway *gw)
 {
-	if (gw->http != NULL)
-		gw_http_server_shutdown(gw->http);
+	struct timeval tv = {0, DRAIN_POLL_MS * 1000};
+
+	if (gw->drain_ev != NULL)
+		return;
+	gw->cut_at = seo_mono_ms() + gw->drain_ms;
+	gw->give_up_at = gw->cut_at + GW_FLUSH_MS;
+	gw_http_server_shutdown(gw->http);
+	gw->drain_ev = event_new(gw->base, -1, EV_PERSIST, drain_cb, gw);
+	if (gw->drain_ev == NULL || event_add(gw->drain_ev, &tv) != 0) {
+		log_error("cannot drain: stopping now");
+		event_base_loopbreak(gw->base);
+	}
 }
 
 void gw_gateway_free(gw_gateway *gw)
 {
 	if (gw == NULL)
 		return;
+	if (!gw->cut)
+		cut_service_calls(gw);
+	rpc_client_free(gw->clients[GW_SVC_ACCOUNT]);
 	gw_http_server_free(gw->http);
-	for (int i = 1; i < GW__SVC_COUNT; i++)
-		rpc_client_free(gw->clients[i]);
+	if (gw->drain_ev != NULL)
+		event_free(gw->drain_ev);
 	gw_metrics_free(gw->metrics);
 	gw__proxies_free(gw->proxies);
 	free(gw->openapi);

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "seo/account/v1/account.pb-c.h"
@@ -46,6 +47,7 @@ static const char *const checkout_errors[] = {"invalid_credits",
 					      "checkout_failed", NULL};
 static const char *const webhook_errors[] = {"invalid_signature", NULL};
 static const char *const no_errors[] = {NULL};
+static const char *const metrics_errors[] = {"invalid_api_key", NULL};
 
 static const gw_route core_routes[] = {
 	{.method = "GET", .pattern = "/healthz", .endpoint = "healthz",
@@ -60,8 +62,8 @@ static const gw_route core_routes[] = {
 	 .auth = {.key = GW_KEY_NONE},
 	 .quota = GW_QUOTA_NONE,
 	 .out = {.status = 200},
-	 .summary = "Prometheus metrics",
-	 .errors = no_errors},
+	 .summary = "Prometheus metrics (Authorization: Bearer SEO_METRICS_TOKEN)",
+	 .errors = metrics_errors},
 	{.method = "GET", .pattern = "/v1/openapi.json", .endpoint = "openapi",
 	 .service = GW_SVC_NONE,
 	 .auth = {.key = GW_KEY_NONE},
@@ -234,11 +236,18 @@ static int pattern_match(const char *pattern, const char *path, char *scratch,
 	return 1;
 }
 
+/* HEAD is a GET without the body: allowed where that GET costs nothing, so
+ * that no call is charged for an answer the client never gets. */
+static int head_allowed(const gw_route *r)
+{
+	return strcmp(r->method, "GET") == 0 && r->bill.kind == GW_BILL_FREE;
+}
+
 const gw_route *gw_route_match(const char *method, const char *path,
 			       char *scratch, gw_kv *params, size_t *n_params,
 			       int *path_known)
 {
-	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
+	int head = strcmp(method, "HEAD") == 0;
 	size_t n;
 	const gw_route *routes = gw_routes(&n);
 
@@ -248,12 +257,47 @@ const gw_route *gw_route_match(const char *method, const char *path,
 		if (!pattern_match(routes[i].pattern, path, scratch, params,
 				   n_params))
 			continue;
-		if (strcmp(routes[i].method, m) == 0)
+		if (head ? head_allowed(&routes[i]) :
+			   strcmp(routes[i].method, method) == 0)
 			return &routes[i];
 		*path_known = 1;
 	}
 	*n_params = 0;
 	return NULL;
+}
+
+/* Appends ", method" (or "method" first) unless `out` names it already. */
+static void allow_add(char *out, size_t outlen, const char *method)
+{
+	size_t len = strlen(out), mlen = strlen(method);
+
+	for (const char *p = out; (p = strstr(p, method)) != NULL; p += mlen)
+		if ((p == out || p[-1] == ' ') &&
+		    (p[mlen] == ',' || p[mlen] == '\0'))
+			return;
+	if (len + (len ? 2 : 0) + mlen + 1 > outlen)
+		return;
+	snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", method);
+}
+
+size_t gw_route_allow(const char *path, char *scratch, gw_kv *params,
+		      char *out, size_t outlen)
+{
+	size_t n, np;
+	const gw_route *routes = gw_routes(&n);
+
+	if (outlen == 0)
+		return 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (!pattern_match(routes[i].pattern, path, scratch, params,
+				   &np))
+			continue;
+		allow_add(out, outlen, routes[i].method);
+		if (head_allowed(&routes[i]))
+			allow_add(out, outlen, "HEAD");
+	}
+	return strlen(out);
 }
 
 unsigned gw_role_bit(const char *role)

@@ -40,6 +40,18 @@ static pthread_t loop_thread;
 static struct test_srv plain;   /* cleartext, idle 5 s */
 static struct test_srv idle1;   /* cleartext, idle 1 s */
 static struct test_srv tls;     /* TLS, when a certificate could be made */
+static struct test_srv tight;   /* small limits: tight_limits */
+static struct test_srv tls_tight; /* TLS with them */
+
+#define TIGHT_REQUEST_MS 300
+static const long long tight_limits[GW__LIM_COUNT] = {
+	[GW_LIM_REQUEST_MS] = TIGHT_REQUEST_MS,
+	[GW_LIM_IDLE_MS] = 5000,
+	[GW_LIM_CONNS] = 6,
+	[GW_LIM_CONNS_PER_IP] = 4,
+	[GW_LIM_H2_STREAMS] = 3,
+	[GW_LIM_CONN_REQUEST_BYTES] = 2048,
+};
 static char tmpdir[64];
 
 /* Loop-thread state. */
@@ -150,7 +162,9 @@ static void *loop_main(void *arg)
 	return NULL;
 }
 
-static int start_server(struct test_srv *ts, int idle_s, const char *cert,
+/* `limits` (NULL: idle_s and the defaults) as gw_http_config has them. */
+static int start_server(struct test_srv *ts, int idle_s,
+			const long long *limits, const char *cert,
 			const char *key)
 {
 	gw_http_config cfg = {
@@ -158,8 +172,11 @@ static int start_server(struct test_srv *ts, int idle_s, const char *cert,
 		.body_limit = BODY_LIMIT,
 		.tls_cert = cert,
 		.tls_key = key,
-		.idle_timeout_s = idle_s,
+		.limits = {[GW_LIM_IDLE_MS] = idle_s * 1000LL},
 	};
+
+	if (limits != NULL)
+		memcpy(cfg.limits, limits, sizeof(cfg.limits));
 
 	if (gw_http_server_new(base, &cfg, handler, ts, &ts->srv) != 0)
 		return -1;
@@ -182,8 +199,9 @@ static int suite_init(void)
 
 	evthread_use_pthreads();
 	base = event_base_new();
-	if (base == NULL || start_server(&plain, 5, NULL, NULL) != 0 ||
-	    start_server(&idle1, 1, NULL, NULL) != 0)
+	if (base == NULL || start_server(&plain, 5, NULL, NULL, NULL) != 0 ||
+	    start_server(&idle1, 1, NULL, NULL, NULL) != 0 ||
+	    start_server(&tight, 0, tight_limits, NULL, NULL) != 0)
 		return -1;
 	/* A certificate from the openssl command line, when it is there. */
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_gw_http.XXXXXX");
@@ -194,7 +212,9 @@ static int suite_init(void)
 			 "openssl req -x509 -newkey rsa:2048 -nodes "
 			 "-subj /CN=localhost -keyout %s -out %s -days 1",
 			 key, cert);
-		if (have_cmd(cmd) && start_server(&tls, 5, cert, key) != 0)
+		if (have_cmd(cmd) &&
+		    (start_server(&tls, 5, NULL, cert, key) != 0 ||
+		     start_server(&tls_tight, 0, tight_limits, cert, key) != 0))
 			return -1;
 	}
 	{
@@ -219,6 +239,8 @@ static int suite_clean(void)
 	gw_http_server_free(plain.srv);
 	gw_http_server_free(idle1.srv);
 	gw_http_server_free(tls.srv);
+	gw_http_server_free(tight.srv);
+	gw_http_server_free(tls_tight.srv);
 	/* Answers for connections already gone are dropped. */
 	while (delayed_list != NULL) {
 		struct delayed *d = delayed_list;
@@ -253,11 +275,15 @@ struct resp {
 	json_t *json;
 };
 
-static int cli_open(struct cli *c, unsigned short port)
+/* Connects from the loopback address 127.0.0.`from`. */
+static int cli_open_from(struct cli *c, unsigned short port, int from)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in src = {.sin_family = AF_INET,
+				  .sin_addr.s_addr =
+					  htonl(0x7f000000u | (unsigned)from)};
 	struct timeval tv = {3, 0};
 	int one = 1;
 
@@ -267,12 +293,18 @@ static int cli_open(struct cli *c, unsigned short port)
 		return -1;
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (bind(c->fd, (struct sockaddr *)&src, sizeof(src)) != 0 ||
+	    connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(c->fd);
 		c->fd = -1;
 		return -1;
 	}
 	return 0;
+}
+
+static int cli_open(struct cli *c, unsigned short port)
+{
+	return cli_open_from(c, port, 1);
 }
 
 static void cli_close(struct cli *c)
@@ -857,6 +889,189 @@ static void test_idle_timeout(void)
 	cli_close(&c);
 }
 
+static long ms_since(const struct timeval *t0)
+{
+	struct timeval t;
+
+	gettimeofday(&t, NULL);
+	return (t.tv_sec - t0->tv_sec) * 1000L +
+	       (t.tv_usec - t0->tv_usec) / 1000L;
+}
+
+/* Sends `req` a byte every 50 ms until an answer waits (each byte would
+ * have restarted a read timeout); returns the ms until then. */
+static long trickle(struct cli *c, const char *req)
+{
+	struct timeval t0;
+	char b;
+
+	gettimeofday(&t0, NULL);
+	for (size_t i = 0; req[i] != '\0'; i++) {
+		if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0 ||
+		    cli_send(c, req + i, 1) != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	return ms_since(&t0);
+}
+
+static void test_request_deadline(void)
+{
+	struct cli c;
+	struct resp r;
+	long ms;
+
+	/* From the first byte of the request line... */
+	CU_ASSERT_FATAL(cli_open(&c, tight.port) == 0);
+	ms = trickle(&c, "POST /slow HTTP/1.1\r\nHost: h\r\n"
+			 "Content-Length: 2\r\n\r\nab");
+	CU_ASSERT(ms >= TIGHT_REQUEST_MS && ms < TIGHT_REQUEST_MS + 1000);
+	CU_ASSERT_FATAL(cli_resp(&c, &r, 0) == 0);
+	check_error(&r, 408, "Request Timeout", "request_timeout");
+	resp_free(&r);
+	CU_ASSERT(cli_eof(&c));
+	cli_close(&c);
+	/* ...to the end of its body. */
+	CU_ASSERT_FATAL(cli_open(&c, tight.port) == 0);
+	CU_ASSERT(cli_sends(&c, "POST /slow HTTP/1.1\r\nHost: h\r\n"
+				"Content-Length: 200\r\n\r\n") == 0);
+	ms = trickle(&c, "abcdefghijklmnopqrstuvwxyz0123456789");
+	CU_ASSERT(ms < TIGHT_REQUEST_MS + 1000);
+	CU_ASSERT_FATAL(cli_resp(&c, &r, 0) == 0);
+	CU_ASSERT_EQUAL(r.status, 408);
+	resp_free(&r);
+	cli_close(&c);
+}
+
+/* Sends `start` and nothing more: closed at the deadline. */
+static void check_cut_at_deadline(unsigned short port, const char *start)
+{
+	struct cli c;
+	struct timeval t0;
+
+	CU_ASSERT_FATAL(cli_open(&c, port) == 0);
+	gettimeofday(&t0, NULL);
+	CU_ASSERT(cli_sends(&c, start) == 0);
+	CU_ASSERT(cli_eof(&c));
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	cli_close(&c);
+}
+
+static void test_protocol_deadline(void)
+{
+	/* A preface that never ends is no request either... */
+	check_cut_at_deadline(tight.port, "PRI * HTTP/2.0\r\n");
+	/* ...nor is a TLS handshake that never ends. */
+	if (tls_tight.srv != NULL)
+		check_cut_at_deadline(tls_tight.port, "\x16\x03\x01");
+}
+
+static void test_deadline_per_request(void)
+{
+	struct cli c;
+	struct resp r;
+
+	/* Idle time between requests is not request time. */
+	CU_ASSERT_FATAL(cli_open(&c, tight.port) == 0);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT(cli_sends(&c, "GET /a HTTP/1.1\r\n\r\n") == 0);
+		CU_ASSERT_FATAL(cli_resp(&c, &r, 0) == 0);
+		CU_ASSERT_EQUAL(r.status, 200);
+		resp_free(&r);
+		usleep(2 * TIGHT_REQUEST_MS * 1000);
+	}
+	/* A handler slower than the deadline is not a slow request. */
+	CU_ASSERT(cli_sends(&c, "GET /delay/600 HTTP/1.1\r\n\r\n") == 0);
+	CU_ASSERT_FATAL(cli_resp(&c, &r, 0) == 0);
+	CU_ASSERT_EQUAL(r.status, 200);
+	resp_free(&r);
+	cli_close(&c);
+}
+
+/* Opens `n` connections from 127.0.0.`from`, each answering a request. */
+static int open_served(struct cli *c, int n, int from)
+{
+	struct resp r;
+
+	for (int i = 0; i < n; i++) {
+		if (cli_open_from(&c[i], tight.port, from) != 0 ||
+		    cli_sends(&c[i], "GET /a HTTP/1.1\r\n\r\n") != 0 ||
+		    cli_resp(&c[i], &r, 0) != 0)
+			return -1;
+		resp_free(&r);
+	}
+	return 0;
+}
+
+static void test_connection_caps(void)
+{
+	struct cli c[7];
+	struct resp r;
+	char v[16];
+
+	/* Connections other tests closed are gone. */
+	usleep(200 * 1000);
+	CU_ASSERT_FATAL(open_served(c, 4, 1) == 0);
+	CU_ASSERT_FATAL(cli_open_from(&c[4], tight.port, 1) == 0);
+	CU_ASSERT_FATAL(cli_resp(&c[4], &r, 0) == 0);
+	check_error(&r, 429, "Too Many Requests", "too_many_connections");
+	CU_ASSERT(hdr(&r, "Retry-After", v, sizeof(v)) && atoi(v) > 0);
+	resp_free(&r);
+	CU_ASSERT(cli_eof(&c[4]));
+	cli_close(&c[4]);
+	/* Another address has its own count, up to the cap in all. */
+	CU_ASSERT_FATAL(open_served(c + 4, 2, 2) == 0);
+	CU_ASSERT_FATAL(cli_open_from(&c[6], tight.port, 3) == 0);
+	CU_ASSERT_FATAL(cli_resp(&c[6], &r, 0) == 0);
+	check_error(&r, 503, "Service Unavailable", "service_unavailable");
+	resp_free(&r);
+	cli_close(&c[6]);
+	/* A closed connection gives its place back. */
+	cli_close(&c[0]);
+	usleep(100 * 1000);
+	CU_ASSERT(open_served(c, 1, 1) == 0);
+	for (int i = 0; i < 6; i++)
+		cli_close(&c[i]);
+}
+
+/* The table's number as docs/decisions.md writes it. */
+static void limit_text(const gw_http_limit_def *d, char *out, size_t n)
+{
+	if (strcmp(d->unit, "ms") == 0 && d->dflt % 1000 == 0)
+		snprintf(out, n, "%lld s", d->dflt / 1000);
+	else if (strcmp(d->unit, "bytes") == 0 && d->dflt % 1048576 == 0)
+		snprintf(out, n, "%lld MiB", d->dflt / 1048576);
+	else
+		snprintf(out, n, "%lld", d->dflt);
+}
+
+static void test_limits_documented(void)
+{
+	const char *root = getenv("SEO_SOURCE_DIR");
+	char path[512], *doc = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (root == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/docs/decisions.md", root);
+	f = fopen(path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT(getdelim(&doc, &cap, '\0', f) > 0);
+	fclose(f);
+	for (int i = 0; i < GW__LIM_COUNT; i++) {
+		const gw_http_limit_def *d = gw_http_limit_info(i);
+		char want[160], num[32];
+
+		limit_text(d, num, sizeof(num));
+		snprintf(want, sizeof(want), "| `%s` | %s |", d->name, num);
+		if (strstr(doc, want) == NULL)
+			fprintf(stderr, "docs/decisions.md lacks \"%s\"\n", want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(doc, want));
+	}
+	free(doc);
+}
+
 /* ---- a small HTTP/2 client ---------------------------------------------- */
 
 struct h2stream {
@@ -1209,6 +1424,150 @@ static void test_h2c_header_limit(void)
 	free(big);
 }
 
+/* A body that never comes: the stream stays open after HEADERS. */
+static ssize_t h2_stall_cb(nghttp2_session *s, int32_t id, uint8_t *buf,
+			   size_t length, uint32_t *flags,
+			   nghttp2_data_source *src, void *ud)
+{
+	(void)s;
+	(void)id;
+	(void)buf;
+	(void)length;
+	(void)flags;
+	(void)src;
+	(void)ud;
+	return NGHTTP2_ERR_DEFERRED;
+}
+
+static struct h2stream *h2_stalled(struct h2c *h, const char *clen)
+{
+	struct h2stream *st = &h->st[h->nst++];
+	nghttp2_nv nv[] = {
+		{(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"h", 10, 1, 0},
+		{(uint8_t *)":path", (uint8_t *)"/stall", 5, 6, 0},
+		{(uint8_t *)"content-length", (uint8_t *)clen, 14, strlen(clen),
+		 0},
+	};
+	nghttp2_data_provider prd = {.read_callback = h2_stall_cb};
+
+	memset(st, 0, sizeof(*st));
+	st->id = nghttp2_submit_request(h->s, NULL, nv, 5, &prd, NULL);
+	return st;
+}
+
+static void check_h2_error(const struct h2stream *st, int status,
+			   const char *code)
+{
+	json_t *j = h2_json(st);
+
+	CU_ASSERT_EQUAL(st->status, status);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "code")),
+			       code);
+	json_decref(j);
+}
+
+static void test_h2c_stream_deadline(void)
+{
+	struct h2c h;
+	struct h2stream *slow, *ok;
+	struct timeval t0;
+
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	gettimeofday(&t0, NULL);
+	slow = h2_stalled(&h, "10");
+	ok = h2_request(&h, "GET", "/fine", NULL, 0);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	check_h2_error(slow, 408, "request_timeout");
+	CU_ASSERT_EQUAL(ok->status, 200);
+	CU_ASSERT_EQUAL(nghttp2_session_get_remote_settings(
+				h.s, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS),
+			tight_limits[GW_LIM_H2_STREAMS]);
+	h2_close(&h);
+}
+
+static void test_h2c_body_budget(void)
+{
+	struct h2c h;
+	struct h2stream *st[3];
+
+	/* Each announced body is reserved (1000 bytes as 1024, 200 as 256):
+	 * with their headers the first two fit in the connection's 2048, the
+	 * third is refused at once. */
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	st[0] = h2_stalled(&h, "1000");
+	st[1] = h2_stalled(&h, "200");
+	st[2] = h2_stalled(&h, "1000");
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	check_h2_error(st[0], 408, "request_timeout");
+	check_h2_error(st[1], 408, "request_timeout");
+	check_h2_error(st[2], 503, "service_unavailable");
+	h2_close(&h);
+}
+
+static void test_h2c_header_budget(void)
+{
+	struct h2c h;
+	struct h2stream *slow, *st;
+	char big[1200];
+	nghttp2_nv nv[] = {
+		{(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"h", 10, 1, 0},
+		{(uint8_t *)":path", (uint8_t *)"/hb", 5, 3, 0},
+		{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big), 0},
+	};
+
+	/* Headers count with the bodies: 1024 reserved for a body, 1200 of
+	 * headers over the connection's 2048. */
+	memset(big, 'h', sizeof(big));
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	slow = h2_stalled(&h, "1000");
+	st = &h.st[h.nst++];
+	memset(st, 0, sizeof(*st));
+	st->id = nghttp2_submit_request(h.s, NULL, nv, 5, NULL, NULL);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	check_h2_error(st, 503, "service_unavailable");
+	check_h2_error(slow, 408, "request_timeout");
+	h2_close(&h);
+}
+
+static void test_h2c_unread_answer(void)
+{
+	struct h2c h;
+	struct h2stream *st;
+	struct timeval t0;
+	nghttp2_settings_entry shut = {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
+				       0};
+
+	/* A client that never opens a window for the answer's body. */
+	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
+	nghttp2_submit_settings(h.s, NGHTTP2_FLAG_NONE, &shut, 1);
+	gettimeofday(&t0, NULL);
+	st = h2_request(&h, "GET", "/fine", NULL, 0);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	CU_ASSERT(ms_since(&t0) >= TIGHT_REQUEST_MS);
+	CU_ASSERT_EQUAL(st->status, 200);
+	CU_ASSERT_EQUAL(st->len, 0);
+	CU_ASSERT_EQUAL(st->error, NGHTTP2_CANCEL);
+	h2_close(&h);
+}
+
+static void test_h2c_head(void)
+{
+	struct h2c h;
+	struct h2stream *st;
+
+	CU_ASSERT_FATAL(h2_open(&h, plain.port, 0) == 0);
+	st = h2_request(&h, "HEAD", "/h", NULL, 0);
+	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
+	CU_ASSERT_EQUAL(st->status, 200);
+	CU_ASSERT_EQUAL(st->len, 0);
+	h2_close(&h);
+}
+
 /* ---- TLS + ALPN through curl --------------------------------------------- */
 
 static int curl_get(const char *flags, const char *path, json_t **out)
@@ -1353,9 +1712,20 @@ int main(void)
 	CU_add_test(s, "HEAD and 204", test_head_204);
 	CU_add_test(s, "client gone before the answer", test_disconnect);
 	CU_add_test(s, "idle timeout", test_idle_timeout);
+	CU_add_test(s, "request deadline 408", test_request_deadline);
+	CU_add_test(s, "protocol choice and TLS handshake deadline",
+		    test_protocol_deadline);
+	CU_add_test(s, "the deadline is per request", test_deadline_per_request);
+	CU_add_test(s, "connection caps 429 and 503", test_connection_caps);
+	CU_add_test(s, "every limit in docs/decisions.md", test_limits_documented);
 	CU_add_test(s, "h2c prior knowledge, concurrent streams", test_h2c);
 	CU_add_test(s, "h2c content-length over the limit", test_h2c_content_length);
 	CU_add_test(s, "h2c header limit 431", test_h2c_header_limit);
+	CU_add_test(s, "h2c stream deadline 408", test_h2c_stream_deadline);
+	CU_add_test(s, "h2c body budget 503", test_h2c_body_budget);
+	CU_add_test(s, "h2c header budget 503", test_h2c_header_budget);
+	CU_add_test(s, "h2c answer left unread: reset", test_h2c_unread_answer);
+	CU_add_test(s, "h2c HEAD", test_h2c_head);
 	CU_add_test(s, "h2c with curl", test_h2c_curl);
 	CU_add_test(s, "TLS with ALPN", test_tls_alpn);
 	CU_add_test(s, "graceful shutdown", test_shutdown);

@@ -55,6 +55,11 @@ static void test_match(void)
 
 	r = gw_route_match("HEAD", "/v1/pricing", scratch, params, &np, &known);
 	CU_ASSERT_PTR_NOT_NULL(r);
+	/* HEAD of a billed GET would be charged for an answer without body */
+	r = gw_route_match("HEAD", "/v1/referring-domains", scratch, params,
+			   &np, &known);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT_EQUAL(known, 1);
 
 	r = gw_route_match("PUT", "/v1/keys", scratch, params, &np, &known);
 	CU_ASSERT_PTR_NULL(r);
@@ -70,6 +75,25 @@ static void test_match(void)
 
 	r = gw_route_match("DELETE", "/v1/keys/a/b", scratch, params, &np, &known);
 	CU_ASSERT_PTR_NULL(r);
+}
+
+static void test_allow(void)
+{
+	char scratch[256], allow[64];
+	gw_kv params[GW_MAX_PATH_PARAMS];
+
+	CU_ASSERT_EQUAL(gw_route_allow("/v1/referring-domains", scratch, params,
+				       allow, sizeof(allow)), 3);
+	CU_ASSERT_STRING_EQUAL(allow, "GET");
+	gw_route_allow("/v1/keys", scratch, params, allow, sizeof(allow));
+	CU_ASSERT_PTR_NOT_NULL(strstr(allow, "GET, HEAD"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(allow, "POST"));
+	CU_ASSERT_EQUAL(gw_route_allow("/v1/nope", scratch, params, allow,
+				       sizeof(allow)), 0);
+	CU_ASSERT_STRING_EQUAL(allow, "");
+	/* too small for two methods: the first only */
+	gw_route_allow("/v1/keys", scratch, params, allow, 6);
+	CU_ASSERT_EQUAL(strchr(allow, ','), NULL);
 }
 
 static void test_roles(void)
@@ -91,6 +115,7 @@ int main(void)
 	CU_add_test(s, "every row checks", test_every_row_checks);
 	CU_add_test(s, "rows are unique", test_rows_are_unique);
 	CU_add_test(s, "match", test_match);
+	CU_add_test(s, "allow", test_allow);
 	CU_add_test(s, "roles", test_roles);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

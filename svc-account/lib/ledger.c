@@ -250,7 +250,7 @@ static int round_trip(acct__ledger *l, seo_pg_pipe *p, acct_err *err)
 	int begins = p->n > 0 && p->st[0].q == ACCT_Q_BEGIN;
 	int rc = acct__pipe_run(&l->conn, p, err);
 
-	if (rc != 0 && begins && PQstatus(l->conn.pg) != CONNECTION_OK) {
+	if (rc != 0 && begins && seo_pg_dead(&l->conn, rc)) {
 		rc = reconnect(l, err);
 		if (rc == 0)
 			rc = acct__pipe_run(&l->conn, p, err);
@@ -402,6 +402,11 @@ static void run_batch(acct__ledger *l, acct__op **ops, size_t n)
 	atomic_fetch_add(&l->ops, n);
 	if (rc == 0)
 		return;
+	/* A session the server ended may still look fine to libpq. */
+	if (l->conn.pg != NULL && seo_pg_dead(&l->conn, rc)) {
+		PQfinish(l->conn.pg);
+		l->conn.pg = NULL;
+	}
 	/* Nothing of the batch was committed (or, when the connection broke
 	 * at COMMIT, nobody knows): every operation fails alike, unavailable
 	 * when the database is. */

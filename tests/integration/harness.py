@@ -13,6 +13,8 @@ import atexit
 import http.client
 import json
 import os
+import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -28,6 +30,16 @@ SOURCE_DIR = os.environ.get(
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("SEO_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 BIN = os.path.join(BUILD_DIR, "bin")
+
+
+def sanitized():
+    """True when BUILD_DIR is a sanitizer build (./seo build asan): a test's
+    latency bounds are for release builds."""
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            return "SEO_SANITIZE:BOOL=ON" in f.read()
+    except OSError:
+        return False
 
 
 def registry():
@@ -60,10 +72,22 @@ def _stop_children():
             proc.wait()
 
 
+# Ports handed out come from below the kernel's ephemeral range, which
+# every outgoing connection draws its source port from: a port the kernel
+# picked for us (bind to 0) may be taken by any client socket, or by
+# another test that was handed the same one, before our process binds it.
+_PORTS = (20000, 32767)
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        port = random.randint(*_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def pg_bin(name):
@@ -151,6 +175,10 @@ class Response:
         return "<%d %s>" % (self.status, self.body[:300])
 
 
+class PortTaken(RuntimeError):
+    """A process of a stack could not listen on the port it was given."""
+
+
 class Stack:
     """The services and one or more gateways, on fresh ports and a fresh
     database. `env` adds SEO_* variables for every process."""
@@ -169,24 +197,43 @@ class Stack:
             # No test reaches the real PageSpeed API; those that call it
             # pass their fake (tests/fakes/fake_pagespeed.py) in `env`.
             "SEO_PAGESPEED_URL": "http://127.0.0.1:9",
+            # The shared secrets of this stack (./seo up keeps its own
+            # under var/).
+            "SEO_INTERNAL_TOKEN": secrets.token_urlsafe(32),
+            "SEO_METRICS_TOKEN": secrets.token_urlsafe(32),
         })
-        for var in SERVICE_ENV.values():
-            self.env[var] = "127.0.0.1:%d" % free_port()
-        self.env.update(env or {})
         self.procs = {}
         self.gateways = []
         self.closed = False
-        try:
-            if "svc-graph" in (services or SERVICES):
-                self.build_demo_index()
-            for name in services or SERVICES:
-                self.start_service(name)
-            for i in range(gateways):
-                self.start_gateway()
-            self.wait_healthy()
-        except BaseException:
-            self.close()
-            raise
+        for attempt in range(3):
+            for var in SERVICE_ENV.values():
+                self.env[var] = "127.0.0.1:%d" % free_port()
+            self.env.update(env or {})
+            try:
+                if "svc-graph" in (services or SERVICES):
+                    self.build_demo_index()
+                for name in services or SERVICES:
+                    self.start_service(name)
+                for i in range(gateways):
+                    self.start_gateway()
+                self.wait_healthy()
+                return
+            except PortTaken:
+                # another test bound one of our ports first: again, on
+                # fresh ports
+                self.stop_all()
+                if attempt == 2:
+                    self.close()
+                    raise
+            except BaseException:
+                self.close()
+                raise
+
+    def stop_all(self):
+        for p in self.procs.values():
+            p.stop()
+        self.procs = {}
+        self.gateways = []
 
     def binary(self, name):
         """A built program; one missing is a broken build, not a skip."""
@@ -211,9 +258,11 @@ class Stack:
     def stop_service(self, name):
         self.procs.pop(name).stop()
 
-    def start_gateway(self):
+    def start_gateway(self, env=None):
+        """Starts one more gateway (`env` adds variables for it alone) and
+        returns its port; its process is procs["gateway<i>"]."""
         port = free_port()
-        env = dict(self.env, SEO_HTTP_ADDR="127.0.0.1:%d" % port)
+        env = dict(self.env, SEO_HTTP_ADDR="127.0.0.1:%d" % port, **(env or {}))
         name = "gateway%d" % len(self.gateways)
         self.procs[name] = Process(name, [self.binary("gateway")], env, self.tmp)
         self.gateways.append(port)
@@ -228,11 +277,15 @@ class Stack:
                     last = self.request("GET", "/healthz", port=port)
                     if last.status == 200:
                         break
-                except OSError as e:
+                except (OSError, http.client.HTTPException) as e:
+                    # HTTPException: something else answers on the port
                     last = e
                 for p in self.procs.values():
                     if p.proc.poll() is not None:
-                        raise RuntimeError("%s exited:\n%s" % (p.name, p.tail()))
+                        tail = p.tail()
+                        if "cannot listen" in tail or "could not start the gateway" in tail:
+                            raise PortTaken("%s exited:\n%s" % (p.name, tail))
+                        raise RuntimeError("%s exited:\n%s" % (p.name, tail))
                 time.sleep(0.1)
             else:
                 raise RuntimeError("gateway not healthy: %r" % (last,))
@@ -264,6 +317,11 @@ class Stack:
     def get(self, path, key=None, **kw):
         return self.request("GET", path, key=key, **kw)
 
+    def metrics(self, port=None):
+        """GET /metrics with the stack's bearer token."""
+        return self.get("/metrics", port=port, headers={
+            "Authorization": "Bearer " + self.env["SEO_METRICS_TOKEN"]})
+
     def seoctl(self, *args, expect_ok=True):
         out = subprocess.run([self.binary("seoctl")] + list(args), env=self.env,
                              capture_output=True, text=True)
@@ -288,7 +346,10 @@ class Stack:
             return None
         self.closed = True
         bad = []
-        for name, p in list(self.procs.items()):
+        # Gateways first, as ./seo down does: a draining gateway refunds
+        # through svc-account.
+        for name, p in sorted(self.procs.items(),
+                              key=lambda kv: not kv[0].startswith("gateway")):
             code = p.stop()
             if code != 0:
                 bad.append("%s exited with %s:\n%s" % (name, code, p.tail(60)))

@@ -333,7 +333,7 @@ def websites_ordered_by_name(c):
 
 @test
 def metrics_count_requests_and_latency(c):
-    r = c.stack.get("/metrics")
+    r = c.stack.metrics()
     eq(r.status, 200)
     text = r.body.decode()
     check('seo_http_requests_total{method="GET",route="/v1/credits",status="200"}' in text,

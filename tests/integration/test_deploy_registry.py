@@ -46,6 +46,31 @@ def kubernetes_has_every_service():
         has(config, r'^  %s: "%s:%d"$' % (env, p, port), "configmap " + env)
 
 
+def number(text, pattern, what):
+    m = re.search(pattern, text, re.M)
+    check(m is not None, what, pattern)
+    return int(m.group(1))
+
+
+@test
+def kubernetes_waits_out_the_drain():
+    """Each pod's grace period covers its preStop sleep, the drain limit
+    and the gateway's refund flush, so SIGKILL never cuts a drain short."""
+    drain_s = number(read("k8s", "configmap.yaml"), r'^  SEO_DRAIN_MS: "(\d+)"$',
+                     "configmap SEO_DRAIN_MS") / 1000
+    with open(os.path.join(h.SOURCE_DIR, "gateway", "include", "gw.h")) as f:
+        flush_s = number(f.read(), r"^#define GW_FLUSH_MS (\d+)$", "GW_FLUSH_MS") / 1000
+    for p in ["gateway"] + [s["process"] for s in h.REGISTRY]:
+        m = read("k8s", p + ".yaml")
+        grace = number(m, r"^      terminationGracePeriodSeconds: (\d+)$", p + " grace period")
+        sleep = number(m, r'^            preStop:\n\s+exec:\n\s+command: \["sleep", "(\d+)"\]$',
+                       p + " preStop sleep")
+        check(sleep > 0, p + " preStop sleep", sleep)
+        check(grace > sleep + drain_s + flush_s,
+              "%s: grace period %d s within preStop %d s + drain %g s + flush %g s"
+              % (p, grace, sleep, drain_s, flush_s))
+
+
 @test
 def docker_has_every_service():
     compose = read("docker", "compose.yaml")
@@ -75,6 +100,46 @@ def deploy_names_no_other_service():
     for text in (read("k8s", "configmap.yaml"), read("docker", "compose.yaml")):
         for var in re.findall(r"\b(SEO_[A-Z0-9_]+_ADDR)\b", text):
             check(var in envs, "address of no registry service", var)
+
+
+def network_policy(manifest, process):
+    """The pods the NetworkPolicy of `process` lets in, and its ports."""
+    for doc in manifest.split("\n---\n"):
+        if re.search(r"^kind: NetworkPolicy$", doc, re.M) and \
+                re.search(r"^  name: %s$" % process, doc, re.M):
+            spec = doc.split("\nspec:\n", 1)[1]
+            target, ingress = spec.split("  ingress:\n", 1)
+            check(re.search(r"app\.kubernetes\.io/name: %s$" % process, target, re.M),
+                  process + " policy selects its pods")
+            check('policyTypes: ["Ingress"]' in target, process + " policy on ingress")
+            return (set(re.findall(r"app\.kubernetes\.io/name: (\S+)$", ingress, re.M)),
+                    {int(p) for p in re.findall(r"- port: (\d+)$", ingress, re.M)})
+    check(False, "no NetworkPolicy in deploy/k8s/%s.yaml" % process)
+
+
+@test
+def only_the_allowed_callers_reach_a_service():
+    callers = {s["process"]: {"gateway"} for s in h.REGISTRY}
+    for s in h.REGISTRY:
+        for to in s["calls"]:
+            callers[to].add(s["process"])
+    for s in h.REGISTRY:
+        p = s["process"]
+        pods, ports = network_policy(read("k8s", p + ".yaml"), p)
+        check(pods == callers[p], p + " callers", sorted(pods), sorted(callers[p]))
+        check(ports == {s["port"]}, p + " port", ports)
+
+
+@test
+def the_internal_token_reaches_every_process():
+    has(read("k8s", "secret.yaml"), r'^  SEO_INTERNAL_TOKEN: "[^"]{16,}"$', "k8s Secret")
+    has(read("k8s", "secret.yaml"), r'^  SEO_METRICS_TOKEN: "', "k8s Secret")
+    has(read("k8s", "gateway.yaml"), r"secretRef:\n\s+name: seo-secrets", "gateway")
+    for s in h.REGISTRY:
+        has(read("k8s", s["process"] + ".yaml"), r"secretRef:\n\s+name: seo-secrets",
+            s["process"] + " reads seo-secrets")
+    has(read("docker", "compose.yaml"), r"^    SEO_INTERNAL_TOKEN: \$\{SEO_INTERNAL_TOKEN:\?",
+        "compose requires it")
 
 
 @test

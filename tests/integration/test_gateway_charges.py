@@ -91,5 +91,27 @@ def client_role_never_reads_the_balance(s):
     eq((r.status, r.json()["credits_remaining"]), (200, REMAINDER + 10 - COST))
 
 
+@test
+def head_charges_nothing(s):
+    """HEAD of a billed route is 405 with Allow (a HEAD would be charged
+    for an answer it never gets); HEAD of a free route is its GET without
+    the body."""
+    ws = s.workspace(credits=10)
+    key = ws["api_key"]
+    r = s.request("HEAD", PATH, key=key)
+    eq(r.status, 405, "HEAD of a billed route")
+    eq(r.body, b"", "no body in an answer to HEAD")
+    eq(r.header("Allow"), "GET", "Allow")
+    eq(s.get("/v1/credits", key=key).json(), {"credits": 10}, "nothing charged")
+    eq(s.get("/v1/usage", key=key).json()["total"], 0, "no usage row")
+    r = s.request("HEAD", "/v1/credits", key=key)
+    eq(r.status, 200, "HEAD of a free route")
+    eq(r.body, b"", "no body")
+    check(int(r.header("Content-Length")) > 0, "the GET's length", r.headers)
+    r = s.request("PUT", "/v1/credits", key=key)
+    eq(r.status, 405, "PUT of a free GET route")
+    eq(r.header("Allow"), "GET, HEAD", "Allow of a free GET route")
+
+
 if __name__ == "__main__":
     sys.exit(h.run(setup, lambda s: s.close()))

@@ -4,12 +4,15 @@
     test_grpc_interop.py path/to/rpc_echo_server
 
 There is no grpc_tools here, so messages are protobuf bytes encoded by hand
-and the stubs pass bytes through unchanged. Exits 0 with a message when
+and the stubs pass bytes through unchanged. The server runs under an
+internal token (SEO_INTERNAL_TOKEN) that the stubs send as metadata, as every
+caller of a service must. Exits 0 with a message when
 grpcio is missing, else non-zero when a check fails; the last line reads
 'N passed, M failed'.
 """
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -72,13 +75,24 @@ def read_varint(data, i):
 
 SERVING, NOT_SERVING = 1, 2
 
+TOKEN = secrets.token_urlsafe(32)
+
+
+class TokenInterceptor(grpc.UnaryUnaryClientInterceptor):
+    """Adds the internal token to every call's metadata."""
+
+    def intercept_unary_unary(self, continuation, details, request):
+        meta = list(details.metadata or []) + [("seo-internal-token", TOKEN)]
+        return continuation(details._replace(metadata=meta), request)
+
 
 class Server:
     """The echo service in a child process; learns its port from the log."""
 
     def __init__(self, binary, addr="127.0.0.1:0"):
         self.proc = subprocess.Popen([binary, addr], stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=dict(os.environ,
+                                                         SEO_INTERNAL_TOKEN=TOKEN))
         self.lines = []
         self.port = None
         ready = threading.Event()
@@ -147,11 +161,12 @@ def main():
         print("0 passed, 1 failed")
         return 1
     target = f"127.0.0.1:{srv.port}"
-    channel = grpc.insecure_channel(target,
-                                    options=[("grpc.enable_http_proxy", 0)])
+    bare = grpc.insecure_channel(target,
+                                 options=[("grpc.enable_http_proxy", 0)])
+    channel = grpc.intercept_channel(bare, TokenInterceptor())
 
-    def method(path):
-        return channel.unary_unary(path,
+    def method(path, via=None):
+        return (via or channel).unary_unary(path,
                                    request_serializer=lambda b: b,
                                    response_deserializer=lambda b: b)
 
@@ -220,9 +235,30 @@ def main():
         expect(dec_field1(echo(enc_service("after"), timeout=5)) == b"after",
                "call after the refused one")
 
+    def without_token():
+        err = expect_error(lambda: method("/seo.test.Echo/Echo", bare)(b"", timeout=5),
+                           grpc.StatusCode.UNAUTHENTICATED)
+        trailers = dict(err.trailing_metadata() or ())
+        expect(trailers.get("seo-error-code") == "internal_error", trailers)
+        expect_error(lambda: method("/seo.test.Echo/Nope", bare)(b"", timeout=5),
+                     grpc.StatusCode.UNAUTHENTICATED)
+        expect_error(lambda: echo(b"", timeout=5, metadata=[("seo-internal-token", "x" * 43)]),
+                     grpc.StatusCode.UNAUTHENTICATED)
+        # probes send no metadata: the health check stays open
+        resp = method("/grpc.health.v1.Health/Check", bare)(b"", timeout=5)
+        expect(dec_field1(resp) == SERVING, "health without the token")
+
+    def no_token_no_start():
+        env = {k: v for k, v in os.environ.items() if k != "SEO_INTERNAL_TOKEN"}
+        other = subprocess.run([binary, "127.0.0.1:0"], stderr=subprocess.PIPE,
+                               text=True, timeout=10, env=env)
+        expect(other.returncode == 2, f"exit code {other.returncode}")
+        expect("SEO_INTERNAL_TOKEN: not set" in other.stderr, other.stderr)
+
     def bind_failure():
         other = subprocess.run([binary, target], stderr=subprocess.PIPE,
-                               text=True, timeout=10)
+                               text=True, timeout=10,
+                               env=dict(os.environ, SEO_INTERNAL_TOKEN=TOKEN))
         expect(other.returncode == 1, f"exit code {other.returncode}")
         expect("cannot listen on" in other.stderr, other.stderr)
 
@@ -245,11 +281,15 @@ def main():
         checks.run("client deadline DEADLINE_EXCEEDED", deadline)
         checks.run("300 concurrent calls", concurrent)
         checks.run("request over 4 MiB RESOURCE_EXHAUSTED", too_big)
+        checks.run("without the internal token UNAUTHENTICATED, health open",
+                   without_token)
+        checks.run("no internal token: the server does not start",
+                   no_token_no_start)
         checks.run("second server on the same port exits 1", bind_failure)
         checks.run("SIGTERM finishes calls in flight, exits 0",
                    graceful_stop)
     finally:
-        channel.close()
+        bare.close()
         srv.stop()
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0

@@ -100,7 +100,7 @@ def openapi_and_metrics_follow_the_rows(s):
     row = doc["components"]["schemas"]["seo.graph.v1.BacklinkRow"]["properties"]
     eq(row["anchor_text"]["type"], ["string", "null"])
     eq(row["anchor_type"]["type"], "string")
-    metrics = s.get("/metrics").body.decode()
+    metrics = s.metrics().body.decode()
     check('seo_route_info{method="GET",route="/v1/example/stages",key="optional",'
           'billing="free",quota="ip",output="json"} 1' in metrics, "route info")
     check('route="/v1/example/card",key="none",billing="free",quota="none",'

@@ -48,11 +48,15 @@ typedef enum seo_cfg {
 	SEO_CFG_HTTP_TLS_CERT,
 	SEO_CFG_HTTP_TLS_KEY,
 	SEO_CFG_HTTP_BODY_LIMIT,
+	SEO_CFG_HTTP_REQUEST_TIMEOUT_MS,
 	SEO_CFG_RPC_TIMEOUT_MS,
+	SEO_CFG_DRAIN_MS,
 	SEO_CFG_MIGRATIONS_DIR,
 	SEO_CFG_REALTIME_MIGRATIONS_DIR,
 	SEO_CFG_TECH_RULES,
 	SEO_CFG_TRUSTED_PROXIES,
+	SEO_CFG_INTERNAL_TOKEN,
+	SEO_CFG_METRICS_TOKEN,
 	SEO__CFG_COUNT
 } seo_cfg;
 
@@ -60,7 +64,8 @@ typedef enum seo_cfg {
  * which every kind accepts ("" where the row has none). */
 typedef enum seo_cfg_kind {
 	SEO_CFG_TEXT,       /* any text without control characters */
-	SEO_CFG_SECRET,     /* as TEXT; never repeated in a message */
+	SEO_CFG_SECRET,     /* as TEXT; never repeated in a message; at
+			     * least `min` characters when not empty */
 	SEO_CFG_INT,        /* a whole number within min..max `unit`s */
 	SEO_CFG_MS,         /* a duration: whole milliseconds within min..max */
 	SEO_CFG_ONOFF,      /* on or off: num 1 or 0 */
@@ -145,6 +150,13 @@ int seo_config_load(seo_cfg_error *err);
  * message on stderr as "seo: SEO_X: fault" and exit status 2.
  */
 void seo_config_init(void);
+
+/*
+ * For a program that cannot run without row `key` (a secret with no
+ * default): when its value is empty, prints "seo: SEO_X: not set (...)" on
+ * stderr and exits with status 2, as seo_config_init() does.
+ */
+void seo_config_require(seo_cfg key);
 
 /* The row for `key`. */
 const seo_cfg_def *seo_config_def(seo_cfg key);

@@ -60,7 +60,9 @@ seo_pg_conn seo_pg_conn_of(PGconn *pg, const seo_pg_stmts *stmts,
  * first on this connection unless it already is. On success *res (may be
  * NULL when the rows are not wanted) is the result, which the caller
  * PQclear()s. Returns 0, SEO_EEXIST on a unique violation, SEO_ETIMEDOUT
- * when cancelled (statement_timeout), SEO_EDB otherwise.
+ * when cancelled (statement_timeout), SEO_ECLOSED when the server ended the
+ * session (FATAL: the connection is unusable, even if its status does not
+ * show it yet), SEO_EDB otherwise.
  */
 int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		PGresult **res, char *err, size_t err_len);
@@ -72,8 +74,8 @@ int seo_pg_commit(seo_pg_conn *c, char *err, size_t err_len);
 void seo_pg_rollback(seo_pg_conn *c);
 
 /* 1 when a statement that failed with `rc` ran nowhere because the server
- * went away (restart, idle timeout, terminated backend): worth a retry on
- * a new connection. */
+ * went away (restart, idle timeout, terminated backend; SEO_ECLOSED or a
+ * broken connection): worth a retry on a new connection. */
 int seo_pg_dead(const seo_pg_conn *c, int rc);
 
 /* ---- several statements in one round trip --------------------------------- */
@@ -110,7 +112,8 @@ void seo_pg_pipe_add(seo_pg_pipe *p, int q, int nparams,
  * order (res[i] of the i-th statement added). 0 when all succeeded, else
  * the first failure as seo_pg_exec() reports it (SEO_EINVAL when more
  * were added than fit); the connection is out of pipeline mode either way
- * unless it broke. May run again (e.g. on a new connection): the previous
+ * unless it broke: then SEO_ECLOSED, and the outcome of what was sent is
+ * unknown. May run again (e.g. on a new connection): the previous
  * results are freed first.
  */
 int seo_pg_pipe_run(seo_pg_conn *c, seo_pg_pipe *p, char *err,

@@ -23,6 +23,18 @@
  * the HTTP status and the other names HTTP headers, where the route row
  * allows them.
  *
+ * Internal calls are authenticated by one shared secret, SEO_INTERNAL_TOKEN
+ * (seo/config.h): a client sends it as request metadata
+ * `seo-internal-token` on every call, and a server refuses a call that
+ * lacks it, or carries another value, with UNAUTHENTICATED (public code
+ * internal_error: a caller without the secret is a fault of the
+ * deployment, not of a user) before the method is looked up or any handler
+ * runs. The comparison takes the same time whatever the value.
+ * grpc.health.v1.Health/Check stays open, for probes that cannot send
+ * metadata (the kubelet's). Both read the secret from the configuration
+ * when they are created; an empty one sends and checks nothing (unit tests
+ * only: rpc_service_main() and the gateway refuse to start without it).
+ *
  * Threading: servers and clients live on one event_base thread. A server
  * created with workers > 0 runs handlers on that many threads, so that a
  * handler may block (on PostgreSQL, say); replies are handed back to the
@@ -135,6 +147,9 @@ int rpc_ctx_fail(rpc_ctx *ctx, const char *code, const char *fmt, ...)
 /* Adds extra error fields (a JSON object text, copied) to the failure. */
 void rpc_ctx_fail_extra(rpc_ctx *ctx, const char *json_object);
 
+/* The request metadata name of the shared secret. */
+#define RPC_META_INTERNAL_TOKEN "seo-internal-token"
+
 /* The response metadata name that carries the HTTP status a handler asks
  * the gateway to answer with (e.g. 202 rather than 200). */
 #define RPC_META_HTTP_STATUS "seo-http-status"
@@ -223,7 +238,8 @@ int rpc_call_sync(const char *addr, const char *path, ProtobufCMessage *req,
  * `methods` with `workers` threads, the methods of `inline_methods` (ended
  * by a NULL path; may be NULL) on the loop thread (rpc_server_run_inline),
  * stops cleanly on SIGINT/SIGTERM (GOAWAY, calls in flight finish).
- * Returns the process exit code.
+ * Exits with status 2 when SEO_INTERNAL_TOKEN is not set
+ * (seo_config_require()). Returns the process exit code.
  */
 int rpc_service_main(const char *name, const char *addr,
 		     const rpc_method *methods, size_t n_methods,

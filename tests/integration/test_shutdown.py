@@ -1,0 +1,136 @@
+"""Graceful shutdown with live analyses in flight (page-seo against a slow
+local test site, tests/fakes/site_server.py): a SIGTERM to svc-realtime or
+to a gateway answers every call that had begun, keeps no credit it did not
+earn (the balance plus the costs of the successes answered equals what was
+granted), and the process exits 0 without a sanitizer report. A call that
+outlives the gateway's drain limit (SEO_DRAIN_MS) is answered 503 and
+refunded before the gateway lets go of svc-account."""
+
+import os
+import signal
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness as h  # noqa: E402
+from harness import check, eq, test  # noqa: E402
+
+COST = 3          # page-seo's fixed cost
+CREDITS = 1000
+SANITIZER = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+class Ctx:
+    pass
+
+
+def setup():
+    c = Ctx()
+    c.site = h.Fake("site_server.py")
+    c.stack = h.Stack("shutdown", env={
+        "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
+        "SEO_FETCH_CONNECT_TO": "slow.test:80:127.0.0.1:%d" % c.site.port,
+        "SEO_RATE_LIMIT_PER_MIN": "0",
+    })
+    c.logs = c.stack.logs
+    return c
+
+
+def teardown(c):
+    problem = c.stack.close()
+    c.site.close()
+    return problem
+
+
+def balance(c, workspace_id):
+    return int(c.stack.db.query("SELECT balance FROM workspaces WHERE id = '%s'"
+                                % workspace_id))
+
+
+def live_calls(c, port, key, n, ms, signal_after, victim):
+    """n page-seo calls on a page that takes `ms` to load; `victim` gets
+    SIGTERM once they are all under way. Returns the answers and how long
+    the victim took to exit."""
+    def call(i):
+        if i == n:
+            time.sleep(signal_after)
+            t0 = time.monotonic()
+            victim.proc.send_signal(signal.SIGTERM)
+            victim.proc.wait(60)
+            return time.monotonic() - t0
+        url = "http://slow.test/slow?" + urllib.parse.urlencode({"ms": ms, "i": i})
+        return c.stack.get("/v1/page-seo?" + urllib.parse.urlencode({"url": url}),
+                           key=key, port=port, timeout=60)
+    results = h.parallel(n + 1, call)
+    return results[:n], results[n]
+
+
+def gateway(c, env=None):
+    """One more gateway, to be stopped by the test: its port and process."""
+    port = c.stack.start_gateway(env)
+    c.stack.wait_healthy()
+    victim = c.stack.procs["gateway%d" % (len(c.stack.gateways) - 1)]
+    c.stack.gateways.remove(port)
+    return port, victim
+
+
+def clean_exit(c, p):
+    """Checks that `p` exited cleanly and takes it out of the stack."""
+    c.stack.procs.pop(p.name)
+    p.log.close()
+    eq(p.proc.returncode, 0, p.name + " exit code")
+    with open(p.log_path, "rb") as f:
+        log = f.read().decode("utf-8", "replace")
+    for s in SANITIZER:
+        check(s not in log, "%s reported by %s" % (s, p.name), p.tail(40))
+
+
+def conserved(c, ws, answers):
+    ok = sum(1 for r in answers if r.status == 200)
+    eq(balance(c, ws["workspace_id"]) + COST * ok, CREDITS,
+       "balance plus the successes' costs")
+    eq(int(c.stack.db.query("SELECT coalesce(sum(delta), 0) FROM ledger "
+                            "WHERE workspace_id = '%s'" % ws["workspace_id"])),
+       balance(c, ws["workspace_id"]), "ledger sum equals the balance")
+
+
+def sigterm_during(c, victim, port, n, ms, max_s):
+    """SIGTERM to `victim` during n calls of `ms` each through the gateway
+    on `port`: every call answered, a clean exit within max_s, credits
+    conserved. Returns the answers."""
+    ws = c.stack.workspace(credits=CREDITS)
+    answers, took = live_calls(c, port, ws["api_key"], n, ms, 1.5, victim)
+    eq([a for a in answers if isinstance(a, Exception)], [], "transport errors")
+    clean_exit(c, victim)
+    check(took < max_s, "%s took %.1f s to stop" % (victim.name, took))
+    conserved(c, ws, answers)
+    return answers
+
+
+@test
+def sigterm_to_svc_realtime_finishes_its_calls(c):
+    # Done once its calls are answered, not at the drain limit.
+    answers = sigterm_during(c, c.stack.procs["svc-realtime"], None, 10, 3000, 5)
+    eq([a.status for a in answers], [200] * 10, "statuses")
+    c.stack.start_service("svc-realtime")
+    c.stack.wait_healthy()
+
+
+@test
+def sigterm_to_gateway_finishes_live_calls(c):
+    port, victim = gateway(c)
+    answers = sigterm_during(c, victim, port, 20, 3000, 10)
+    eq([a.status for a in answers], [200] * 20, "statuses")
+
+
+@test
+def calls_past_the_drain_limit_are_refunded(c):
+    port, victim = gateway(c, {"SEO_DRAIN_MS": "1000"})
+    answers = sigterm_during(c, victim, port, 20, 8000, 6)
+    eq({(a.status, a.json()["code"]) for a in answers}, {(503, "service_unavailable")},
+       "answers past the drain limit")
+
+
+if __name__ == "__main__":
+    sys.exit(h.run(setup, teardown))
