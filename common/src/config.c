@@ -59,6 +59,8 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	    .min = 16),
 	ROW(SEO_CFG_METRICS_TOKEN, "SEO_METRICS_TOKEN", SEO_CFG_SECRET, "", "bearer token of GET /metrics; empty: /metrics is refused",
 	    .min = 16),
+	ROW(SEO_CFG_AUTH_FAILURES_PER_MIN, "SEO_AUTH_FAILURES_PER_MIN", SEO_CFG_INT, "30", "unknown keys one client address may try per minute before the gateway answers 429 without asking; 0 turns the limit off",
+	    .min = 0, .max = 1000000, .unit = "failed authentications per minute"),
 	ROW(SEO_CFG_TRUSTED_PROXIES, "SEO_TRUSTED_PROXIES", SEO_CFG_NETS, "", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client IP; empty: the socket's peer is the client"),
 };
 

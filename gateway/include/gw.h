@@ -28,6 +28,7 @@ typedef struct gw_config {
 					   * names the client; NULL/"": none */
 	const char *metrics_token;        /* bearer of GET /metrics; NULL/"":
 					   * /metrics is refused */
+	long long auth_failures_per_min;  /* per client address; 0: off */
 } gw_config;
 
 /* Fills `cfg` from the environment (seo/config.h). Strings are owned by

@@ -57,10 +57,10 @@ typedef struct gw_http_header {
 	X(H2_STREAMS, 100, "streams",                                        \
 	  "SETTINGS_MAX_CONCURRENT_STREAMS of an HTTP/2 connection")         \
 	X(CONN_REQUEST_BYTES, 8388608, "bytes",                              \
-	  "request headers and bodies one connection holds at once (never "  \
-	  "under the body limit)")                                           \
+	  "what the requests of one connection hold at once: arenas, "       \
+	  "targets, headers, bodies (never under one request at its limits)")\
 	X(REQUEST_BYTES, 268435456, "bytes",                                 \
-	  "request headers and bodies the whole server holds at once")
+	  "what the requests of the whole server hold at once")
 
 typedef enum gw_http_limit {
 #define GW_HTTP_LIMIT_ID(id, dflt, unit, meaning) GW_LIM_##id,
@@ -94,8 +94,10 @@ typedef struct gw_http_config {
  */
 typedef void (*gw_http_handler_fn)(gw_http_req *req, void *ud);
 
-/* Creates the server and starts listening. Returns 0, SEO_EIO when the
- * address cannot be bound or the certificate not loaded, SEO_ENOMEM. */
+/* Creates the server and starts listening; raises the process's soft
+ * RLIMIT_NOFILE towards what GW_LIM_CONNS needs (up to the hard limit).
+ * Returns 0, SEO_EIO when the address cannot be bound or the certificate
+ * not loaded, SEO_ENOMEM. */
 int gw_http_server_new(struct event_base *base, const gw_http_config *cfg,
 		       gw_http_handler_fn handler, void *ud,
 		       gw_http_server **out);

@@ -113,8 +113,8 @@ static int on_message_begin(http_parser *p)
 	struct gw__h1 *h = &c->u.h1;
 
 	h->cur = gw__req_new(c);
-	if (h->cur == NULL) {
-		h->fail = 500;
+	if (h->cur == NULL || h->cur->fail != 0) {
+		h->fail = h->cur == NULL ? 500 : h->cur->fail;
 		return -1;
 	}
 	/* The first request's time began at the connection's first byte. */

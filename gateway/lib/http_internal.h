@@ -172,7 +172,7 @@ struct gw_http_req {
 	gw_http_req *sprev;
 	gw_http_req *snext;
 	size_t hdr_bytes;
-	int fail;
+	int fail; /* the status to answer once its headers are read */
 	const char *resp_body;
 	size_t resp_len;
 	size_t resp_off;
@@ -181,7 +181,8 @@ struct gw_http_req {
 /* ---- http_server.c ---- */
 
 /* A new request on `c` holding one reference (the connection's), or NULL
- * when out of memory. */
+ * when out of memory. Its `fail` is 503 when the connection's or the
+ * server's budget of held bytes cannot take it. */
 gw_http_req *gw__req_new(struct gw__conn *c);
 void gw__req_unref(gw_http_req *req);
 /* Copies a header into the request. SEO_ENOMEM, SEO_ETOOBIG past

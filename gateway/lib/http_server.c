@@ -26,28 +26,13 @@
 
 #define GW_LISTEN_BACKLOG 1024
 #define GW_REQ_ARENA 2048
+/* What one request at every limit holds, about: its arena, its target and
+ * headers (with their copies and arrays), its body. A connection's budget
+ * is never less. */
+#define GW_REQ_HELD_MAX(srv) \
+	(GW_REQ_ARENA + 2 * GW_MAX_HEADER_BYTES + (srv)->body_limit + 1)
 
 /* ---- requests ---------------------------------------------------------- */
-
-gw_http_req *gw__req_new(struct gw__conn *c)
-{
-	seo_arena *a = seo_arena_new(GW_REQ_ARENA);
-	gw_http_req *req;
-
-	if (a == NULL)
-		return NULL;
-	req = seo_arena_calloc(a, sizeof(*req));
-	if (req == NULL) {
-		seo_arena_free(a);
-		return NULL;
-	}
-	req->arena = a;
-	req->conn = c;
-	req->refs = 1;
-	req->protocol = "HTTP/1.1";
-	memcpy(req->peer, c->peer, sizeof(req->peer));
-	return req;
-}
 
 /* Counts `n` more bytes the request holds against the connection's and
  * the server's budgets. SEO_EDENIED when over one. */
@@ -75,6 +60,29 @@ static void release(gw_http_req *req)
 	c->held -= req->held;
 	c->srv->held -= req->held;
 	req->held = 0;
+}
+
+gw_http_req *gw__req_new(struct gw__conn *c)
+{
+	seo_arena *a = seo_arena_new(GW_REQ_ARENA);
+	gw_http_req *req;
+
+	if (a == NULL)
+		return NULL;
+	req = seo_arena_calloc(a, sizeof(*req));
+	if (req == NULL) {
+		seo_arena_free(a);
+		return NULL;
+	}
+	req->arena = a;
+	req->conn = c;
+	req->refs = 1;
+	req->protocol = "HTTP/1.1";
+	memcpy(req->peer, c->peer, sizeof(req->peer));
+	/* Answered 503 once its headers are read (HTTP/2) or at once. */
+	if (hold(req, GW_REQ_ARENA) < 0)
+		req->fail = 503;
+	return req;
 }
 
 void gw__req_detach(gw_http_req *req)
@@ -643,15 +651,24 @@ static int apply_limits(gw_http_server *srv, const gw_http_config *cfg)
 		srv->lim[i] = cfg->limits[i] > 0 ? cfg->limits[i] :
 			gw_http_limit_info((gw_http_limit)i)->dflt;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		long long fds = (long long)rl.rlim_cur - GW_FD_RESERVE;
+		rlim_t need = (rlim_t)(srv->lim[GW_LIM_CONNS] + GW_FD_RESERVE);
+		long long fds;
 
+		/* The soft limit (often 1024) up to what the caps need, as far
+		 * as the hard limit lets it. */
+		if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		fds = (long long)rl.rlim_cur - GW_FD_RESERVE;
 		if (srv->lim[GW_LIM_CONNS] > fds)
 			srv->lim[GW_LIM_CONNS] = fds > 1 ? fds : 1;
 	}
 	srv->max_conns = (unsigned)srv->lim[GW_LIM_CONNS];
 	srv->conn_held_max = (size_t)srv->lim[GW_LIM_CONN_REQUEST_BYTES];
-	if (srv->conn_held_max < srv->body_limit + 1)
-		srv->conn_held_max = srv->body_limit + 1;
+	if (srv->conn_held_max < GW_REQ_HELD_MAX(srv))
+		srv->conn_held_max = GW_REQ_HELD_MAX(srv);
 	srv->idle.tv_sec = srv->lim[GW_LIM_IDLE_MS] / 1000;
 	srv->idle.tv_usec = (srv->lim[GW_LIM_IDLE_MS] % 1000) * 1000;
 	{

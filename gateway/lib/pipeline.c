@@ -18,6 +18,7 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "authfail.h"
 #include "client_ip.h"
 #include "gw_routes.h"
 #include "metrics.h"
@@ -57,6 +58,7 @@ struct gw_gateway {
 	int drain_ms;
 	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
 	const char *metrics_token; /* "": /metrics is refused */
+	gw_authfail *authfail; /* failed authentications per address */
 	char id_prefix[9];
 	unsigned long long id_counter;
 
@@ -86,6 +88,7 @@ typedef struct gw_call {
 	int decode_failed;
 
 	const char *usage; /* the usage row's domain, or NULL */
+	const char *client_ip; /* set when a key is checked */
 
 	/* From Authorize. */
 	const char *workspace_id, *user_id, *key_id, *role;
@@ -584,6 +587,9 @@ static void on_authorize(const rpc_result *res, void *ud)
 	const Seo__Account__V1__AuthorizeResponse *a = (const void *)res->response;
 
 	if (res->grpc_status != SEO_GRPC_OK) {
+		if (res->code != NULL && strcmp(res->code, "invalid_api_key") == 0)
+			gw__authfail_count(c->gw->authfail, c->client_ip,
+					   seo_mono_ms());
 		rate_from_extra(c, res->extra_json);
 		respond_rpc_error(c, res);
 		return;
@@ -797,6 +803,7 @@ static void on_request(gw_http_req *req, void *ud)
 	char *scratch;
 	int path_known;
 	size_t body_len;
+	long long wait;
 
 	if (arena == NULL || (c = seo_arena_calloc(arena, sizeof(*c))) == NULL ||
 	    (scratch = seo_arena_alloc(arena, strlen(path) + 1 +
@@ -868,6 +875,22 @@ static void on_request(gw_http_req *req, void *ud)
 			      NULL);
 		return;
 	}
+	/* An address that tried too many unknown keys is told so before
+	 * svc-account is asked again. */
+	c->client_ip = gw__client_ip(gw->proxies, gw_http_peer(req),
+				     gw_http_header_get(req, "X-Forwarded-For"),
+				     arena);
+	wait = gw__authfail_wait(gw->authfail, c->client_ip, seo_mono_ms());
+	if (wait > 0) {
+		c->answer_headers[0] = (gw_http_header){
+			"Retry-After", seo_arena_printf(arena, "%lld", wait)};
+		c->n_answer_headers = 1;
+		respond_error(c, "rate_limited",
+			      "too many failed authentications from this address",
+			      seo_arena_printf(arena, "{\"retry_after\": %lld}",
+					       wait));
+		return;
+	}
 	/* A bad request still authorizes first (at no cost), so that a bad
 	 * key is told 401 before a bad parameter is told 400. */
 	authorize(c, key);
@@ -888,6 +911,8 @@ void gw_config_from_env(gw_config *cfg)
 	cfg->drain_ms = (int)seo_config_num(SEO_CFG_DRAIN_MS);
 	cfg->trusted_proxies = seo_config(SEO_CFG_TRUSTED_PROXIES);
 	cfg->metrics_token = seo_config(SEO_CFG_METRICS_TOKEN);
+	cfg->auth_failures_per_min =
+		seo_config_num(SEO_CFG_AUTH_FAILURES_PER_MIN);
 	cfg->request_timeout_ms =
 		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
@@ -930,8 +955,11 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		goto out;
 	}
 	gw->metrics = gw_metrics_new(gw->routes, gw->n_routes);
-	if (gw->metrics == NULL)
+	if (gw->metrics == NULL ||
+	    gw__authfail_new(cfg->auth_failures_per_min, &gw->authfail) != 0) {
+		rc = SEO_ENOMEM;
 		goto out;
+	}
 	for (int i = 1; i < GW__SVC_COUNT; i++) {
 		rc = rpc_client_new(base, cfg->service_addr[GW_SVC_REGISTRY(i)],
 				    &gw->clients[i]);
@@ -1005,7 +1033,11 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 			 gw->n_calls);
 		cut_service_calls(gw);
 	} else if (now >= gw->give_up_at) {
-		log_error("stopping with %zu calls unanswered", gw->n_calls);
+		if (gw->n_calls > 0)
+			log_error("stopping with %zu calls unanswered",
+				  gw->n_calls);
+		else
+			log_warn("stopping with answers still unread");
 		event_base_loopbreak(gw->base);
 	}
 }
@@ -1038,6 +1070,7 @@ void gw_gateway_free(gw_gateway *gw)
 		event_free(gw->drain_ev);
 	gw_metrics_free(gw->metrics);
 	gw__proxies_free(gw->proxies);
+	gw__authfail_free(gw->authfail);
 	free(gw->openapi);
 	free(gw);
 }

@@ -44,13 +44,16 @@ static struct test_srv tight;   /* small limits: tight_limits */
 static struct test_srv tls_tight; /* TLS with them */
 
 #define TIGHT_REQUEST_MS 300
+#define TIGHT_BODY_LIMIT 16384
+/* CONN_REQUEST_BYTES rises to one request at its limits: a 2 KiB arena,
+ * 16 KiB of headers counted twice, a body at the limit: 51201 bytes. */
 static const long long tight_limits[GW__LIM_COUNT] = {
 	[GW_LIM_REQUEST_MS] = TIGHT_REQUEST_MS,
 	[GW_LIM_IDLE_MS] = 5000,
 	[GW_LIM_CONNS] = 6,
 	[GW_LIM_CONNS_PER_IP] = 4,
 	[GW_LIM_H2_STREAMS] = 3,
-	[GW_LIM_CONN_REQUEST_BYTES] = 2048,
+	[GW_LIM_CONN_REQUEST_BYTES] = 1,
 };
 static char tmpdir[64];
 
@@ -162,14 +165,15 @@ static void *loop_main(void *arg)
 	return NULL;
 }
 
-/* `limits` (NULL: idle_s and the defaults) as gw_http_config has them. */
+/* `limits` (NULL: idle_s and the defaults) as gw_http_config has them;
+ * with them the body limit is TIGHT_BODY_LIMIT. */
 static int start_server(struct test_srv *ts, int idle_s,
 			const long long *limits, const char *cert,
 			const char *key)
 {
 	gw_http_config cfg = {
 		.addr = "127.0.0.1:0",
-		.body_limit = BODY_LIMIT,
+		.body_limit = limits != NULL ? TIGHT_BODY_LIMIT : BODY_LIMIT,
 		.tls_cert = cert,
 		.tls_key = key,
 		.limits = {[GW_LIM_IDLE_MS] = idle_s * 1000LL},
@@ -1493,13 +1497,12 @@ static void test_h2c_body_budget(void)
 	struct h2c h;
 	struct h2stream *st[3];
 
-	/* Each announced body is reserved (1000 bytes as 1024, 200 as 256):
-	 * with their headers the first two fit in the connection's 2048, the
-	 * third is refused at once. */
+	/* Each announced body is reserved (16000 bytes as 16384): with their
+	 * arenas and headers two fit in the connection's 51201, the third is
+	 * refused at once. */
 	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
-	st[0] = h2_stalled(&h, "1000");
-	st[1] = h2_stalled(&h, "200");
-	st[2] = h2_stalled(&h, "1000");
+	for (int i = 0; i < 3; i++)
+		st[i] = h2_stalled(&h, "16000");
 	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
 	check_h2_error(st[0], 408, "request_timeout");
 	check_h2_error(st[1], 408, "request_timeout");
@@ -1510,8 +1513,8 @@ static void test_h2c_body_budget(void)
 static void test_h2c_header_budget(void)
 {
 	struct h2c h;
-	struct h2stream *slow, *st;
-	char big[1200];
+	struct h2stream *slow[2], *st;
+	char big[14000];
 	nghttp2_nv nv[] = {
 		{(uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0},
 		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
@@ -1520,17 +1523,19 @@ static void test_h2c_header_budget(void)
 		{(uint8_t *)"x-big", (uint8_t *)big, 5, sizeof(big), 0},
 	};
 
-	/* Headers count with the bodies: 1024 reserved for a body, 1200 of
-	 * headers over the connection's 2048. */
+	/* Headers count with the bodies: two streams as above, then 14000
+	 * bytes of headers over the connection's 51201. */
 	memset(big, 'h', sizeof(big));
 	CU_ASSERT_FATAL(h2_open(&h, tight.port, 0) == 0);
-	slow = h2_stalled(&h, "1000");
+	slow[0] = h2_stalled(&h, "16000");
+	slow[1] = h2_stalled(&h, "16000");
 	st = &h.st[h.nst++];
 	memset(st, 0, sizeof(*st));
 	st->id = nghttp2_submit_request(h.s, NULL, nv, 5, NULL, NULL);
 	CU_ASSERT_FATAL(h2_run(&h, 0) == 0);
 	check_h2_error(st, 503, "service_unavailable");
-	check_h2_error(slow, 408, "request_timeout");
+	check_h2_error(slow[0], 408, "request_timeout");
+	check_h2_error(slow[1], 408, "request_timeout");
 	h2_close(&h);
 }
 

@@ -129,6 +129,35 @@ typedef struct acct_caller {
 
 /* ---- Authorize: the gateway's hot path -------------------------------- */
 
+/*
+ * What makes a billed call's debit safe to retry and to give up on
+ * (docs/decisions.md, "every debit ends earned or returned").
+ * `request_id` is the call's idempotency key: a debit retried under it
+ * applies once. A debit with a key stays open until the caller reports
+ * the call's outcome with acct_settle(); the reconcile job refunds one
+ * still open `settle_within_ms` after it plus ACCT_RECONCILE_GRACE_MS.
+ * `deadline_ms` (seo_mono_ms()) is when the caller stops waiting: an
+ * operation not decided by then is not written (service_unavailable).
+ */
+typedef struct acct_call {
+	const char *request_id;   /* NULL or "": none (settled at once) */
+	int64_t settle_within_ms; /* <= 0: ACCT_SETTLE_DEFAULT_MS */
+	int64_t deadline_ms;      /* 0: none */
+} acct_call;
+
+/*
+ * The reconcile job (a row of acct_jobs): refunds in full every debit
+ * still open ACCT_RECONCILE_GRACE_MS after its settle time, as of `at_ms`;
+ * *done counts them. `pg` idle, left idle. 0 or SEO_EDB (err filled).
+ */
+int acct_reconcile(PGconn *pg, int64_t at_ms, int64_t *done, char *err,
+		   size_t err_len);
+
+/* When the caller says nothing of its outcome's time. */
+#define ACCT_SETTLE_DEFAULT_MS 120000
+/* What the reconcile job waits past a debit's settle time. */
+#define ACCT_RECONCILE_GRACE_MS (10 * 60 * 1000)
+
 typedef struct acct_authorize_req {
 	const char *key_hash;      /* hex SHA-256 of the raw key */
 	const char *endpoint;      /* usage row name */
@@ -136,6 +165,7 @@ typedef struct acct_authorize_req {
 	unsigned roles_allowed;    /* acct_role bits; 0: any */
 	const char *usage_domain;  /* NULL or "": none */
 	int rate_limited;          /* count the call against the key's rate */
+	acct_call call;            /* of the debit */
 } acct_authorize_req;
 
 typedef struct acct_rate {
@@ -181,15 +211,29 @@ int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
 		int64_t *credits_used, acct_err *err);
 
 /*
+ * Reports a call's outcome: it finally cost `credits_used` (>= 0). What
+ * was charged above that is given back and the charge's outcome closed
+ * (earned, or refunded when anything was given back), once: a charge
+ * already closed, by an earlier report or the reconcile job, is answered
+ * as it stands. `who` as for acct_refund(); `deadline_ms` as in acct_call.
+ */
+int acct_settle(acct_service *a, const acct_caller *who, const char *charge_id,
+		int64_t credits_used, int64_t deadline_ms,
+		int64_t *credits_remaining, int64_t *credits_used_out,
+		acct_err *err);
+
+/*
  * The debit of a call billed after its work (Charge): `amount` credits
  * (0 allowed) of who's workspace, and the call's one usage row
  * (`endpoint`, `usage_domain` NULL or "" for none), whatever the outcome:
  * its credits_used is `amount`, or 0 when the balance is short
  * (insufficient_credits, nothing charged). The key is not checked again:
  * the call was authorized, at no cost, before its work. Durable when it
- * returns, like a debit of acct_authorize().
+ * returns, like a debit of acct_authorize(); `call` (NULL: none) as
+ * there.
  */
-int acct_charge(acct_service *a, const acct_caller *who, const char *endpoint,
+int acct_charge(acct_service *a, const acct_caller *who,
+		const acct_call *call, const char *endpoint,
 		int64_t amount, const char *usage_domain,
 		char charge_id[ACCT_ID_LEN], int64_t *credits_remaining,
 		acct_err *err);

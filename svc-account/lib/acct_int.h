@@ -44,6 +44,8 @@ typedef enum acct__q {
 	ACCT_Q_GRANT,
 	ACCT_Q_LEDGER_LOCK_CHARGES,
 	ACCT_Q_LEDGER_LOCK_WORKSPACES,
+	ACCT_Q_LEDGER_BY_REQUEST,
+	ACCT_Q_LEDGER_TIMEOUT,
 	ACCT_Q_LEDGER_INSERT,
 	ACCT_Q_USAGE_INSERT,
 	ACCT_Q_USAGE_REFUND,
@@ -54,6 +56,9 @@ typedef enum acct__q {
 	ACCT_Q_WEBSITE_LIST,
 	ACCT_Q_WEBSITE_INSERT,
 	ACCT_Q_WEBSITE_POLICY,
+	ACCT_Q_RECONCILE_LOCK,
+	ACCT_Q_RECONCILE_LOCK_WORKSPACES,
+	ACCT_Q_RECONCILE_REFUND,
 	ACCT_Q_PING,
 	ACCT_Q_BEGIN,
 	ACCT_Q_COMMIT,
@@ -153,14 +158,20 @@ typedef struct acct__identity {
 	acct_role role;
 } acct__identity;
 
+/* How long a hash PostgreSQL did not know is answered invalid without
+ * asking again (docs/decisions.md). */
+#define KEYCACHE_UNKNOWN_MS 10000
+
 /*
- * Key hash -> identity of valid keys. An eviction bumps `epoch`; a filler
- * that read PostgreSQL before an eviction must not insert what it read, so
- * it passes the epoch it saw before the read.
+ * Key hash -> identity of valid keys, and the hashes found unknown in the
+ * last KEYCACHE_UNKNOWN_MS. An eviction bumps `epoch`; a filler that read
+ * PostgreSQL before an eviction must not insert what it read, so it passes
+ * the epoch it saw before the read.
  */
 typedef struct acct__keycache {
 	pthread_mutex_t mu;
 	acct__hmap map;
+	acct__hmap unknown;
 	uint64_t epoch;
 } acct__keycache;
 
@@ -171,6 +182,15 @@ int acct__keycache_get(acct__keycache *c, const char *hash,
 		       acct__identity *out, uint64_t *epoch);
 void acct__keycache_put(acct__keycache *c, const char *hash,
 			const acct__identity *id, uint64_t epoch);
+/* 1 while `hash` was found unknown less than KEYCACHE_UNKNOWN_MS before
+ * `now_ms` (seo_mono_ms()), else 0. */
+int acct__keycache_unknown(acct__keycache *c, const char *hash,
+			   int64_t now_ms);
+/* Records `hash` as unknown at `now_ms`, unless an eviction happened since
+ * `epoch` (from the _get() before the read). */
+void acct__keycache_put_unknown(acct__keycache *c, const char *hash,
+				uint64_t epoch, int64_t now_ms);
+/* Forgets `hash` in both maps (revoked, or just created). */
 void acct__keycache_evict_key(acct__keycache *c, const char *hash);
 void acct__keycache_evict_user(acct__keycache *c, const char *user_id);
 void acct__keycache_clear(acct__keycache *c);
@@ -233,17 +253,32 @@ typedef struct acct__debit {
 	int keep_refused;   /* a refusal still writes the usage row, at 0 */
 	int show_balance;   /* the caller's role may read the balance
 			     * (ACCT_ROLES_STAFF): a refusal's message names it */
+	/* The idempotency key (NULL: none, the row is settled at once) and
+	 * the milliseconds after the debit by which its outcome is due. */
+	const char *request_id;
+	int64_t settle_within_ms;
+	int64_t deadline_ms; /* seo_mono_ms() past which it is not written; 0: none */
 } acct__debit;
 
-/* Queues a debit and waits for its batch's commit. */
+/* Queues a debit and waits for its batch's commit. A debit under a key
+ * already used answers that debit's charge, writing nothing. */
 int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
 		       char charge_id[ACCT_ID_LEN], int64_t *remaining,
 		       acct_err *err);
 
-/* Queues a refund of a charge of `workspace_id` (NULL: of any workspace;
- * amount 0: all). */
-int acct__ledger_refund(acct__ledger *l, const char *workspace_id,
-			const char *charge_id, int64_t amount,
+typedef struct acct__refund {
+	const char *workspace_id; /* the charge's, or NULL: of any workspace */
+	const char *charge_id;
+	int64_t amount;           /* credits to give back; 0: all */
+	/* Instead of `amount`: the call's outcome, its final cost `used`
+	 * (see acct_settle()). */
+	int settle;
+	int64_t used;
+	int64_t deadline_ms;      /* as in acct__debit */
+} acct__refund;
+
+/* Queues a refund (or an outcome) and waits for its batch's commit. */
+int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 			int64_t *remaining, int64_t *used, acct_err *err);
 
 /* ---- the seo_auth listener (listener.c) ------------------------------- */

@@ -61,8 +61,15 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT balance FROM w"},
 	/* Locks in id order everywhere, so that two writers cannot deadlock. */
 	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
-		"SELECT id, workspace_id, credits_used FROM usage "
+		"SELECT id, workspace_id, credits_used, outcome IS NOT NULL FROM usage "
 		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},
+	/* Debits already made under the idempotency keys of a batch. */
+	[ACCT_Q_LEDGER_BY_REQUEST] = {"ledger_by_request",
+		"SELECT request_id, id, workspace_id, charged FROM usage "
+		"WHERE request_id = ANY($1::text[])"},
+	/* The batch's statement timeout (ms), for its transaction only. */
+	[ACCT_Q_LEDGER_TIMEOUT] = {"ledger_timeout",
+		"SELECT set_config('statement_timeout', $1, true)"},
 	[ACCT_Q_LEDGER_LOCK_WORKSPACES] = {"ledger_lock_workspaces",
 		"SELECT id, balance FROM workspaces "
 		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},
@@ -70,15 +77,19 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"INSERT INTO ledger (workspace_id, delta, reason, ref, created_at) "
 		"SELECT w, d, r, f, $5 FROM "
 		"unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS t(w, d, r, f)"},
+	/* A row without a key (r) is settled at once; one refused at 0 (c)
+	 * has nothing to settle. */
 	[ACCT_Q_USAGE_INSERT] = {"usage_insert",
 		"INSERT INTO usage (id, workspace_id, user_id, key_id, endpoint, domain, "
-		"charged, credits_used, created_at) "
-		"SELECT i, w, u, k, e, d, c, c, $8 FROM "
+		"charged, credits_used, request_id, settle_by, outcome, created_at) "
+		"SELECT i, w, u, k, e, d, c, c, r, $10 + s, "
+		"CASE WHEN r IS NULL OR c = 0 THEN 'earned' END, $10 FROM "
 		"unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
-		"$6::text[], $7::bigint[]) AS t(i, w, u, k, e, d, c)"},
+		"$6::text[], $7::bigint[], $8::text[], $9::bigint[]) AS t(i, w, u, k, e, d, c, r, s)"},
 	[ACCT_Q_USAGE_REFUND] = {"usage_refund",
-		"UPDATE usage SET credits_used = t.c "
-		"FROM unnest($1::text[], $2::bigint[]) AS t(i, c) WHERE usage.id = t.i"},
+		"UPDATE usage SET credits_used = t.c, outcome = coalesce(t.o, usage.outcome) "
+		"FROM unnest($1::text[], $2::bigint[], $3::text[]) AS t(i, c, o) "
+		"WHERE usage.id = t.i"},
 	[ACCT_Q_BALANCE_SET] = {"balance_set",
 		"UPDATE workspaces SET balance = t.b "
 		"FROM unnest($1::text[], $2::bigint[]) AS t(i, b) WHERE workspaces.id = t.i"},
@@ -101,6 +112,27 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_WEBSITE_POLICY] = {"website_policy",
 		"UPDATE websites SET indexnow_policy = $2 WHERE id = $1 "
 		"RETURNING indexnow_policy"},
+	/* The reconcile job (reconcile.c): open charges past $1, in id order. */
+	[ACCT_Q_RECONCILE_LOCK] = {"reconcile_lock",
+		"SELECT id FROM usage WHERE outcome IS NULL AND settle_by < $1 "
+		"ORDER BY id COLLATE \"C\" LIMIT $2 FOR UPDATE"},
+	[ACCT_Q_RECONCILE_LOCK_WORKSPACES] = {"reconcile_lock_workspaces",
+		"SELECT id FROM workspaces WHERE id IN "
+		"(SELECT workspace_id FROM usage WHERE id = ANY($1::text[])) "
+		"ORDER BY id COLLATE \"C\" FOR UPDATE"},
+	/* Every statement of a WITH sees the rows as they were: g holds what
+	 * each charge still costs, given back to its workspace. */
+	[ACCT_Q_RECONCILE_REFUND] = {"reconcile_refund",
+		"WITH g AS (SELECT id, workspace_id, credits_used AS give FROM usage "
+		"WHERE id = ANY($1::text[])), "
+		"u AS (UPDATE usage SET credits_used = 0, outcome = 'refunded' "
+		"FROM g WHERE usage.id = g.id RETURNING usage.id), "
+		"l AS (INSERT INTO ledger (workspace_id, delta, reason, ref, created_at) "
+		"SELECT workspace_id, give, 'refund', id, $2 FROM g WHERE give > 0), "
+		"b AS (UPDATE workspaces w SET balance = w.balance + s.give FROM "
+		"(SELECT workspace_id, sum(give) AS give FROM g GROUP BY workspace_id) s "
+		"WHERE w.id = s.workspace_id) "
+		"SELECT count(*) FROM u"},
 	[ACCT_Q_PING] = {"ping", "SELECT 1"},
 	/* For pipelines, where a plain PQexec() is not allowed. */
 	[ACCT_Q_BEGIN] = {"begin", "BEGIN"},

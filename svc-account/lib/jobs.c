@@ -29,6 +29,8 @@ static int retention(PGconn *pg, int64_t at_ms, int64_t *done, char *err,
 const seo_job acct_jobs[] = {
 	/* daily at 03:00 UTC */
 	{"retention", "svc-account", 86400, 3 * 3600, retention},
+	/* every 5 minutes: a lost debit is returned within grace + 5 min */
+	{"reconcile", "svc-account", 300, 0, acct_reconcile},
 };
 
 const size_t acct_n_jobs = sizeof(acct_jobs) / sizeof(acct_jobs[0]);

@@ -1,7 +1,11 @@
 /*
  * The key cache: key hash -> identity, so that Authorize needs PostgreSQL
- * only on a miss. Only valid keys are cached (an unknown hash would let a
- * client fill memory); revocations and user removals evict.
+ * only on a miss; revocations and user removals evict. Unknown hashes are
+ * kept too, for KEYCACHE_UNKNOWN_MS, so that a client trying keys costs no
+ * query per try; their map is bounded apart (KEYCACHE_UNKNOWN_MAX, then it
+ * starts over), so that trying keys cannot fill memory. A key created
+ * evicts its hash from both maps, here (acct_create_key) and in every
+ * replica (the NOTIFY of acct__key_insert).
  */
 #include "acct_int.h"
 
@@ -14,11 +18,18 @@
 #define KEYCACHE_BUCKETS 16384
 /* Beyond this many keys the cache starts over rather than grow. */
 #define KEYCACHE_MAX 200000
+#define KEYCACHE_UNKNOWN_BUCKETS 4096
+#define KEYCACHE_UNKNOWN_MAX 100000
 
 typedef struct entry {
 	acct__hnode node;
 	acct__identity id;
 } entry;
+
+typedef struct unknown_entry {
+	acct__hnode node;
+	int64_t until_ms; /* seo_mono_ms() terms */
+} unknown_entry;
 
 int acct__keycache_init(acct__keycache *c)
 {
@@ -26,6 +37,11 @@ int acct__keycache_init(acct__keycache *c)
 
 	if (rc != 0)
 		return rc;
+	rc = acct__hmap_init(&c->unknown, KEYCACHE_UNKNOWN_BUCKETS);
+	if (rc != 0) {
+		acct__hmap_destroy(&c->map);
+		return rc;
+	}
 	pthread_mutex_init(&c->mu, NULL);
 	c->epoch = 0;
 	return 0;
@@ -34,6 +50,7 @@ int acct__keycache_init(acct__keycache *c)
 void acct__keycache_destroy(acct__keycache *c)
 {
 	acct__hmap_destroy(&c->map);
+	acct__hmap_destroy(&c->unknown);
 	pthread_mutex_destroy(&c->mu);
 }
 
@@ -77,10 +94,50 @@ void acct__keycache_put(acct__keycache *c, const char *hash,
 	pthread_mutex_unlock(&c->mu);
 }
 
+int acct__keycache_unknown(acct__keycache *c, const char *hash,
+			   int64_t now_ms)
+{
+	unknown_entry *e;
+	int known_unknown = 0;
+
+	pthread_mutex_lock(&c->mu);
+	e = (unknown_entry *)acct__hmap_get(&c->unknown, hash);
+	if (e != NULL && now_ms < e->until_ms)
+		known_unknown = 1;
+	else if (e != NULL)
+		acct__hmap_del(&c->unknown, hash);
+	pthread_mutex_unlock(&c->mu);
+	return known_unknown;
+}
+
+void acct__keycache_put_unknown(acct__keycache *c, const char *hash,
+				uint64_t epoch, int64_t now_ms)
+{
+	unknown_entry *e = malloc(sizeof(*e));
+
+	if (e == NULL)
+		return;
+	snprintf(e->node.key, sizeof(e->node.key), "%s", hash);
+	e->until_ms = now_ms + KEYCACHE_UNKNOWN_MS;
+	pthread_mutex_lock(&c->mu);
+	/* A key created since the caller's read is evicted with a new
+	 * epoch: what the caller read must not hide it. */
+	if (epoch != c->epoch || acct__hmap_get(&c->unknown, hash) != NULL) {
+		pthread_mutex_unlock(&c->mu);
+		free(e);
+		return;
+	}
+	if (c->unknown.count >= KEYCACHE_UNKNOWN_MAX)
+		acct__hmap_clear(&c->unknown);
+	acct__hmap_put(&c->unknown, &e->node);
+	pthread_mutex_unlock(&c->mu);
+}
+
 void acct__keycache_evict_key(acct__keycache *c, const char *hash)
 {
 	pthread_mutex_lock(&c->mu);
 	acct__hmap_del(&c->map, hash);
+	acct__hmap_del(&c->unknown, hash);
 	c->epoch++;
 	pthread_mutex_unlock(&c->mu);
 }
@@ -102,6 +159,7 @@ void acct__keycache_clear(acct__keycache *c)
 {
 	pthread_mutex_lock(&c->mu);
 	acct__hmap_clear(&c->map);
+	acct__hmap_clear(&c->unknown);
 	c->epoch++;
 	pthread_mutex_unlock(&c->mu);
 }

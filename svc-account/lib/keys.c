@@ -81,6 +81,10 @@ int acct__key_insert(seo_pg_conn *c, const char *workspace_id,
 	params[4] = out_key + strlen(out_key) - 4;
 	params[5] = now;
 	rc = acct__exec(c, ACCT_Q_KEY_INSERT, 6, params, NULL, err);
+	/* Every replica forgets the hash when this commits: one that was
+	 * tried as an unknown key a moment ago must not hide the new key. */
+	if (rc == 0)
+		rc = acct__exec(c, ACCT_Q_NOTIFY, 1, &params[0], NULL, err);
 	if (rc != 0)
 		return rc;
 	return mail_key(c, workspace_id, email, MAIL_KEY_CREATED, name,
@@ -170,6 +174,8 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		seo_pg_rollback(c);
 	if (rc != 0)
 		goto out;
+	/* Here at once, not when our own NOTIFY comes back. */
+	acct__keycache_evict_key(&a->cache, hash);
 	resp = seo_arena_alloc(arena, sizeof(*resp));
 	if (resp == NULL)
 		goto oom;

@@ -12,7 +12,10 @@
  * Invariants kept here: a workspace balance equals the sum of its ledger
  * rows and never goes negative; a charge's credits_used never drops below
  * zero; nothing is answered before its commit; rows are locked charges
- * first, then workspaces, each in id order.
+ * first, then workspaces, each in id order; a debit under an idempotency
+ * key is written once; an operation whose caller's deadline has passed
+ * when its batch is decided is not written, and no statement of a batch
+ * waits longer than its latest caller would (statement_timeout).
  */
 #include "acct_int.h"
 
@@ -25,6 +28,9 @@
 #include "seo/util.h"
 
 #define BATCH_MAX 1024
+/* The longest a batch's statement may wait (a lock held elsewhere), also
+ * for callers that gave no deadline. */
+#define STATEMENT_TIMEOUT_MS 5000
 
 enum { OP_DEBIT, OP_REFUND };
 
@@ -32,9 +38,8 @@ struct acct__op {
 	acct__op *next;
 	int kind;
 	acct__debit debit;        /* OP_DEBIT */
-	const char *workspace_id; /* OP_REFUND: the charge's, or NULL */
-	const char *charge_ref;   /* OP_REFUND */
-	int64_t amount;           /* OP_REFUND: 0 = all that is left */
+	acct__refund refund;      /* OP_REFUND */
+	int64_t deadline_ms;      /* seo_mono_ms(); 0: none */
 	/* Results, valid once `done` is set. */
 	int done;
 	int rc;
@@ -49,21 +54,32 @@ typedef struct row {
 	const char *id;        /* in the lock query's result */
 	const char *workspace; /* charges only */
 	int64_t value;         /* balance, or credits_used */
+	int closed;            /* charges: the outcome is known */
+	const char *outcome;   /* charges: the outcome this batch sets */
 	int changed;
 } row;
+
+/* A debit made under an idempotency key, earlier or in this batch. */
+typedef struct keyed {
+	const char *request_id, *charge_id, *workspace;
+	int64_t charged; /* 0 for a call refused for its balance */
+} keyed;
 
 /* The rows a batch writes, as unnest() parameters in statement order;
  * a changed row (C_) is an id and its new value. */
 enum { L_WS, L_DELTA, L_REASON, L_REF, L_N };
-enum { U_ID, U_WS, U_USER, U_KEY, U_ENDPOINT, U_DOMAIN, U_AMOUNT, U_N };
-enum { C_ID, C_VALUE, C_N };
+enum { U_ID, U_WS, U_USER, U_KEY, U_ENDPOINT, U_DOMAIN, U_AMOUNT, U_REQUEST,
+       U_SETTLE, U_N };
+enum { C_ID, C_VALUE, C_OUTCOME, C_N };
 
 typedef struct writes {
 	acct__pgarr ledger[L_N];
 	acct__pgarr usage[U_N];
-	acct__pgarr used[C_N];    /* charges whose credits_used changed */
-	acct__pgarr balance[C_N]; /* workspaces whose balance changed */
+	acct__pgarr used[C_N];    /* charges whose credits_used or outcome changed */
+	acct__pgarr balance[C_N]; /* workspaces whose balance changed (no outcome) */
 	size_t n_ledger, n_usage, n_used, n_balance;
+	keyed *keyed;             /* BATCH_MAX + the rows found */
+	size_t n_keyed;
 } writes;
 
 static int row_cmp(const void *key, const void *elem)
@@ -77,7 +93,7 @@ static row *row_find(row *rows, size_t n, const char *id)
 }
 
 /* Copies a lock query's rows, already in strcmp order (COLLATE "C"). */
-static int rows_from(PGresult *res, int has_workspace, row **out, size_t *n)
+static int rows_from(PGresult *res, int charges, row **out, size_t *n)
 {
 	size_t nr = (size_t)PQntuples(res);
 	row *rows = calloc(nr != 0 ? nr : 1, sizeof(row));
@@ -88,9 +104,11 @@ static int rows_from(PGresult *res, int has_workspace, row **out, size_t *n)
 		int col = 1;
 
 		rows[i].id = PQgetvalue(res, (int)i, 0);
-		if (has_workspace)
+		if (charges)
 			rows[i].workspace = PQgetvalue(res, (int)i, col++);
-		rows[i].value = strtoll(PQgetvalue(res, (int)i, col), NULL, 10);
+		rows[i].value = strtoll(PQgetvalue(res, (int)i, col++), NULL, 10);
+		if (charges)
+			rows[i].closed = PQgetvalue(res, (int)i, col)[0] == 't';
 	}
 	*out = rows;
 	*n = nr;
@@ -109,7 +127,55 @@ static void add_usage(writes *w, const acct__op *op, int64_t amount)
 	acct__pgarr_add(&w->usage[U_ENDPOINT], d->endpoint);
 	acct__pgarr_add(&w->usage[U_DOMAIN], d->domain);
 	acct__pgarr_addi(&w->usage[U_AMOUNT], amount);
+	acct__pgarr_add(&w->usage[U_REQUEST], d->request_id);
+	if (d->request_id != NULL)
+		acct__pgarr_addi(&w->usage[U_SETTLE], d->settle_within_ms);
+	else
+		acct__pgarr_add(&w->usage[U_SETTLE], NULL);
 	w->n_usage++;
+}
+
+/* 1 (and the operation failed) when its caller's deadline has passed: it
+ * must not be written after the caller gave up. */
+static int too_late(acct__op *op)
+{
+	if (op->deadline_ms == 0 || seo_mono_ms() < op->deadline_ms)
+		return 0;
+	op->rc = acct__fail(&op->err, SEO_ETIMEDOUT, "service_unavailable",
+			    "the call's deadline passed before it was written");
+	return 1;
+}
+
+static const keyed *keyed_find(const writes *w, const char *request_id)
+{
+	for (size_t i = 0; i < w->n_keyed; i++)
+		if (strcmp(w->keyed[i].request_id, request_id) == 0)
+			return &w->keyed[i];
+	return NULL;
+}
+
+/* A debit retried under its key: answered with the first one's charge,
+ * nothing written. */
+static int debit_again(acct__op *op, const row *bal, const writes *w)
+{
+	const acct__debit *d = &op->debit;
+	const keyed *k = d->request_id != NULL ? keyed_find(w, d->request_id) : NULL;
+
+	if (k == NULL)
+		return 0;
+	if (strcmp(k->workspace, d->workspace_id) != 0)
+		op->rc = acct__fail(&op->err, SEO_EEXIST, "internal_error",
+				    "request id \"%s\" was used by another workspace",
+				    d->request_id);
+	else if (k->charged < d->amount)
+		op->rc = acct__fail(&op->err, SEO_EDENIED, "insufficient_credits",
+				    "this call costs %lld credits, the balance is %lld",
+				    (long long)d->amount, (long long)bal->value);
+	else
+		op->rc = 0;
+	snprintf(op->charge_id, sizeof(op->charge_id), "%s", k->charge_id);
+	op->remaining = bal->value;
+	return 1;
 }
 
 static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
@@ -123,6 +189,8 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 				    d->workspace_id);
 		return;
 	}
+	if (too_late(op) || debit_again(op, bal, w))
+		return;
 	if (bal->value < d->amount) {
 		/* A call billed after its work was made: its row stays, at 0. */
 		if (d->keep_refused &&
@@ -157,21 +225,25 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 	}
 	op->remaining = bal->value;
 	add_usage(w, op, d->amount);
+	if (d->request_id != NULL)
+		w->keyed[w->n_keyed++] = (keyed){d->request_id, op->charge_id,
+						 d->workspace_id, d->amount};
 }
 
 static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 			  size_t nws, writes *w)
 {
-	row *charge = row_find(ch, nch, op->charge_ref);
+	const acct__refund *r = &op->refund;
+	row *charge = row_find(ch, nch, r->charge_id);
 	row *bal;
 	int64_t give;
 
 	/* Another workspace's charge is answered as if absent. */
-	if (charge == NULL || (op->workspace_id != NULL &&
-			       strcmp(charge->workspace, op->workspace_id) != 0)) {
+	if (charge == NULL || (r->workspace_id != NULL &&
+			       strcmp(charge->workspace, r->workspace_id) != 0)) {
 		op->rc = acct__fail(&op->err, SEO_ENOTFOUND, "not_found",
 				    "charge \"%s\" does not exist",
-				    op->charge_ref);
+				    r->charge_id);
 		return;
 	}
 	bal = row_find(ws, nws, charge->workspace);
@@ -181,8 +253,22 @@ static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 				    charge->workspace);
 		return;
 	}
-	give = op->amount == 0 || op->amount > charge->value ? charge->value
-							      : op->amount;
+	if (too_late(op))
+		return;
+	if (r->settle) {
+		/* The outcome is reported once; a report again, or after the
+		 * reconcile job, changes nothing. */
+		give = charge->closed || charge->value <= r->used
+			       ? 0 : charge->value - r->used;
+		if (!charge->closed) {
+			charge->closed = 1;
+			charge->outcome = give > 0 ? "refunded" : "earned";
+			charge->changed = 1;
+		}
+	} else {
+		give = r->amount == 0 || r->amount > charge->value
+			       ? charge->value : r->amount;
+	}
 	/* A fully refunded charge gives nothing and writes nothing. */
 	if (give > 0) {
 		charge->value -= give;
@@ -219,8 +305,10 @@ static int add_arrays(seo_pg_pipe *p, acct__q q, acct__pgarr *arrs,
 	return 0;
 }
 
-/* The changed rows of `rows` as (id, value) arrays; returns how many. */
-static size_t changed_rows(const row *rows, size_t n, acct__pgarr out[C_N])
+/* The changed rows of `rows` as (id, value[, outcome]) arrays; returns
+ * how many. */
+static size_t changed_rows(const row *rows, size_t n, int charges,
+			   acct__pgarr out[C_N])
 {
 	size_t changed = 0;
 
@@ -228,6 +316,8 @@ static size_t changed_rows(const row *rows, size_t n, acct__pgarr out[C_N])
 		if (rows[i].changed) {
 			acct__pgarr_add(&out[C_ID], rows[i].id);
 			acct__pgarr_addi(&out[C_VALUE], rows[i].value);
+			if (charges)
+				acct__pgarr_add(&out[C_OUTCOME], rows[i].outcome);
 			changed++;
 		}
 	}
@@ -258,24 +348,33 @@ static int round_trip(acct__ledger *l, seo_pg_pipe *p, acct_err *err)
 	return rc;
 }
 
-/* Queues the lock of the rows listed in `ids` after what `p` holds, runs
- * the round trip and reads the locked rows. */
+/* Queues the lock of the rows listed in `ids` (and, with `keys`, the
+ * debits already made under those idempotency keys) after what `p` holds,
+ * runs the round trip and reads the locked rows. */
 static int lock_rows(acct__ledger *l, seo_pg_pipe *p, acct__q q,
-		     acct__pgarr *ids, int has_workspace, PGresult **res,
-		     row **rows, size_t *n, acct_err *err)
+		     acct__pgarr *ids, int charges, acct__pgarr *keys,
+		     PGresult **res, row **rows, size_t *n, PGresult **keys_res,
+		     acct_err *err)
 {
 	const char *param = acct__pgarr_done(ids);
+	const char *key_param = keys != NULL ? acct__pgarr_done(keys) : NULL;
 	int slot = p->n, rc;
 
-	if (param == NULL)
+	if (param == NULL || (keys != NULL && key_param == NULL))
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
 	seo_pg_pipe_add(p, q, 1, &param);
+	if (keys != NULL)
+		seo_pg_pipe_add(p, ACCT_Q_LEDGER_BY_REQUEST, 1, &key_param);
 	rc = round_trip(l, p, err);
 	if (rc == 0) {
 		*res = p->res[slot];
 		p->res[slot] = NULL;
-		rc = rows_from(*res, has_workspace, rows, n);
+		if (keys != NULL) {
+			*keys_res = p->res[slot + 1];
+			p->res[slot + 1] = NULL;
+		}
+		rc = rows_from(*res, charges, rows, n);
 		if (rc != 0)
 			acct__fail(err, rc, "internal_error", "out of memory");
 	}
@@ -283,67 +382,127 @@ static int lock_rows(acct__ledger *l, seo_pg_pipe *p, acct__q q,
 	return rc;
 }
 
+/* The batch's statement timeout: what its latest caller still waits,
+ * within STATEMENT_TIMEOUT_MS (which a caller without a deadline gets). */
+static void batch_timeout(acct__op **ops, size_t n, char out[24])
+{
+	int64_t now = seo_mono_ms(), latest = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i]->deadline_ms == 0) {
+			latest = STATEMENT_TIMEOUT_MS;
+			break;
+		}
+		if (ops[i]->deadline_ms - now > latest)
+			latest = ops[i]->deadline_ms - now;
+	}
+	snprintf(out, 24, "%lld", (long long)(latest < STATEMENT_TIMEOUT_MS
+					      ? latest : STATEMENT_TIMEOUT_MS));
+}
+
+static void writes_init(writes *w, keyed *keyed)
+{
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_init(&w->ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_init(&w->usage[i]);
+	for (size_t i = 0; i < C_N; i++) {
+		acct__pgarr_init(&w->used[i]);
+		acct__pgarr_init(&w->balance[i]);
+	}
+	w->keyed = keyed;
+}
+
+static void writes_free(writes *w)
+{
+	for (size_t i = 0; i < L_N; i++)
+		acct__pgarr_free(&w->ledger[i]);
+	for (size_t i = 0; i < U_N; i++)
+		acct__pgarr_free(&w->usage[i]);
+	for (size_t i = 0; i < C_N; i++) {
+		acct__pgarr_free(&w->used[i]);
+		acct__pgarr_free(&w->balance[i]);
+	}
+	free(w->keyed);
+}
+
 /*
- * One transaction in two round trips: BEGIN and the locks, then every
- * write and COMMIT (three when refunds need their charges' workspaces
- * locked first). Statements with nothing to do are not sent.
+ * One transaction in two round trips: BEGIN, the statement timeout and
+ * the locks (with the debits already made under the batch's keys), then
+ * every write and COMMIT (three when refunds need their charges'
+ * workspaces locked first). Statements with nothing to do are not sent.
+ * Each operation is decided after the locks, right before the COMMIT is
+ * sent: one whose caller's deadline has passed is not written.
  */
 static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 {
-	PGresult *ch_res = NULL, *ws_res = NULL;
+	PGresult *ch_res = NULL, *ws_res = NULL, *keys_res = NULL;
 	row *ch = NULL, *ws = NULL;
-	size_t nch = 0, nws = 0;
-	acct__pgarr charge_ids, ws_ids;
+	size_t nch = 0, nws = 0, nkeys;
+	acct__pgarr charge_ids, ws_ids, keys;
 	seo_pg_pipe p;
 	writes w;
-	char now[24];
+	char now[24], timeout[24];
+	const char *timeout_param = timeout;
 	int rc = 0;
 
 	acct__pgarr_init(&charge_ids);
 	acct__pgarr_init(&ws_ids);
-	for (size_t i = 0; i < L_N; i++)
-		acct__pgarr_init(&w.ledger[i]);
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_init(&w.usage[i]);
-	for (size_t i = 0; i < C_N; i++) {
-		acct__pgarr_init(&w.used[i]);
-		acct__pgarr_init(&w.balance[i]);
-	}
-	w.n_ledger = w.n_usage = 0;
+	acct__pgarr_init(&keys);
+	writes_init(&w, NULL);
 	seo_pg_pipe_init(&p);
 	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
+	batch_timeout(ops, n, timeout);
 
 	/* Charges first, then workspaces, always: one lock order. */
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
+	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout_param);
 	for (size_t i = 0; i < n; i++)
 		if (ops[i]->kind == OP_REFUND)
-			acct__pgarr_add(&charge_ids, ops[i]->charge_ref);
+			acct__pgarr_add(&charge_ids, ops[i]->refund.charge_id);
 	if (charge_ids.len > 0) {
 		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids,
-			       1, &ch_res, &ch, &nch, err);
+			       1, NULL, &ch_res, &ch, &nch, NULL, err);
 		if (rc != 0)
 			goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (ops[i]->kind == OP_DEBIT)
-			acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i]->kind != OP_DEBIT)
+			continue;
+		acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
+		if (ops[i]->debit.request_id != NULL)
+			acct__pgarr_add(&keys, ops[i]->debit.request_id);
+	}
 	for (size_t i = 0; i < nch; i++)
 		acct__pgarr_add(&ws_ids, ch[i].workspace);
 	if (ws_ids.len > 0) {
 		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids,
-			       0, &ws_res, &ws, &nws, err);
+			       0, keys.len > 0 ? &keys : NULL, &ws_res, &ws,
+			       &nws, &keys_res, err);
 		if (rc != 0)
 			goto out;
 	}
 
+	nkeys = keys_res != NULL ? (size_t)PQntuples(keys_res) : 0;
+	w.keyed = calloc(n + nkeys + 1, sizeof(keyed));
+	if (w.keyed == NULL) {
+		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nkeys; i++)
+		w.keyed[w.n_keyed++] = (keyed){
+			PQgetvalue(keys_res, (int)i, 0), PQgetvalue(keys_res, (int)i, 1),
+			PQgetvalue(keys_res, (int)i, 2),
+			strtoll(PQgetvalue(keys_res, (int)i, 3), NULL, 10)};
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i]->kind == OP_DEBIT)
 			decide_debit(ops[i], ws, nws, &w);
 		else
 			decide_refund(ops[i], ch, nch, ws, nws, &w);
 	}
-	w.n_used = changed_rows(ch, nch, w.used);
-	w.n_balance = changed_rows(ws, nws, w.balance);
+	w.n_used = changed_rows(ch, nch, 1, w.used);
+	w.n_balance = changed_rows(ws, nws, 0, w.balance);
 
 	if (w.n_ledger > 0)
 		rc = add_arrays(&p, ACCT_Q_LEDGER_INSERT, w.ledger, L_N, now,
@@ -353,8 +512,8 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 	if (rc == 0 && w.n_used > 0)
 		rc = add_arrays(&p, ACCT_Q_USAGE_REFUND, w.used, C_N, NULL, err);
 	if (rc == 0 && w.n_balance > 0)
-		rc = add_arrays(&p, ACCT_Q_BALANCE_SET, w.balance, C_N, NULL,
-				err);
+		rc = add_arrays(&p, ACCT_Q_BALANCE_SET, w.balance, C_OUTCOME,
+				NULL, err); /* (id, value): no outcome */
 	if (rc != 0)
 		goto out;
 	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
@@ -365,20 +524,15 @@ out:
 	if (rc != 0)
 		seo_pg_rollback(&l->conn);
 	seo_pg_pipe_clear(&p);
-	for (size_t i = 0; i < L_N; i++)
-		acct__pgarr_free(&w.ledger[i]);
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_free(&w.usage[i]);
-	for (size_t i = 0; i < C_N; i++) {
-		acct__pgarr_free(&w.used[i]);
-		acct__pgarr_free(&w.balance[i]);
-	}
+	writes_free(&w);
 	acct__pgarr_free(&charge_ids);
 	acct__pgarr_free(&ws_ids);
+	acct__pgarr_free(&keys);
 	free(ch);
 	free(ws);
 	PQclear(ch_res);
 	PQclear(ws_res);
+	PQclear(keys_res);
 	return rc;
 }
 
@@ -546,7 +700,7 @@ int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
 		       char charge_id[ACCT_ID_LEN], int64_t *remaining,
 		       acct_err *err)
 {
-	acct__op op = {.kind = OP_DEBIT, .debit = *d};
+	acct__op op = {.kind = OP_DEBIT, .debit = *d, .deadline_ms = d->deadline_ms};
 	int rc = submit(l, &op, err);
 
 	if (rc != 0)
@@ -556,16 +710,10 @@ int acct__ledger_debit(acct__ledger *l, const acct__debit *d,
 	return 0;
 }
 
-int acct__ledger_refund(acct__ledger *l, const char *workspace_id,
-			const char *charge_id, int64_t amount,
+int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 			int64_t *remaining, int64_t *used, acct_err *err)
 {
-	acct__op op = {
-		.kind = OP_REFUND,
-		.workspace_id = workspace_id,
-		.charge_ref = charge_id,
-		.amount = amount,
-	};
+	acct__op op = {.kind = OP_REFUND, .refund = *r, .deadline_ms = r->deadline_ms};
 	int rc = submit(l, &op, err);
 
 	if (rc != 0)

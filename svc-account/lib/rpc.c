@@ -94,6 +94,9 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 		.roles_allowed = in->roles_allowed,
 		.usage_domain = in->usage_domain,
 		.rate_limited = in->rate_limited,
+		.call = {in->request_id,
+			 in->has_settle_within_ms ? in->settle_within_ms : 0,
+			 rpc_ctx_deadline(ctx)},
 	};
 	seo_arena *arena = rpc_ctx_arena(ctx);
 	acct_authorization az;
@@ -137,8 +140,13 @@ static int rpc_refund(rpc_ctx *ctx, const ProtobufCMessage *req,
 	int64_t remaining, used;
 	int known = acct_rpc_caller(ctx, &who, &err) == 0;
 
-	if (acct_refund(rpc_ctx_service(ctx), known ? &who : NULL, in->charge_id,
-			in->amount, &remaining, &used, &err) != 0)
+	if ((in->has_credits_used
+		     ? acct_settle(rpc_ctx_service(ctx), known ? &who : NULL,
+				   in->charge_id, in->credits_used,
+				   rpc_ctx_deadline(ctx), &remaining, &used, &err)
+		     : acct_refund(rpc_ctx_service(ctx), known ? &who : NULL,
+				   in->charge_id, in->amount, &remaining, &used,
+				   &err)) != 0)
 		return acct_rpc_fail(ctx, &err);
 	out = msg_new(ctx, &seo__account__v1__refund_response__descriptor);
 	if (out == NULL)
@@ -155,13 +163,16 @@ static int rpc_charge(rpc_ctx *ctx, const ProtobufCMessage *req,
 {
 	const Seo__Account__V1__ChargeRequest *in = (const void *)req;
 	Seo__Account__V1__ChargeResponse *out;
+	acct_call call = {in->request_id,
+			  in->has_settle_within_ms ? in->settle_within_ms : 0,
+			  rpc_ctx_deadline(ctx)};
 	char charge_id[ACCT_ID_LEN];
 	acct_caller who;
 	acct_err err;
 	int64_t remaining;
 
 	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
-	    acct_charge(rpc_ctx_service(ctx), &who, in->endpoint, in->amount,
+	    acct_charge(rpc_ctx_service(ctx), &who, &call, in->endpoint, in->amount,
 			in->usage_domain, charge_id, &remaining, &err) != 0)
 		return acct_rpc_fail(ctx, &err);
 	out = msg_new(ctx, &seo__account__v1__charge_response__descriptor);

@@ -11,6 +11,7 @@
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
+#include "seo/util.h"
 
 #define DEFAULT_POOL 8
 
@@ -123,11 +124,15 @@ static int lookup_key(acct_service *a, const char *hash, acct__identity *id,
 
 	if (acct__keycache_get(&a->cache, hash, id, &epoch))
 		return 0;
+	if (acct__keycache_unknown(&a->cache, hash, seo_mono_ms()))
+		return acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				  "invalid or revoked api key");
 	atomic_fetch_add(&a->key_db_lookups, 1);
 	rc = acct__pool_query(a->pool, ACCT_Q_KEY_LOOKUP, 1, &hash, &r, err);
 	if (rc != 0)
 		goto out;
 	if (PQntuples(r) == 0) {
+		acct__keycache_put_unknown(&a->cache, hash, epoch, seo_mono_ms());
 		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
 				"invalid or revoked api key");
 		goto out;
@@ -165,6 +170,18 @@ int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balan
 out:
 	PQclear(r);
 	return rc;
+}
+
+/* The debit's key, outcome time and deadline. */
+static void call_of(acct__debit *d, const acct_call *call)
+{
+	if (call == NULL)
+		return;
+	d->request_id = call->request_id != NULL && call->request_id[0] != '\0'
+				? call->request_id : NULL;
+	d->settle_within_ms = call->settle_within_ms > 0 ? call->settle_within_ms
+							 : ACCT_SETTLE_DEFAULT_MS;
+	d->deadline_ms = call->deadline_ms;
 }
 
 int acct_authorize(acct_service *a, const acct_authorize_req *req,
@@ -218,6 +235,7 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 		.amount = req->cost,
 		.show_balance = (id.role & ACCT_ROLES_STAFF) != 0,
 	};
+	call_of(&debit, &req->call);
 	return acct__ledger_debit(&a->ledger, &debit, out->charge_id,
 				  &out->credits_remaining, err);
 }
@@ -226,18 +244,47 @@ int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
 		int64_t amount, int64_t *credits_remaining,
 		int64_t *credits_used, acct_err *err)
 {
+	acct__refund r = {
+		.workspace_id = who != NULL ? who->workspace_id : NULL,
+		.charge_id = charge_id,
+		.amount = amount,
+	};
+
 	if (amount < 0)
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "refund amount must not be negative");
 	if (charge_id == NULL || charge_id[0] == '\0')
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "a refund needs a charge id");
-	return acct__ledger_refund(&a->ledger, who != NULL ? who->workspace_id : NULL,
-				   charge_id,
-				   amount, credits_remaining, credits_used, err);
+	return acct__ledger_refund(&a->ledger, &r, credits_remaining,
+				   credits_used, err);
 }
 
-int acct_charge(acct_service *a, const acct_caller *who, const char *endpoint,
+int acct_settle(acct_service *a, const acct_caller *who, const char *charge_id,
+		int64_t credits_used, int64_t deadline_ms,
+		int64_t *credits_remaining, int64_t *credits_used_out,
+		acct_err *err)
+{
+	acct__refund r = {
+		.workspace_id = who != NULL ? who->workspace_id : NULL,
+		.charge_id = charge_id,
+		.settle = 1,
+		.used = credits_used,
+		.deadline_ms = deadline_ms,
+	};
+
+	if (credits_used < 0)
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "credits_used must not be negative");
+	if (charge_id == NULL || charge_id[0] == '\0')
+		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+				  "an outcome needs a charge id");
+	return acct__ledger_refund(&a->ledger, &r, credits_remaining,
+				   credits_used_out, err);
+}
+
+int acct_charge(acct_service *a, const acct_caller *who,
+		const acct_call *call, const char *endpoint,
 		int64_t amount, const char *usage_domain,
 		char charge_id[ACCT_ID_LEN], int64_t *credits_remaining,
 		acct_err *err)
@@ -261,6 +308,7 @@ int acct_charge(acct_service *a, const acct_caller *who, const char *endpoint,
 		.keep_refused = 1,
 		.show_balance = (who->role & ACCT_ROLES_STAFF) != 0,
 	};
+	call_of(&debit, call);
 	return acct__ledger_debit(&a->ledger, &debit, charge_id,
 				  credits_remaining, err);
 }

@@ -66,21 +66,43 @@ static void hash_of(const char *key, char out[ACCT_HASH_LEN])
 	seo_sha256_hex(key, strlen(key), out);
 }
 
+static uint64_t notifications(void);
+
+/* Waits (at most 5 s) for the service to have more than `seen`
+ * notifications, then for 50 ms without one: a key created announces
+ * itself (NOTIFY), and its eviction must not land in the middle of a test
+ * that counts lookups or notifications. */
+static void settle(uint64_t seen)
+{
+	uint64_t n;
+
+	for (int i = 0; i < 500 && notifications() <= seen; i++)
+		usleep(10000);
+	do {
+		n = notifications();
+		usleep(50000);
+	} while (notifications() != n);
+}
+
 static void new_workspace(int64_t credits, const char *email, acct_new_user *u)
 {
 	acct_err err;
+	uint64_t seen = notifications();
 
 	CU_ASSERT_FATAL(acct_workspace_create(db, "Test", email, credits, u,
 					      &err) == 0);
+	settle(seen);
 }
 
 static void new_user(const acct_new_user *ws, const char *email,
 		     acct_role role, acct_new_user *u)
 {
 	acct_err err;
+	uint64_t seen = notifications();
 
 	CU_ASSERT_FATAL(acct_user_add(db, ws->workspace_id, email, role, u,
 				      &err) == 0);
+	settle(seen);
 }
 
 /* The caller identity the gateway would send for `u`'s first key. */
@@ -118,16 +140,21 @@ static const char *authz_code(acct_service *s, const char *key)
 	return authz(s, key, 0, 0, 0, &az, &err) == 0 ? "ok" : err.code;
 }
 
-/* Waits (at most 5 s) until `key` is refused: a NOTIFY from another
- * connection travels asynchronously. */
-static int wait_refused(const char *key)
+/* Waits (at most 5 s) until authorizing `key` answers `code` ("ok" when
+ * accepted): a NOTIFY from another connection travels asynchronously. */
+static int wait_code(const char *key, const char *code)
 {
 	for (int i = 0; i < 500; i++) {
-		if (strcmp(authz_code(svc, key), "invalid_api_key") == 0)
+		if (strcmp(authz_code(svc, key), code) == 0)
 			return 1;
 		usleep(10000);
 	}
 	return 0;
+}
+
+static int wait_refused(const char *key)
+{
+	return wait_code(key, "invalid_api_key");
 }
 
 static uint64_t notifications(void)
@@ -337,6 +364,48 @@ static void test_revocation_through_notify(void)
 	CU_ASSERT_EQUAL(acct_user_remove(db, member.user_id, &err), 0);
 	CU_ASSERT(acct_user_remove(db, "usr_nobody", &err) != 0);
 	CU_ASSERT_STRING_EQUAL(err.code, "user_not_found");
+	seo_arena_free(arena);
+}
+
+/* An unknown key costs one query, then none for a while; a key created
+ * under that hash is not hidden by it: the creator's NOTIFY (another
+ * replica, seoctl) evicts it, and every creation sends one. */
+static void test_unknown_keys(void)
+{
+	const char *key = "seo_UnknownFirstCreatedRightAfter123";
+	acct_new_user ws;
+	acct_stats before, after;
+	acct_err err;
+	char hash[ACCT_HASH_LEN], own[ACCT_HASH_LEN];
+	acct_caller who;
+	Seo__Account__V1__CreatedKey *k;
+	seo_arena *arena = seo_arena_new(0);
+	uint64_t seen;
+
+	CU_ASSERT_FATAL(is_key(key));
+	new_workspace(0, "unknown@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, own);
+	acct_get_stats(svc, &before);
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_STRING_EQUAL(authz_code(svc, key), "invalid_api_key");
+	acct_get_stats(svc, &after);
+	CU_ASSERT_EQUAL(after.key_db_lookups, before.key_db_lookups + 1);
+
+	/* Created behind the service's back without the NOTIFY: hidden... */
+	hash_of(key, hash);
+	q_int("INSERT INTO api_keys (id, workspace_id, user_id, name, last_four, "
+	      "created_at) SELECT $1, workspace_id, id, 'probe', 'ter1', 0 FROM "
+	      "users WHERE id = $2", hash, ws.user_id, NULL);
+	CU_ASSERT_STRING_EQUAL(authz_code(svc, key), "invalid_api_key");
+	/* ...until the NOTIFY that acct__key_insert sends arrives. */
+	q_int("SELECT pg_notify('seo_auth', $1)", hash, NULL);
+	CU_ASSERT(wait_code(key, "ok"));
+
+	seen = notifications();
+	CU_ASSERT_EQUAL_FATAL(acct_create_key(svc, &who, "n", arena, &k, &err), 0);
+	CU_ASSERT_STRING_EQUAL(authz_code(svc, k->key), "ok");
+	settle(seen);
+	CU_ASSERT(notifications() > seen);
 	seo_arena_free(arena);
 }
 
@@ -717,7 +786,7 @@ static void *ledger_thread(void *arg)
 		c->remaining = az.credits_remaining;
 		break;
 	case CALL_CHARGE:
-		c->rc = acct_charge(svc, c->who, c->endpoint, c->cost, NULL,
+		c->rc = acct_charge(svc, c->who, NULL, c->endpoint, c->cost, NULL,
 				    charge, &c->remaining, &err);
 		break;
 	case CALL_REFUND:
@@ -775,6 +844,117 @@ static uint64_t run_held(const char *workspace, ledger_call *calls, int n)
 	acct_get_stats(svc, &after);
 	CU_ASSERT_EQUAL(after.ledger_ops - before.ledger_ops, (uint64_t)n);
 	return after.ledger_batches - before.ledger_batches;
+}
+
+/* A debit under an idempotency key: what a retry, the outcome report and
+ * the reconcile job do with it. */
+static int keyed_debit(const char *key, int64_t cost, const acct_call *call,
+		       acct_authorization *out, acct_err *err)
+{
+	char hash[ACCT_HASH_LEN];
+	acct_authorize_req req = {
+		.key_hash = hash,
+		.endpoint = "backlinks",
+		.cost = cost,
+		.call = *call,
+	};
+
+	hash_of(key, hash);
+	return acct_authorize(svc, &req, out, err);
+}
+
+static void test_idempotent_debits_and_outcomes(void)
+{
+	acct_new_user ws;
+	acct_authorization a, again, b, c;
+	char hash[ACCT_HASH_LEN];
+	acct_caller who;
+	acct_call call = {"it-req-1", 60000, 0};
+	int64_t remaining, used;
+	acct_err err;
+
+	new_workspace(20, "keyed@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &a, &err), 0);
+	CU_ASSERT_EQUAL(a.credits_remaining, 16);
+	/* The retry answers the first charge and debits nothing. */
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &again, &err), 0);
+	CU_ASSERT_STRING_EQUAL(again.charge_id, a.charge_id);
+	CU_ASSERT_EQUAL(again.credits_remaining, 16);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+			      "it-req-1", NULL), 1);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE id = $1 AND outcome IS NULL",
+			      a.charge_id, NULL), 1);
+
+	/* The outcome: it cost 1, 3 come back, once. */
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, 1, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 19);
+	CU_ASSERT_EQUAL(used, 1);
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, 0, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 19);
+	CU_ASSERT_EQUAL(used, 1);
+	CU_ASSERT_EQUAL(acct_settle(svc, &who, a.charge_id, -1, 0, &remaining, &used, &err),
+			SEO_EINVAL);
+
+	/* Earned in full: nothing comes back, the outcome is closed. */
+	call.request_id = "it-req-2";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 2, &call, &b, &err), 0);
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, b.charge_id, 2, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 17);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE id = $1 AND outcome = 'earned'",
+			      b.charge_id, NULL), 1);
+
+	/* A debit whose caller's deadline has passed is not written. */
+	call = (acct_call){"it-req-3", 60000, seo_mono_ms() - 1};
+	CU_ASSERT_EQUAL(keyed_debit(ws.api_key, 2, &call, &c, &err), SEO_ETIMEDOUT);
+	CU_ASSERT_STRING_EQUAL(err.code, "service_unavailable");
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 17);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = 'it-req-3'", NULL), 0);
+}
+
+static void test_reconcile(void)
+{
+	acct_new_user ws;
+	acct_authorization open1, open2, settled, plain;
+	acct_call call = {"rc-open-1", 1000, 0};
+	int64_t remaining, used, done;
+	char why[256];
+	acct_err err;
+
+	new_workspace(30, "reconcile@example.com", &ws);
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 5, &call, &open1, &err), 0);
+	call.request_id = "rc-open-2";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 3, &call, &open2, &err), 0);
+	call.request_id = "rc-settled";
+	CU_ASSERT_EQUAL_FATAL(keyed_debit(ws.api_key, 4, &call, &settled, &err), 0);
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, settled.charge_id, 4, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(authz(svc, ws.api_key, 6, 0, 0, &plain, &err), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 12);
+
+	/* Within the grace: nothing. */
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + 1000, &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 0);
+	/* Past it: both open debits come back, the settled one and the one
+	 * made without a key stay; a second run finds nothing. */
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + ACCT_RECONCILE_GRACE_MS + 5000,
+				       &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 2);
+	CU_ASSERT_EQUAL(q_int("SELECT balance FROM workspaces WHERE id = $1",
+			      ws.workspace_id, NULL), 20);
+	CU_ASSERT_EQUAL(q_int("SELECT sum(delta) FROM ledger WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), 20);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+			      "AND outcome = 'refunded' AND credits_used = 0",
+			      ws.workspace_id, NULL), 2);
+	CU_ASSERT_EQUAL(acct_reconcile(db, seo_now_ms() + ACCT_RECONCILE_GRACE_MS + 5000,
+				       &done, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(done, 0);
+	/* A report after the job changes nothing. */
+	CU_ASSERT_EQUAL(acct_settle(svc, NULL, open1.charge_id, 5, 0, &remaining, &used, &err), 0);
+	CU_ASSERT_EQUAL(used, 0);
+	CU_ASSERT_EQUAL(remaining, 20);
 }
 
 static void test_mixed_batch(void)
@@ -1318,11 +1498,15 @@ int main(void)
 	CU_add_test(suite, "key create, hash, lookup", test_key_create_hash_lookup);
 	CU_add_test(suite, "revocation is immediate", test_revocation_is_immediate);
 	CU_add_test(suite, "revocation through NOTIFY", test_revocation_through_notify);
+	CU_add_test(suite, "unknown keys cached, never hiding a new one",
+		    test_unknown_keys);
 	CU_add_test(suite, "role rules", test_role_rules);
 	CU_add_test(suite, "rate limiter", test_rate_limiter);
 	CU_add_test(suite, "group commit", test_group_commit);
 	CU_add_test(suite, "refunds", test_refunds);
 	CU_add_test(suite, "debits and refunds in one batch", test_mixed_batch);
+	CU_add_test(suite, "idempotent debits and outcomes", test_idempotent_debits_and_outcomes);
+	CU_add_test(suite, "the reconcile job", test_reconcile);
 	CU_add_test(suite, "a failed statement fails its whole batch", test_failed_batch);
 	CU_add_test(suite, "usage listing", test_usage_listing);
 	CU_add_test(suite, "pricing order", test_pricing_order);

@@ -295,9 +295,12 @@ class Stack:
         return "http://127.0.0.1:%d" % self.gateways[0]
 
     def request(self, method, path, key=None, body=None, headers=None,
-                port=None, raw_body=None, timeout=30):
+                port=None, raw_body=None, timeout=30, source=None):
+        """`source`: the local address to connect from (e.g. 127.0.0.2,
+        another client address on the loopback)."""
         conn = http.client.HTTPConnection("127.0.0.1", port or self.gateways[0],
-                                          timeout=timeout)
+                                          timeout=timeout,
+                                          source_address=(source, 0) if source else None)
         hdrs = dict(headers or {})
         data = None
         if key is not None:

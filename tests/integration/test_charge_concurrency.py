@@ -101,6 +101,8 @@ def setup():
     c.stack = h.Stack("charge")
     c.logs = c.stack.logs
     c.channel = grpc.insecure_channel(c.stack.env["SEO_ACCOUNT_ADDR"])
+    # every internal call carries the shared secret (common/rpc)
+    c.meta = [("seo-internal-token", c.stack.env["SEO_INTERNAL_TOKEN"])]
     ident = lambda b: b  # noqa: E731
     c.authorize = c.channel.unary_unary("/seo.account.v1.Account/Authorize",
                                         request_serializer=ident, response_deserializer=ident)
@@ -126,7 +128,8 @@ def exactly_floor_balance_over_cost_succeed(c):
     s = c.stack
     ws = s.workspace(credits=COVERED * COST + REMAINDER)
     key = ws["api_key"]
-    futures = [c.authorize.future(authorize_request(key, COST), timeout=30)
+    futures = [c.authorize.future(authorize_request(key, COST), timeout=30,
+                                  metadata=c.meta)
                for _ in range(CALLS)]
     ok, denied = [], []
     for f in futures:
@@ -161,12 +164,12 @@ def exactly_floor_balance_over_cost_succeed(c):
 def refunds_give_credits_back_once(c):
     s = c.stack
     first, second = c.charges[0], c.charges[1]
-    r = decode(c.refund(refund_request(first), timeout=10))
+    r = decode(c.refund(refund_request(first), timeout=10, metadata=c.meta))
     eq(r.get(1, [0])[0], REMAINDER + COST, "credits_remaining after a full refund")
     eq(r.get(2, [0])[0], 0, "the call finally cost nothing")
-    r = decode(c.refund(refund_request(first), timeout=10))
+    r = decode(c.refund(refund_request(first), timeout=10, metadata=c.meta))
     eq(r.get(1, [0])[0], REMAINDER + COST, "a second refund adds nothing")
-    r = decode(c.refund(refund_request(second, 1), timeout=10))
+    r = decode(c.refund(refund_request(second, 1), timeout=10, metadata=c.meta))
     eq(r.get(1, [0])[0], REMAINDER + COST + 1, "partial refund")
     eq(r.get(2, [0])[0], COST - 1, "partial cost")
     eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % c.wid)),
@@ -176,7 +179,7 @@ def refunds_give_credits_back_once(c):
     used = s.db.query("SELECT credits_used FROM usage WHERE id = '%s'" % first)
     eq(used, "0", "refunded usage row shows 0")
     try:
-        c.refund(refund_request("chg_unknown"), timeout=10)
+        c.refund(refund_request("chg_unknown"), timeout=10, metadata=c.meta)
         raise AssertionError("unknown charge refunded")
     except grpc.RpcError as e:
         eq(e.code(), grpc.StatusCode.NOT_FOUND)

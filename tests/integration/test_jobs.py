@@ -1,6 +1,7 @@
 """Periodic jobs run by hand, as ../shared/CONTRACT.md defines
 `seoctl job run NAME [--at TIME]`: retention at an instant set with --at
 (expired page-performance results, old daily counters, old delivered mail),
+reconcile (debits left open past their settle time and the grace),
 two seoctl processes competing for one job at the same instant (one does the
 work, the other counts 0), and unknown names refused."""
 
@@ -116,6 +117,27 @@ def a_job_run_once_across_two_processes(c):
     eq(sorted(o["done"] for o in outs), [0, rows], "work done")
     eq(c.count("SELECT count(*) FROM rt_psi_cache WHERE strategy = 'desktop'"), 0,
        "rows left")
+
+
+@test
+def reconcile_refunds_debits_left_open(c):
+    # An open debit (a key, no outcome) whose settle time is a day before
+    # AT, one inside the grace, and one settled: only the first comes back.
+    c.db.query("INSERT INTO workspaces (id, name, balance, created_at) "
+               "VALUES ('ws_rc', 'rc', 10, 0);"
+               "INSERT INTO ledger (workspace_id, delta, reason, created_at) "
+               "VALUES ('ws_rc', 19, 'grant', 0), ('ws_rc', -5, 'charge', 0), "
+               "('ws_rc', -3, 'charge', 0), ('ws_rc', -1, 'charge', 0);"
+               "INSERT INTO usage (id, workspace_id, endpoint, charged, credits_used, "
+               "request_id, settle_by, outcome, created_at) VALUES "
+               "('chg_rc_old', 'ws_rc', 'backlinks', 5, 5, 'rq-old', %d, NULL, 0), "
+               "('chg_rc_new', 'ws_rc', 'backlinks', 3, 3, 'rq-new', %d, NULL, 0), "
+               "('chg_rc_done', 'ws_rc', 'backlinks', 1, 1, 'rq-done', %d, 'earned', 0)"
+               % (T - DAY, T - 60000, T - DAY))
+    eq(c.job("reconcile"), {"job": "reconcile", "at": AT, "done": 1})
+    eq(c.count("SELECT balance FROM workspaces WHERE id = 'ws_rc'"), 15, "refunded")
+    eq(c.count("SELECT sum(delta) FROM ledger WHERE workspace_id = 'ws_rc'"), 15, "ledger")
+    eq(c.job("reconcile"), {"job": "reconcile", "at": AT, "done": 0}, "idempotent")
 
 
 @test

@@ -80,8 +80,8 @@ int seo_pg_dead(const seo_pg_conn *c, int rc);
 
 /* ---- several statements in one round trip --------------------------------- */
 
-#define SEO_PG_PIPE_MAX 6
-#define SEO_PG_PIPE_PARAMS 8
+#define SEO_PG_PIPE_MAX 8
+#define SEO_PG_PIPE_PARAMS 12
 
 /*
  * Statements queued with seo_pg_pipe_add() and sent by seo_pg_pipe_run()
