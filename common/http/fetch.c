@@ -1,7 +1,7 @@
 /*
  * fetch.c: the live fetcher. libcurl's multi interface driven by a
- * libevent base, many fetches in flight, with name resolution on a small
- * pool of threads (getaddrinfo blocks).
+ * libevent base, many fetches in flight, with name resolution on threads
+ * a fetch abandons at its deadline (resolver.h: getaddrinfo blocks).
  *
  * Every hop of a fetch is: parse and canonicalise the URL, apply the
  * connect-to entries, resolve, refuse blocked addresses, then let curl
@@ -13,6 +13,7 @@
 #include "seo/fetch.h"
 
 #include "body.h"
+#include "resolver.h"
 #include "seo/charset.h"
 #include "seo/errors.h"
 #include "seo/log.h"
@@ -24,21 +25,16 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define DEFAULT_MAX_BODY (5u * 1024 * 1024)
 #define DEFAULT_MAX_REDIRECTS 5
-#define RESOLVER_THREADS 4
 #define MAX_HEADERS 256
-
-struct job;
 
 typedef struct fetch {
 	seo_fetcher *f;
@@ -49,7 +45,8 @@ typedef struct fetch {
 	seo_fetch_opts o;
 	int64_t start_ms, deadline_ms;
 	seo_url url;            /* the current hop */
-	struct job *job;       /* resolution in progress, or NULL */
+	seo__lookup *lookup;   /* resolution in progress, or NULL */
+	unsigned short lookup_port;
 	struct sockaddr_storage pinned;
 	CURL *easy;
 	struct curl_slist *connect_to;
@@ -57,23 +54,14 @@ typedef struct fetch {
 	int deferred_error;
 	const char *deferred_message;
 	seo__body body;
+	size_t streamed;       /* body bytes handed to opts.on_body, this hop */
+	int body_stopped;      /* opts.on_body asked to end the transfer */
 	seo_header *headers;    /* malloc'd array of arena strings */
 	size_t n_headers;
 	seo_hop *hops;          /* on the arena, max_redirects + 1 */
 	size_t n_hops;
 	seo_fetch_result *res;  /* on the arena */
 } fetch;
-
-/* A resolution handed to the pool. `fetch` is touched only by the loop
- * thread (NULL once the fetch no longer waits for it). */
-struct job {
-	struct job *next;
-	fetch *fetch;
-	char host[256];
-	unsigned short port;
-	int rc;
-	struct sockaddr_storage addr;
-};
 
 struct seo_fetcher {
 	struct event_base *base;
@@ -83,15 +71,7 @@ struct seo_fetcher {
 	const char *user_agent;
 	fetch *fetches;
 	size_t active;
-	/* resolver pool */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	pthread_t threads[RESOLVER_THREADS];
-	size_t n_threads;
-	int stopping;
-	struct job *todo, *todo_tail, *resolved;
-	int efd;
-	struct event *efd_ev;
+	seo__resolver *resolver;
 };
 
 struct sock_ev {
@@ -120,81 +100,6 @@ const char *seo_fetch_header(const seo_fetch_result *res, const char *name)
 	return NULL;
 }
 
-/* ---- resolver pool -------------------------------------------------------- */
-
-static void *resolver_main(void *arg)
-{
-	seo_fetcher *f = arg;
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&f->mu);
-	for (;;) {
-		struct job *j;
-
-		while (f->todo == NULL && !f->stopping)
-			pthread_cond_wait(&f->cv, &f->mu);
-		if (f->stopping)
-			break;
-		j = f->todo;
-		f->todo = j->next;
-		if (f->todo == NULL)
-			f->todo_tail = NULL;
-		pthread_mutex_unlock(&f->mu);
-
-		j->rc = seo_resolve_checked(f->cfg, j->host, j->port, &j->addr);
-
-		pthread_mutex_lock(&f->mu);
-		j->next = f->resolved;
-		f->resolved = j;
-		if (write(f->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_error("cannot wake the fetch loop: %s", strerror(errno));
-	}
-	pthread_mutex_unlock(&f->mu);
-	return NULL;
-}
-
-static void on_resolved_ev(evutil_socket_t fd, short what, void *arg);
-
-static int pool_start(seo_fetcher *f)
-{
-	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (f->efd < 0)
-		return SEO_EIO;
-	f->efd_ev = event_new(f->base, f->efd, EV_READ | EV_PERSIST, on_resolved_ev, f);
-	if (f->efd_ev == NULL || event_add(f->efd_ev, NULL) != 0)
-		return SEO_ENOMEM;
-	for (; f->n_threads < RESOLVER_THREADS; f->n_threads++)
-		if (pthread_create(&f->threads[f->n_threads], NULL, resolver_main, f) != 0)
-			return SEO_EIO;
-	return 0;
-}
-
-static void free_jobs(struct job *j)
-{
-	while (j != NULL) {
-		struct job *next = j->next;
-
-		free(j);
-		j = next;
-	}
-}
-
-static void pool_stop(seo_fetcher *f)
-{
-	pthread_mutex_lock(&f->mu);
-	f->stopping = 1;
-	pthread_cond_broadcast(&f->cv);
-	pthread_mutex_unlock(&f->mu);
-	for (size_t i = 0; i < f->n_threads; i++)
-		pthread_join(f->threads[i], NULL);
-	free_jobs(f->todo);
-	free_jobs(f->resolved);
-	if (f->efd_ev != NULL)
-		event_free(f->efd_ev);
-	if (f->efd >= 0)
-		close(f->efd);
-}
-
 /* ---- finishing ------------------------------------------------------------ */
 
 static void easy_drop(fetch *ft)
@@ -213,8 +118,8 @@ static void fetch_free(fetch *ft)
 	seo_fetcher *f = ft->f;
 
 	easy_drop(ft);
-	if (ft->job != NULL)
-		ft->job->fetch = NULL;
+	if (ft->lookup != NULL)
+		seo__lookup_abandon(ft->lookup);
 	if (ft->ev != NULL)
 		event_free(ft->ev);
 	if (ft->prev != NULL)
@@ -316,6 +221,29 @@ static void on_fetch_ev(evutil_socket_t fd, short what, void *arg)
 
 /* ---- curl callbacks ------------------------------------------------------- */
 
+/* The body: kept, or streamed to opts.on_body (a 2xx body only), within
+ * max_body either way. */
+static size_t on_write(char *data, size_t size, size_t n, void *ud)
+{
+	fetch *ft = ud;
+	size_t len = size * n;
+	long status = 0;
+
+	if (ft->o.on_body == NULL)
+		return seo__body_write(data, size, n, &ft->body);
+	if (len > ft->o.max_body - ft->streamed) {
+		ft->body.too_large = 1;
+		return 0;
+	}
+	ft->streamed += len;
+	curl_easy_getinfo(ft->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300 && ft->o.on_body(data, len, ft->o.body_ud) != 0) {
+		ft->body_stopped = 1;
+		return 0;
+	}
+	return len;
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
 	fetch *ft = ud;
@@ -416,29 +344,17 @@ static const seo_connect_to *connect_to_match(const seo_fetcher *f, const seo_ur
 	return NULL;
 }
 
+static void on_lookup(struct addrinfo *res, int gai_rc, void *ud);
+
 static void hop_begin(fetch *ft)
 {
 	seo_fetcher *f = ft->f;
 	const seo_connect_to *c = connect_to_match(f, &ft->url);
-	struct job *j = calloc(1, sizeof(*j));
+	const char *host = c && c->connect_host[0] ? c->connect_host : ft->url.host;
 
-	if (j == NULL) {
+	ft->lookup_port = c && c->connect_port ? c->connect_port : ft->url.port;
+	if (seo__lookup_start(f->resolver, host, on_lookup, ft, &ft->lookup) != 0)
 		fail_later(ft, SEO_FETCH_FAILED, "out of memory");
-		return;
-	}
-	snprintf(j->host, sizeof(j->host), "%s",
-		 c && c->connect_host[0] ? c->connect_host : ft->url.host);
-	j->port = c && c->connect_port ? c->connect_port : ft->url.port;
-	j->fetch = ft;
-	ft->job = j;
-	pthread_mutex_lock(&f->mu);
-	if (f->todo_tail != NULL)
-		f->todo_tail->next = j;
-	else
-		f->todo = j;
-	f->todo_tail = j;
-	pthread_cond_signal(&f->cv);
-	pthread_mutex_unlock(&f->mu);
 }
 
 /* curl's connect-to entry pinning host:port to the checked address. */
@@ -491,8 +407,8 @@ static int easy_start(fetch *ft)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, f->user_agent);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)left);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ft->o.max_body);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, seo__body_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &ft->body);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, ft);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, ft);
 	if (f->cfg->ca_file != NULL && f->cfg->ca_file[0] != '\0') {
@@ -504,47 +420,32 @@ static int easy_start(fetch *ft)
 	return 0;
 }
 
-static void hop_resolved(fetch *ft, struct job *j)
+static void on_lookup(struct addrinfo *res, int gai_rc, void *ud)
 {
-	ft->job = NULL;
-	if (j->rc == SEO_EDENIED) {
+	fetch *ft = ud;
+	const char *host = ft->url.host;
+	int rc = res != NULL ? seo__addrs_checked(ft->f->cfg, res, ft->lookup_port,
+						  &ft->pinned)
+			     : SEO_EIO;
+
+	(void)gai_rc;
+	ft->lookup = NULL;
+	if (res != NULL)
+		freeaddrinfo(res);
+	if (rc == SEO_EDENIED) {
 		finish(ft, SEO_FETCH_PRIVATE_IP,
-		       seo_arena_printf(ft->a, "%s resolves to a private or reserved address", j->host));
+		       seo_arena_printf(ft->a, "%s resolves to a private or reserved address", host));
 		return;
 	}
-	if (j->rc != 0) {
+	if (rc != 0) {
 		finish(ft, SEO_FETCH_FAILED,
-		       seo_arena_printf(ft->a, "could not resolve %s", j->host));
+		       seo_arena_printf(ft->a, "could not resolve %s", host));
 		return;
 	}
-	ft->pinned = j->addr;
 	if (seo_mono_ms() >= ft->deadline_ms)
 		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 	else if (easy_start(ft) != 0)
 		finish(ft, SEO_FETCH_FAILED, "cannot start the transfer");
-}
-
-static void on_resolved_ev(evutil_socket_t fd, short what, void *arg)
-{
-	seo_fetcher *f = arg;
-	uint64_t n;
-	struct job *list;
-
-	(void)what;
-	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		log_error("cannot read the resolver wake-up: %s", strerror(errno));
-	pthread_mutex_lock(&f->mu);
-	list = f->resolved;
-	f->resolved = NULL;
-	pthread_mutex_unlock(&f->mu);
-	while (list != NULL) {
-		struct job *j = list;
-
-		list = j->next;
-		if (j->fetch != NULL)
-			hop_resolved(j->fetch, j);
-		free(j);
-	}
 }
 
 static int is_redirect(long status)
@@ -563,6 +464,8 @@ static void transfer_done(fetch *ft, CURLcode code)
 
 	curl_easy_getinfo(ft->easy, CURLINFO_RESPONSE_CODE, &status);
 	easy_drop(ft);
+	if (ft->body_stopped)
+		code = CURLE_OK; /* the reader has what it wanted */
 	if (code == CURLE_OPERATION_TIMEDOUT) {
 		finish(ft, SEO_FETCH_TIMEOUT, "deadline passed");
 		return;
@@ -599,6 +502,7 @@ static void transfer_done(fetch *ft, CURLcode code)
 	}
 	ft->url = next;
 	seo__body_reset(&ft->body);
+	ft->streamed = 0;
 	ft->n_headers = 0;
 	hop_begin(ft);
 }
@@ -704,9 +608,6 @@ int seo_fetcher_new(struct event_base *base, const seo_fetch_config *cfg,
 	f->cfg = cfg != NULL ? cfg : &none;
 	f->user_agent = f->cfg->user_agent != NULL ? f->cfg->user_agent
 						   : SEO_FETCH_USER_AGENT;
-	f->efd = -1;
-	pthread_mutex_init(&f->mu, NULL);
-	pthread_cond_init(&f->cv, NULL);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		free(f);
 		return SEO_EIO;
@@ -719,7 +620,7 @@ int seo_fetcher_new(struct event_base *base, const seo_fetch_config *cfg,
 	curl_multi_setopt(f->multi, CURLMOPT_SOCKETDATA, f);
 	curl_multi_setopt(f->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
 	curl_multi_setopt(f->multi, CURLMOPT_TIMERDATA, f);
-	rc = pool_start(f);
+	rc = seo__resolver_new(base, &f->resolver);
 out:
 	if (rc != 0) {
 		seo_fetcher_free(f);
@@ -794,13 +695,11 @@ void seo_fetcher_free(seo_fetcher *f)
 		return;
 	while (f->fetches != NULL)
 		fetch_free(f->fetches);
-	pool_stop(f);
+	seo__resolver_free(f->resolver);
 	if (f->multi != NULL)
 		curl_multi_cleanup(f->multi);
 	if (f->timer != NULL)
 		event_free(f->timer);
-	pthread_mutex_destroy(&f->mu);
-	pthread_cond_destroy(&f->cv);
 	free(f);
 	curl_global_cleanup();
 }

@@ -7,6 +7,7 @@
  */
 #include "seo/fetch.h"
 
+#include "resolver.h"
 #include "seo/errors.h"
 
 #include <arpa/inet.h>
@@ -111,6 +112,25 @@ int seo_addr_blocked(const seo_fetch_config *cfg, const struct sockaddr *sa)
 	return 1;
 }
 
+int (*seo__getaddrinfo)(const char *node, const char *service,
+			const struct addrinfo *hints,
+			struct addrinfo **res) = getaddrinfo;
+
+int seo__addrs_checked(const seo_fetch_config *cfg, const struct addrinfo *res,
+		       unsigned short port, struct sockaddr_storage *out)
+{
+	for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next)
+		if (seo_addr_blocked(cfg, ai->ai_addr))
+			return SEO_EDENIED;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	if (out->ss_family == AF_INET)
+		((struct sockaddr_in *)out)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)out)->sin6_port = htons(port);
+	return 0;
+}
+
 int seo_resolve_checked(const seo_fetch_config *cfg, const char *host,
 			unsigned short port, struct sockaddr_storage *out)
 {
@@ -123,24 +143,9 @@ int seo_resolve_checked(const seo_fetch_config *cfg, const char *host,
 	hints.ai_socktype = SOCK_STREAM;
 	if (inet_pton(AF_INET, host, probe) == 1 || inet_pton(AF_INET6, host, probe) == 1)
 		hints.ai_flags = AI_NUMERICHOST;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
-		goto out;
-	for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-		if (seo_addr_blocked(cfg, ai->ai_addr)) {
-			rc = SEO_EDENIED;
-			goto out;
-		}
-	}
-	memset(out, 0, sizeof(*out));
-	memcpy(out, res->ai_addr, res->ai_addrlen);
-	if (out->ss_family == AF_INET)
-		((struct sockaddr_in *)out)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)out)->sin6_port = htons(port);
-	rc = 0;
-out:
+	if (seo__getaddrinfo(host, NULL, &hints, &res) == 0 && res != NULL)
+		rc = seo__addrs_checked(cfg, res, port, out);
 	if (res != NULL)
 		freeaddrinfo(res);
 	return rc;
 }
-

@@ -55,6 +55,9 @@
 
 #define SRV_MAX_STREAMS 1000
 #define SRV_BACKLOG 1024
+/* Retry-After of a call refused because the queue is full, in seconds. */
+#define RPC_BUSY_RETRY_S 2
+#define RPC_BUSY_RETRY_TEXT "2"
 
 struct meta_entry {
 	const char *name;
@@ -140,6 +143,10 @@ struct rpc_server {
 	pthread_cond_t cond;
 	int stop;
 	struct rpc_ctx *jobs_head, *jobs_tail; /* under lock */
+	size_t n_queued;  /* under lock: calls waiting for a worker */
+	size_t n_idle;    /* under lock: workers waiting for a call */
+	size_t queue_max; /* calls past the idle workers that may wait; one
+			   * more is refused (SEO_RPC_QUEUE_MAX) */
 	struct rpc_ctx *done;                  /* under lock */
 	int done_fd;            /* eventfd: `done` became non-empty */
 	struct event *done_ev;  /* reads done_fd */
@@ -424,11 +431,14 @@ static void *worker_main(void *arg)
 		struct rpc_ctx *call;
 		int wake;
 
+		srv->n_idle++;
 		while (!srv->stop && srv->jobs_head == NULL)
 			pthread_cond_wait(&srv->cond, &srv->lock);
+		srv->n_idle--;
 		if (srv->stop)
 			break;
 		call = srv->jobs_head;
+		srv->n_queued--;
 		srv->jobs_head = call->job_next;
 		if (srv->jobs_head == NULL)
 			srv->jobs_tail = NULL;
@@ -600,9 +610,28 @@ static int runs_inline(const rpc_server *srv, struct rpc_ctx *call)
 	return call->req == NULL || rule->when(call->req);
 }
 
+/*
+ * Every worker is busy and queue_max calls already wait: the call is
+ * refused at once, as UNAVAILABLE service_unavailable with a Retry-After,
+ * rather than held until its deadline. No worker owns the call, so its
+ * arena may take the metadata.
+ */
+static void reply_busy(struct rpc_ctx *call)
+{
+	char extra[48];
+
+	log_warn("%s refused: %zu calls already wait for a worker",
+		 call->method->path, call->srv->queue_max);
+	snprintf(extra, sizeof(extra), "{\"retry_after\":%d}", RPC_BUSY_RETRY_S);
+	rpc_ctx_set_meta(call, "retry-after", RPC_BUSY_RETRY_TEXT);
+	reply_status(call, SEO_GRPC_UNAVAILABLE, "service_unavailable",
+		     "the service is busy; retry shortly", extra, 0, 1);
+}
+
 static void on_request_end(struct rpc_ctx *call)
 {
 	rpc_server *srv = call->srv;
+	int full;
 
 	call->req_ended = 1;
 	if (call->replied)
@@ -627,16 +656,25 @@ static void on_request_end(struct rpc_ctx *call)
 		reply_outcome(call);
 		return;
 	}
-	call->refs++;
-	srv->jobs_out++;
 	call->job_next = NULL;
 	pthread_mutex_lock(&srv->lock);
-	if (srv->jobs_tail != NULL)
-		srv->jobs_tail->job_next = call;
-	else
-		srv->jobs_head = call;
-	srv->jobs_tail = call;
+	/* a call an idle worker is about to take does not count */
+	full = srv->n_queued >= srv->n_idle + srv->queue_max;
+	if (!full) {
+		if (srv->jobs_tail != NULL)
+			srv->jobs_tail->job_next = call;
+		else
+			srv->jobs_head = call;
+		srv->jobs_tail = call;
+		srv->n_queued++;
+		call->refs++;
+		srv->jobs_out++;
+	}
 	pthread_mutex_unlock(&srv->lock);
+	if (full) {
+		reply_busy(call);
+		return;
+	}
 	/* After unlocking: the worker woken does not block on the lock. */
 	pthread_cond_signal(&srv->cond);
 }
@@ -914,6 +952,7 @@ int rpc_server_new(struct event_base *base, const rpc_method *methods,
 	srv->n_methods = n_methods;
 	srv->service = service;
 	srv->serving = 1;
+	srv->queue_max = (size_t)seo_config_num(SEO_CFG_RPC_QUEUE_MAX);
 	srv->done_fd = -1;
 	if (*seo_config(SEO_CFG_INTERNAL_TOKEN) != '\0' &&
 	    (srv->token = strdup(seo_config(SEO_CFG_INTERNAL_TOKEN))) == NULL)

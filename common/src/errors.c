@@ -61,6 +61,7 @@ static const seo_error_def error_table[] = {
 	{"rate_limited", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "more than the allowed requests per minute per key"},
 	{"too_many_connections", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "more open connections from one address than allowed"},
 	{"indexnow_rate_limited", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "upstream rate limit"},
+	{"key_limit_reached", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "the workspace already has 20 active api keys; revoke one first"},
 	{"activity_limit_reached", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "200 notes already logged that UTC day"},
 	{"quota_exceeded", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "daily quota exhausted"},
 	{"user_quota_exceeded", 429, SEO_GRPC_RESOURCE_EXHAUSTED, "50 page-performance calls per person per day"},

@@ -9,13 +9,16 @@
 #include "seo/errors.h"
 #include "seo/fetch.h"
 #include "seo/util.h"
+#include "resolver.h"
 #include "test_config.h"
 #include "test_site.h"
 
 #include <CUnit/Basic.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int port;
 static seo_fetch_config cfg;
@@ -295,6 +298,88 @@ static void test_concurrent(void)
 	seo_arena_free(a);
 }
 
+struct stream {
+	size_t got, stop_at;
+	int calls;
+};
+
+static int on_chunk(const char *data, size_t len, void *ud)
+{
+	struct stream *st = ud;
+
+	(void)data;
+	st->got += len;
+	st->calls++;
+	return st->stop_at != 0 && st->got >= st->stop_at;
+}
+
+/* A streamed body goes to the callback, not the result; the callback may
+ * end the transfer, and max_body still bounds it. */
+static void test_stream(void)
+{
+	seo_arena *a = seo_arena_new(0);
+	struct stream st = {0, 0, 0};
+	seo_fetch_opts o = {0};
+	seo_fetch_result r;
+
+	env("127.0.0.0/8", "");
+	o.on_body = on_chunk;
+	o.body_ud = &st;
+	get(a, "/big?n=300000", &o, &r);
+	CU_ASSERT_EQUAL(r.error, SEO_FETCH_OK);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_EQUAL(st.got, 300000);
+	CU_ASSERT_EQUAL(r.body_len, 0);
+	st = (struct stream){0, 1000, 0};
+	get(a, "/chunked-big", &o, &r);
+	CU_ASSERT_EQUAL(r.error, SEO_FETCH_OK);
+	CU_ASSERT(st.got >= 1000 && st.got < 1000000);
+	st = (struct stream){0, 0, 0};
+	o.max_body = 1000;
+	get(a, "/big?n=300000", &o, &r);
+	CU_ASSERT_EQUAL(r.error, SEO_FETCH_TOO_LARGE);
+	CU_ASSERT(st.got <= 1000);
+	seo_arena_free(a);
+}
+
+/* A name server that takes 2 s to answer. */
+static int slow_getaddrinfo(const char *node, const char *service,
+			    const struct addrinfo *hints, struct addrinfo **res)
+{
+	struct timespec ts = {2, 0};
+
+	nanosleep(&ts, NULL);
+	return getaddrinfo(node, service, hints, res);
+}
+
+/* A lookup that outlasts the fetch's deadline ends the fetch at the
+ * deadline, and freeing its fetcher does not wait for the lookup. */
+static void test_slow_dns(void)
+{
+	seo_arena *a = seo_arena_new(0);
+	seo_fetch_opts o = {0};
+	seo_fetch_result r;
+	int64_t t0;
+
+	env("127.0.0.0/8", "");
+	seo__getaddrinfo = slow_getaddrinfo;
+	o.timeout_ms = 300;
+	t0 = seo_mono_ms();
+	get(a, "/ok", &o, &r);
+	CU_ASSERT_EQUAL(r.error, SEO_FETCH_TIMEOUT);
+	CU_ASSERT(seo_mono_ms() - t0 < 1000);
+	seo__getaddrinfo = getaddrinfo;
+	/* the abandoned lookup ends on its own, and is freed there */
+	{
+		struct timespec ts = {2, 500000000};
+
+		nanosleep(&ts, NULL);
+	}
+	get(a, "/ok", NULL, &r);
+	CU_ASSERT_EQUAL(r.error, SEO_FETCH_OK);
+	seo_arena_free(a);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -317,6 +402,9 @@ int main(void)
 	CU_add_test(s, "private targets are refused on every hop", test_private_refused);
 	CU_add_test(s, "unreachable targets fail", test_unreachable);
 	CU_add_test(s, "many fetches run concurrently", test_concurrent);
+	CU_add_test(s, "a body is streamed to its reader", test_stream);
+	CU_add_test(s, "a slow name server holds nothing past the deadline",
+		    test_slow_dns);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

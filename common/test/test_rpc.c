@@ -11,6 +11,7 @@
 #include "seo/h2io.h"
 #include "seo/log.h"
 #include "seo/util.h"
+#include "test_config.h"
 
 #include "test_config.h"
 
@@ -296,6 +297,7 @@ struct acall {
 	char code[64];
 	char extra[128];
 	char service[64];
+	char retry_after[16]; /* the retry-after response metadata */
 	int64_t credits;
 	int64_t started, finished;
 	int *counter;
@@ -313,6 +315,10 @@ static void acall_done(const rpc_result *r, void *ud)
 	snprintf(a->code, sizeof(a->code), "%s", r->code ? r->code : "");
 	snprintf(a->extra, sizeof(a->extra), "%s",
 		 r->extra_json ? r->extra_json : "");
+	for (size_t i = 0; i < r->n_meta; i++)
+		if (strcmp(r->meta[i].name, "retry-after") == 0)
+			snprintf(a->retry_after, sizeof(a->retry_after), "%s",
+				 r->meta[i].value);
 	if (r->response != NULL) {
 		if (r->response->descriptor == ECHO_DESC) {
 			const EchoMsg *m = (const EchoMsg *)r->response;
@@ -1190,6 +1196,54 @@ static void test_concurrent(void)
 	rpc_client_free(c);
 }
 
+/* One worker and room for two waiting calls: of five slow calls at once,
+ * one runs, two wait and run, and two are refused at once, UNAVAILABLE
+ * service_unavailable with a Retry-After, rather than held (three, when
+ * the worker thread is not yet waiting as the calls arrive). */
+static void test_queue_full(void)
+{
+	enum { N = 5 };
+	struct acall calls[N];
+	struct tsrv t;
+	rpc_client *c;
+	int done = 0, ok = 0, busy = 0;
+
+	seo_test_config_set("SEO_RPC_QUEUE_MAX", "2");
+	CU_ASSERT_FATAL(tsrv_start(&t, "queue", 0, 1) == 0);
+	seo_test_config_set("SEO_RPC_QUEUE_MAX", NULL);
+	CU_ASSERT_FATAL(rpc_client_new(cbase, t.addr, &c) == 0);
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < N; i++) {
+		Seo__Account__V1__Credits slow = SEO__ACCOUNT__V1__CREDITS__INIT;
+
+		slow.credits = 200;
+		calls[i].counter = &done;
+		CU_ASSERT(acall_start(c, "/seo.test.Echo/Slow", &slow.base,
+				      &seo__account__v1__credits__descriptor,
+				      5000, NULL, 0, &calls[i]) == 0);
+	}
+	run_until(cbase, &done, N, 5000);
+	CU_ASSERT(done == N);
+	for (int i = 0; i < N; i++) {
+		if (calls[i].status == SEO_GRPC_OK) {
+			ok++;
+			continue;
+		}
+		busy++;
+		CU_ASSERT_EQUAL(calls[i].status, SEO_GRPC_UNAVAILABLE);
+		CU_ASSERT_STRING_EQUAL(calls[i].code, "service_unavailable");
+		CU_ASSERT_STRING_EQUAL(calls[i].retry_after, "2");
+		CU_ASSERT_PTR_NOT_NULL(strstr(calls[i].extra, "\"retry_after\":2"));
+		/* refused at once, not after the calls ahead of it */
+		CU_ASSERT(calls[i].finished - calls[i].started < 150);
+	}
+	/* three when the worker already waited for a call, else two */
+	CU_ASSERT(ok == 3 || ok == 2);
+	CU_ASSERT_EQUAL(ok + busy, N);
+	rpc_client_free(c);
+	tsrv_stop(&t);
+}
+
 static void test_message_limits(void)
 {
 	seo_arena *a = seo_arena_new(0);
@@ -1568,6 +1622,7 @@ int main(void)
 	CU_add_test(s, "deadline at server", test_deadline_server);
 	CU_add_test(s, "deadline at client", test_deadline_client);
 	CU_add_test(s, "100 concurrent calls", test_concurrent);
+	CU_add_test(s, "a full queue refuses at once", test_queue_full);
 	CU_add_test(s, "message limits", test_message_limits);
 	CU_add_test(s, "client refuses a big response",
 		    test_client_rejects_big_response);

@@ -43,6 +43,7 @@ static const gw_param_rule revoke_key_params[] = {
 
 static const char *const me_errors[] = {"user_not_found", NULL};
 static const char *const revoke_errors[] = {"key_not_found", NULL};
+static const char *const create_key_errors[] = {"key_limit_reached", NULL};
 static const char *const checkout_errors[] = {"invalid_credits",
 					      "checkout_failed", NULL};
 static const char *const webhook_errors[] = {"invalid_signature", NULL};
@@ -100,7 +101,7 @@ static const gw_route core_routes[] = {
 	        .params = create_key_params, .n_params = N(create_key_params)},
 	 .out = {.message = MSG(created_key), .status = 201},
 	 .summary = "Create an API key; the raw key is shown once",
-	 .errors = no_errors},
+	 .errors = create_key_errors},
 	{.method = "DELETE", .pattern = "/v1/keys/:id", .endpoint = "keys",
 	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("RevokeKey"),
 	 .auth = {.roles = GW_ROLES_STAFF},

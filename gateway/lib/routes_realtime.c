@@ -8,6 +8,10 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define MSG(t) (&seo__realtime__v1__##t##__descriptor)
 
+/* A busy service (its queue full, or the workspace's live analyses all
+ * running) says when to come back. */
+static const char *const retry_after[] = {"Retry-After", NULL};
+
 /* IndexNow's bound on a URL; the spec gives page analyses none. */
 #define URL_MAX_CHARS 2048
 
@@ -56,7 +60,8 @@ const gw_route gw__realtime_routes[] = {
 	 .in = {.kind = GW_IN_QUERY, .message = MSG(url_request),
 	        .params = url_params, .n_params = N(url_params)},
 	 .bill = {.kind = GW_BILL_FIXED, .cost = 3, .envelope = 1},
-	 .out = {.message = MSG(page_seo_response), .status = 200},
+	 .out = {.message = MSG(page_seo_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "SEO audit of one page, fetched live",
 	 .errors = page_errors},
 	{.method = "GET", .pattern = "/v1/site-health",
@@ -65,7 +70,8 @@ const gw_route gw__realtime_routes[] = {
 	 .in = {.kind = GW_IN_QUERY, .message = MSG(domain_request),
 	        .params = domain_params, .n_params = N(domain_params)},
 	 .bill = {.kind = GW_BILL_FIXED, .cost = 2, .envelope = 1},
-	 .out = {.message = MSG(site_health_response), .status = 200},
+	 .out = {.message = MSG(site_health_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "HTTPS, redirects, security headers and robots.txt of a site",
 	 .errors = site_errors},
 	{.method = "GET", .pattern = "/v1/schema-markup",
@@ -74,7 +80,8 @@ const gw_route gw__realtime_routes[] = {
 	 .in = {.kind = GW_IN_QUERY, .message = MSG(url_request),
 	        .params = url_params, .n_params = N(url_params)},
 	 .bill = {.kind = GW_BILL_FIXED, .cost = 2, .envelope = 1},
-	 .out = {.message = MSG(schema_markup_response), .status = 200},
+	 .out = {.message = MSG(schema_markup_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "JSON-LD structured data of one page, fetched live",
 	 .errors = page_errors},
 	{.method = "GET", .pattern = "/v1/sitemap", .endpoint = "sitemap",
@@ -83,7 +90,8 @@ const gw_route gw__realtime_routes[] = {
 	        .params = sitemap_params, .n_params = N(sitemap_params)},
 	 .bill = {.kind = GW_BILL_FIXED, .cost = 2, .billed_field = "billed",
 	          .envelope = 1, .hide_billed = 1},
-	 .out = {.message = MSG(sitemap_response), .status = 200},
+	 .out = {.message = MSG(sitemap_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "URLs of a site's sitemaps; refunded when none is found",
 	 .errors = site_errors},
 	{.method = "GET", .pattern = "/v1/tech-stack", .endpoint = "tech-stack",
@@ -91,7 +99,8 @@ const gw_route gw__realtime_routes[] = {
 	 .in = {.kind = GW_IN_QUERY, .message = MSG(domain_request),
 	        .params = domain_params, .n_params = N(domain_params)},
 	 .bill = {.kind = GW_BILL_FIXED, .cost = 2, .envelope = 1},
-	 .out = {.message = MSG(tech_stack_response), .status = 200},
+	 .out = {.message = MSG(tech_stack_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "Technologies a site's homepage reveals, fetched live",
 	 .errors = homepage_errors},
 	/* PageSpeed runs take 10 to 60 s: a deadline beyond the upstream's
@@ -103,7 +112,8 @@ const gw_route gw__realtime_routes[] = {
 	 .in = {.kind = GW_IN_QUERY, .message = MSG(page_performance_request),
 	        .params = psi_params, .n_params = N(psi_params)},
 	 .bill = {.kind = GW_BILL_AFTER, .cost = 3, .envelope = 1},
-	 .out = {.message = MSG(page_performance_response), .status = 200},
+	 .out = {.message = MSG(page_performance_response), .status = 200,
+	         .headers = retry_after},
 	 .summary = "Lab performance scores and Core Web Vitals of a page "
 		    "(PageSpeed Insights), cached 24 hours for everyone",
 	 .errors = psi_errors},

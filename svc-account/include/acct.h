@@ -252,8 +252,14 @@ int acct_get_credits(acct_service *a, const acct_caller *who, int64_t *credits,
 int acct_list_keys(acct_service *a, const acct_caller *who, seo_arena *arena,
 		   Seo__Account__V1__ListKeysResponse **out, acct_err *err);
 
+/* Active keys a workspace may hold (docs/decisions.md): the rate limit is
+ * per key, so keys must not multiply without bound. */
+#define ACCT_MAX_ACTIVE_KEYS 20
+
 /* POST /v1/keys: `name` NULL or "" means "Default". Mails the key's user
- * in the same transaction. The raw key is in (*out)->key, only here. */
+ * in the same transaction. The raw key is in (*out)->key, only here. A
+ * workspace with ACCT_MAX_ACTIVE_KEYS active keys gets 429
+ * key_limit_reached. */
 int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		    seo_arena *arena, Seo__Account__V1__CreatedKey **out,
 		    acct_err *err);

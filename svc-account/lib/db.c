@@ -34,6 +34,14 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE k.workspace_id = $1 AND k.revoked_at IS NULL AND u.removed_at IS NULL "
 		"AND ($2::text IS NULL OR k.user_id = $2) "
 		"ORDER BY k.created_at DESC, k.id DESC"},
+	/* Creations in one workspace take turns, so that the count below
+	 * sees every key committed before it (READ COMMITTED takes a new
+	 * snapshot per statement). */
+	[ACCT_Q_KEY_LOCK] = {"key_lock",
+		"SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || $1, 0))"},
+	[ACCT_Q_KEY_ACTIVE] = {"key_active",
+		"SELECT count(*) FROM api_keys k JOIN users u ON u.id = k.user_id "
+		"WHERE k.workspace_id = $1 AND k.revoked_at IS NULL AND u.removed_at IS NULL"},
 	[ACCT_Q_USER_OF_CALLER] = {"user_of_caller",
 		"SELECT u.id, u.email, u.role, u.created_at, w.balance FROM users u "
 		"JOIN workspaces w ON w.id = u.workspace_id "

@@ -137,6 +137,25 @@ static const char *email_of(PGresult *r)
 	return PQgetisnull(r, 0, 0) ? NULL : PQgetvalue(r, 0, 0);
 }
 
+/* Refuses a new key when the workspace already has ACCT_MAX_ACTIVE_KEYS
+ * active ones; inside the creating transaction, which it serialises per
+ * workspace. */
+static int key_room(seo_pg_conn *c, const char *workspace_id, acct_err *err)
+{
+	const char *params[1] = {workspace_id};
+	PGresult *r = NULL;
+	int rc = acct__exec(c, ACCT_Q_KEY_LOCK, 1, params, NULL, err);
+
+	if (rc == 0)
+		rc = acct__exec(c, ACCT_Q_KEY_ACTIVE, 1, params, &r, err);
+	if (rc == 0 && atoll(PQgetvalue(r, 0, 0)) >= ACCT_MAX_ACTIVE_KEYS)
+		rc = acct__fail(err, SEO_EDENIED, "key_limit_reached",
+				"the workspace already has %d active api keys; "
+				"revoke one first", ACCT_MAX_ACTIVE_KEYS);
+	PQclear(r);
+	return rc;
+}
+
 int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		    seo_arena *arena, Seo__Account__V1__CreatedKey **out,
 		    acct_err *err)
@@ -164,6 +183,8 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 	if (rc == 0 && strcmp(PQgetvalue(u, 0, 1), "t") == 0)
 		rc = acct__fail(err, SEO_ENOTFOUND, "user_not_found",
 				"user not found");
+	if (rc == 0)
+		rc = key_room(c, who->workspace_id, err);
 	if (rc == 0)
 		rc = acct__key_insert(c, who->workspace_id, who->user_id,
 				      email_of(u), name, key, hash, &created_at,

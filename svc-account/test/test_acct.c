@@ -299,6 +299,31 @@ static void test_key_create_hash_lookup(void)
 	seo_arena_free(arena);
 }
 
+/* A workspace holds at most ACCT_MAX_ACTIVE_KEYS active keys (its first
+ * one included); one more is refused, and revoking one makes room. */
+static void test_key_cap(void)
+{
+	acct_new_user ws;
+	acct_err err;
+	char hash[ACCT_HASH_LEN], last[ACCT_HASH_LEN];
+	acct_caller who;
+	Seo__Account__V1__CreatedKey *k = NULL;
+	seo_arena *arena = seo_arena_new(0);
+
+	new_workspace(0, "cap@example.com", &ws);
+	who = caller(&ws, ACCT_ROLE_OWNER, hash);
+	for (int i = 1; i < ACCT_MAX_ACTIVE_KEYS; i++)
+		CU_ASSERT_EQUAL_FATAL(acct_create_key(svc, &who, "k", arena, &k, &err), 0);
+	hash_of(k->key, last);
+	CU_ASSERT_EQUAL(acct_create_key(svc, &who, "one more", arena, &k, &err), SEO_EDENIED);
+	CU_ASSERT_STRING_EQUAL(err.code, "key_limit_reached");
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM api_keys WHERE workspace_id = $1",
+			      ws.workspace_id, NULL), ACCT_MAX_ACTIVE_KEYS);
+	CU_ASSERT_EQUAL(acct_revoke_key(svc, &who, last, &err), 0);
+	CU_ASSERT_EQUAL(acct_create_key(svc, &who, "room again", arena, &k, &err), 0);
+	seo_arena_free(arena);
+}
+
 static void test_revocation_is_immediate(void)
 {
 	acct_new_user ws;
@@ -1496,6 +1521,7 @@ int main(void)
 		    test_migrations_concurrent_and_idempotent);
 	CU_add_test(schema, "host normalisation", test_host_normalize);
 	CU_add_test(suite, "key create, hash, lookup", test_key_create_hash_lookup);
+	CU_add_test(suite, "active keys per workspace capped", test_key_cap);
 	CU_add_test(suite, "revocation is immediate", test_revocation_is_immediate);
 	CU_add_test(suite, "revocation through NOTIFY", test_revocation_through_notify);
 	CU_add_test(suite, "unknown keys cached, never hiding a new one",

@@ -103,6 +103,7 @@ typedef struct rt_sitemap_doc {
 				    limit or RT_SITEMAP_MAX_XML */
 	const char *error;       /* why reading stopped on an error (the size
 				    bound or malformed XML), or NULL */
+	size_t xml_bytes;        /* XML read (after gzip) */
 } rt_sitemap_doc;
 
 /*
@@ -110,9 +111,7 @@ typedef struct rt_sitemap_doc {
  * magic bytes), streaming, into `out`, everything on `a`. Reading stops
  * after max_urls <url> entries (truncated is set when another follows).
  * Entries read before an XML error or the RT_SITEMAP_MAX_XML bound are
- * kept, with error set (and truncated, for the bound); libxml2's reader
- * drops the chunk (a few hundred bytes) where the error is, and with it
- * a small document whole. Never reads the
+ * kept, with error set (and truncated, for the bound). Never reads the
  * network or files and never expands entities. Returns 0; SEO_EINVAL when
  * it is no sitemap (not XML, another root element; out->error says why);
  * SEO_ENOMEM.
@@ -120,10 +119,38 @@ typedef struct rt_sitemap_doc {
 int rt_sitemap_parse(const char *body, size_t len, size_t max_urls,
 		     size_t max_children, seo_arena *a, rt_sitemap_doc *out);
 
+/*
+ * The same, fed as the bytes arrive: rt_sitemap_parser_new() starts a
+ * document whose entries and strings go on `a` (max_urls and max_children
+ * as above; at most `max_xml` bytes of XML, after gzip, are read: more
+ * sets truncated and error). rt_sitemap_parser_feed() hands it the next
+ * bytes: 0 to go on, 1 when the reading is over (a limit, a bound or an
+ * error: the rest need not be fetched), SEO_ENOMEM. rt_sitemap_parser_end()
+ * ends the document into *out and frees the parser; it returns as
+ * rt_sitemap_parse() does. rt_sitemap_parser_free() frees a parser that is
+ * not ended (NULL allowed). The parser holds a few buffers, never the
+ * document.
+ */
+typedef struct rt_sitemap_parser rt_sitemap_parser;
+
+int rt_sitemap_parser_new(size_t max_urls, size_t max_children, size_t max_xml,
+			  seo_arena *a, rt_sitemap_parser **out);
+int rt_sitemap_parser_feed(rt_sitemap_parser *p, const char *data, size_t len);
+int rt_sitemap_parser_end(rt_sitemap_parser *p, rt_sitemap_doc *out);
+void rt_sitemap_parser_free(rt_sitemap_parser *p);
+
 /* Bounds of the sitemap walk (the spec's Limits). */
 #define RT_SITEMAP_MAX_DOCS 16
 #define RT_SITEMAP_WALK_MS 12000
 #define RT_SITEMAP_MAX_LISTED 200
+/* Bytes of the walk (docs/decisions.md, "The sitemap walk bounded in
+ * bytes"): each document is received up to RT_SITEMAP_DOC_BYTES, the walk
+ * up to RT_SITEMAP_WALK_BYTES in all (robots.txt aside), and at most
+ * RT_SITEMAP_WALK_XML bytes of XML (after gzip) are parsed in all. Any
+ * host's documents count alike. */
+#define RT_SITEMAP_DOC_BYTES ((size_t)4 * 1024 * 1024)
+#define RT_SITEMAP_WALK_BYTES ((size_t)16 * 1024 * 1024)
+#define RT_SITEMAP_WALK_XML ((size_t)64 * 1024 * 1024)
 
 /*
  * The sitemap endpoint's walk, as a state machine without I/O: the caller
@@ -140,6 +167,17 @@ typedef struct rt_sitemap_walk rt_sitemap_walk;
  * (origin is no valid URL) or SEO_ENOMEM. */
 int rt_sitemap_walk_new(const char *origin, const rt_robots *robots,
 			size_t limit, seo_arena *a, rt_sitemap_walk **out);
+
+/* How many more URLs the walk takes: the max_urls of the next document. */
+size_t rt_sitemap_walk_room(const rt_sitemap_walk *w);
+
+/*
+ * Hands the walk the document it named, parsed by the caller (a streaming
+ * rt_sitemap_parser): `d` and `parsed` as rt_sitemap_parser_end() gave
+ * them, or `d` NULL when the document could not be fetched. Returns as
+ * rt_sitemap_walk_feed() does.
+ */
+int rt_sitemap_walk_take(rt_sitemap_walk *w, const rt_sitemap_doc *d, int parsed);
 
 /* The next document to fetch (canonical URL on the walk's arena), or NULL
  * when the walk is over. One document at a time: NULL as well until the

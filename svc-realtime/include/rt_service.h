@@ -28,7 +28,8 @@ extern const size_t rt_rpc_n_methods;
  * borrowed: it must outlive the service), and what page-performance
  * needs: a pool of database connections to `pg_url` (copied), opened
  * lazily with svc-realtime's migrations (rt_store.h), and
- * the upstream runs in flight. Nothing connects here, so that the other
+ * the upstream runs in flight; and the live-analysis slots of each
+ * workspace (rt_svc_slots()). Nothing connects here, so that the other
  * analyses serve while the database is away. Returns 0 or SEO_ENOMEM.
  * Free with rt_svc_free() once no call runs.
  */
@@ -40,6 +41,26 @@ void rt_svc_free(rt_svc *s);
 /* The fetch configuration of `s`; NULL (no allow-nets, no connect-to)
  * without a service. */
 const seo_fetch_config *rt_svc_fetch(const rt_svc *s);
+
+/*
+ * How many live analyses each caller (a workspace) runs at once
+ * (slots.c). Thread-safe. rt_slots_new() returns 0 or SEO_ENOMEM; free
+ * with rt_slots_free() (NULL allowed) once no call runs.
+ * rt_slots_take() takes one of `who`'s `max` slots: 0, SEO_EDENIED when
+ * all are taken, SEO_ENOMEM. rt_slots_give() gives back one taken.
+ * rt_slots_held() says how many `who` holds.
+ */
+typedef struct rt_slots rt_slots;
+
+int rt_slots_new(unsigned max, rt_slots **out);
+void rt_slots_free(rt_slots *s);
+int rt_slots_take(rt_slots *s, const char *who);
+void rt_slots_give(rt_slots *s, const char *who);
+unsigned rt_slots_held(rt_slots *s, const char *who);
+
+/* The live-analysis slots of `s` (SEO_REALTIME_WORKSPACE_FETCHES per
+ * workspace); NULL without a service. */
+rt_slots *rt_svc_slots(const rt_svc *s);
 
 /* Connects once and applies the migrations, so that a fresh database is
  * ready before the first call. 0, or why not (logged); page-performance

@@ -65,6 +65,7 @@ struct rt_svc {
 	pthread_mutex_t mu;
 	pthread_cond_t landed;
 	flight *flights;
+	rt_slots *slots;
 };
 
 int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out)
@@ -82,7 +83,11 @@ int rt_svc_new(const char *pg_url, const seo_fetch_config *fetch, rt_svc **out)
 			    seo_pg_migrations_dir(&rt_migrations, dir, sizeof(dir)) == 0
 				    ? dir : NULL,
 			    DB_POOL, &s->db);
+	if (rc == 0)
+		rc = rt_slots_new((unsigned)seo_config_num(SEO_CFG_REALTIME_WORKSPACE_FETCHES),
+				  &s->slots);
 	if (rc != 0) {
+		seo_pg_pool_free(s->db);
 		free(s);
 		return rc;
 	}
@@ -97,10 +102,16 @@ const seo_fetch_config *rt_svc_fetch(const rt_svc *s)
 	return s != NULL ? s->fetch : NULL;
 }
 
+rt_slots *rt_svc_slots(const rt_svc *s)
+{
+	return s != NULL ? s->slots : NULL;
+}
+
 void rt_svc_free(rt_svc *s)
 {
 	if (s == NULL)
 		return;
+	rt_slots_free(s->slots);
 	seo_pg_pool_free(s->db);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->landed);

@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,17 +371,79 @@ static int tech_stack(rpc_ctx *ctx, const ProtobufCMessage *req,
 		      MSG(tech_stack_response), resp);
 }
 
+/* ---- one workspace's share of the workers ------------------------------ */
+
+/* Retry-After of a call refused because its workspace's analyses all run:
+ * a page analysis takes up to 10 s, most far less. */
+#define BUSY_RETRY_S 2
+
+/* Who a call counts against: its workspace; an anonymous call, its client
+ * address. */
+static const char *caller_of(rpc_ctx *ctx)
+{
+	const char *who = rpc_ctx_meta(ctx, "seo-workspace-id");
+
+	if (who == NULL)
+		who = rpc_ctx_meta(ctx, "seo-client-ip");
+	return who != NULL ? who : "";
+}
+
+/* Runs `run` in one of the caller's slots, or refuses the call at once,
+ * 429 rate_limited with a Retry-After, when all are taken. */
+static int admitted(rpc_ctx *ctx, const ProtobufCMessage *req,
+		    ProtobufCMessage **resp, rpc_handler_fn run)
+{
+	rt_slots *slots = rt_svc_slots(rpc_ctx_service(ctx));
+	const char *who = caller_of(ctx);
+	char extra[32], secs[12];
+	int rc;
+
+	if (slots == NULL)
+		return run(ctx, req, resp);
+	rc = rt_slots_take(slots, who);
+	if (rc == SEO_EDENIED) {
+		snprintf(secs, sizeof(secs), "%d", BUSY_RETRY_S);
+		snprintf(extra, sizeof(extra), "{\"retry_after\":%s}", secs);
+		rpc_ctx_fail_extra(ctx, extra);
+		rpc_ctx_set_meta(ctx, "retry-after", secs);
+		return rpc_ctx_fail(ctx, "rate_limited",
+				    "this workspace already runs %u live analyses; "
+				    "retry when one ends", rt_slots_held(slots, who));
+	}
+	if (rc != 0)
+		return rpc_ctx_fail(ctx, "internal_error", "out of memory");
+	rc = run(ctx, req, resp);
+	rt_slots_give(slots, who);
+	return rc;
+}
+
+#define ADMITTED(fn)                                                          \
+	static int fn##_admitted(rpc_ctx *ctx, const ProtobufCMessage *req,  \
+				 ProtobufCMessage **resp)                    \
+	{                                                                     \
+		return admitted(ctx, req, resp, fn);                          \
+	}
+
+ADMITTED(page_seo)
+ADMITTED(schema_markup)
+ADMITTED(sitemap)
+ADMITTED(site_health)
+ADMITTED(tech_stack)
+ADMITTED(rt__page_performance)
+
 const rpc_method rt_rpc_methods[] = {
-	{METHOD("PageSeo"), MSG(url_request), MSG(page_seo_response), page_seo},
+	{METHOD("PageSeo"), MSG(url_request), MSG(page_seo_response),
+	 page_seo_admitted},
 	{METHOD("SchemaMarkup"), MSG(url_request), MSG(schema_markup_response),
-	 schema_markup},
-	{METHOD("Sitemap"), MSG(sitemap_request), MSG(sitemap_response), sitemap},
+	 schema_markup_admitted},
+	{METHOD("Sitemap"), MSG(sitemap_request), MSG(sitemap_response),
+	 sitemap_admitted},
 	{METHOD("SiteHealth"), MSG(domain_request), MSG(site_health_response),
-	 site_health},
+	 site_health_admitted},
 	{METHOD("TechStack"), MSG(domain_request), MSG(tech_stack_response),
-	 tech_stack},
+	 tech_stack_admitted},
 	{METHOD("PagePerformance"), MSG(page_performance_request),
-	 MSG(page_performance_response), rt__page_performance},
+	 MSG(page_performance_response), rt__page_performance_admitted},
 };
 
 const size_t rt_rpc_n_methods = sizeof(rt_rpc_methods) / sizeof(rt_rpc_methods[0]);

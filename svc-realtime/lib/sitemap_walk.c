@@ -158,7 +158,26 @@ static int add_children(rt_sitemap_walk *w, const rt_sitemap_doc *doc,
 	return 0;
 }
 
+size_t rt_sitemap_walk_room(const rt_sitemap_walk *w)
+{
+	return w->limit - w->n_data;
+}
+
 int rt_sitemap_walk_feed(rt_sitemap_walk *w, const char *body, size_t len)
+{
+	rt_sitemap_doc doc;
+	int rc;
+
+	if (!w->in_flight)
+		return SEO_EINVAL;
+	if (body == NULL)
+		return rt_sitemap_walk_take(w, NULL, 0);
+	rc = rt_sitemap_parse(body, len, rt_sitemap_walk_room(w), RT_SITEMAP_MAX_LISTED,
+			      w->a, &doc);
+	return rt_sitemap_walk_take(w, &doc, rc);
+}
+
+int rt_sitemap_walk_take(rt_sitemap_walk *w, const rt_sitemap_doc *d, int parsed)
 {
 	const pending *p;
 	rt_sitemap_doc doc;
@@ -168,16 +187,12 @@ int rt_sitemap_walk_feed(rt_sitemap_walk *w, const char *body, size_t len)
 		return SEO_EINVAL;
 	w->in_flight = 0;
 	p = &w->queue[w->head - 1];
-	if (body == NULL)
+	if (d == NULL || parsed == SEO_EINVAL)
 		goto out; /* a document that fails is skipped */
-	rc = rt_sitemap_parse(body, len, w->limit - w->n_data, RT_SITEMAP_MAX_LISTED,
-			      w->a, &doc);
-	if (rc == SEO_EINVAL) {
-		rc = 0;
-		goto out;
-	}
+	rc = parsed;
 	if (rc != 0)
 		goto out;
+	doc = *d;
 	if (w->sitemap_url == NULL) {
 		w->sitemap_url = p->url;
 		w->sitemap_kind = doc.kind;
@@ -269,6 +284,11 @@ typedef struct job {
 	rt_sitemap_walk *w;
 	rt_sitemap_done_fn done;
 	void *ud;
+	rt_sitemap_parser *parser; /* the document being read */
+	int got_body;      /* its 2xx body began */
+	int nomem;         /* its parser ran out of memory */
+	size_t received;   /* document bytes the walk received */
+	size_t xml_read;   /* XML the walk parsed */
 } job;
 
 /* Frees the response arena and reports. `j` lives on the caller's arena,
@@ -277,6 +297,8 @@ static void finish(job *j, int rc)
 {
 	json_t *res = NULL;
 
+	rt_sitemap_parser_free(j->parser);
+	j->parser = NULL;
 	seo_arena_free(j->doc);
 	j->doc = NULL;
 	if (rc == 0)
@@ -284,7 +306,10 @@ static void finish(job *j, int rc)
 	j->done(rc, res, j->ud);
 }
 
-/* Starts fetching `url` within the time left; 0 or SEO_ENOMEM. */
+static int on_chunk(const char *data, size_t len, void *ud);
+
+/* Starts fetching `url` within the time left, its body kept, or streamed
+ * to the document's parser when there is one; 0 or SEO_ENOMEM. */
 static int start(job *j, const char *url, long cap_ms, size_t max_body,
 		 seo_fetch_done_fn cb)
 {
@@ -295,6 +320,10 @@ static int start(job *j, const char *url, long cap_ms, size_t max_body,
 	o.timeout_ms = left < cap_ms ? (left > 0 ? (long)left : 1) : cap_ms;
 	o.raw_body = 1;
 	o.max_body = max_body;
+	if (j->parser != NULL) {
+		o.on_body = on_chunk;
+		o.body_ud = j;
+	}
 	j->doc = seo_arena_new(0);
 	if (j->doc == NULL)
 		return SEO_ENOMEM;
@@ -303,20 +332,36 @@ static int start(job *j, const char *url, long cap_ms, size_t max_body,
 
 static void on_doc(const seo_fetch_result *res, void *ud);
 
-/* Fetches the walk's next document, or reports when it is over. */
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Fetches the walk's next document, or reports when it is over. The
+ * walk's byte budgets end it like its deadline. */
 static void step(job *j)
 {
 	const char *url;
 	int rc;
 
-	if (seo_mono_ms() >= j->deadline_ms)
+	if (seo_mono_ms() >= j->deadline_ms || j->received >= RT_SITEMAP_WALK_BYTES ||
+	    j->xml_read >= RT_SITEMAP_WALK_XML)
 		rt_sitemap_walk_expire(j->w);
 	url = rt_sitemap_walk_next(j->w);
 	if (url == NULL) {
 		finish(j, 0);
 		return;
 	}
-	rc = start(j, url, RT_SITEMAP_WALK_MS, RT_SITEMAP_MAX_XML, on_doc);
+	j->got_body = 0;
+	rc = rt_sitemap_parser_new(rt_sitemap_walk_room(j->w), RT_SITEMAP_MAX_LISTED,
+				   min_size(RT_SITEMAP_MAX_XML,
+					    RT_SITEMAP_WALK_XML - j->xml_read),
+				   j->a, &j->parser);
+	if (rc == 0)
+		rc = start(j, url, RT_SITEMAP_WALK_MS,
+			   min_size(RT_SITEMAP_DOC_BYTES,
+				    RT_SITEMAP_WALK_BYTES - j->received),
+			   on_doc);
 	if (rc != 0)
 		finish(j, rc);
 }
@@ -326,12 +371,41 @@ static int success(const seo_fetch_result *res)
 	return res->error == SEO_FETCH_OK && res->status >= 200 && res->status < 300;
 }
 
+/* A piece of a document's 2xx body, straight into its parser. */
+static int on_chunk(const char *data, size_t len, void *ud)
+{
+	job *j = ud;
+	int rc = rt_sitemap_parser_feed(j->parser, data, len);
+
+	j->got_body = 1;
+	j->received += len;
+	if (rc == SEO_ENOMEM)
+		j->nomem = 1;
+	return rc != 0;
+}
+
 static void on_doc(const seo_fetch_result *res, void *ud)
 {
 	job *j = ud;
-	int rc = success(res) ? rt_sitemap_walk_feed(j->w, res->body, res->body_len) :
-		rt_sitemap_walk_feed(j->w, NULL, 0);
+	rt_sitemap_parser *p = j->parser;
+	/* a transfer cut at its byte bound keeps what was parsed */
+	int cut = res->error == SEO_FETCH_TOO_LARGE && j->got_body;
+	rt_sitemap_doc doc;
+	int rc, parsed;
 
+	j->parser = NULL;
+	if (j->nomem) {
+		rt_sitemap_parser_free(p);
+		rc = SEO_ENOMEM;
+	} else if (success(res) || cut) {
+		parsed = rt_sitemap_parser_end(p, &doc);
+		doc.truncated |= cut;
+		j->xml_read += doc.xml_bytes;
+		rc = rt_sitemap_walk_take(j->w, &doc, parsed);
+	} else {
+		rt_sitemap_parser_free(p);
+		rc = rt_sitemap_walk_take(j->w, NULL, 0);
+	}
 	/* the fetcher is done with its arena once it has called back */
 	seo_arena_free(j->doc);
 	j->doc = NULL;
@@ -384,7 +458,7 @@ int rt_sitemap_fetch(seo_fetcher *f, const char *origin, size_t limit,
 	if (walk_ms <= 0 || walk_ms > RT_SITEMAP_WALK_MS)
 		walk_ms = RT_SITEMAP_WALK_MS;
 	*j = (job){f, a, NULL, origin, limit, seo_mono_ms() + walk_ms, {0}, NULL,
-		   done, ud};
+		   done, ud, NULL, 0, 0, 0, 0};
 	rc = start(j, robots_url, ROBOTS_TIMEOUT_MS, ROBOTS_MAX_BODY, on_robots);
 	if (rc != 0)
 		seo_arena_free(j->doc);

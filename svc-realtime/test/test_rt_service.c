@@ -291,6 +291,29 @@ static void test_site_health(void)
 	}
 }
 
+/* Each workspace holds at most `max` slots, whatever the others hold; a
+ * slot given back can be taken again, and a workspace holding none is
+ * forgotten. */
+static void test_slots(void)
+{
+	rt_slots *s = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(rt_slots_new(2, &s), 0);
+	CU_ASSERT_EQUAL(rt_slots_take(s, "w1"), 0);
+	CU_ASSERT_EQUAL(rt_slots_take(s, "w1"), 0);
+	CU_ASSERT_EQUAL(rt_slots_take(s, "w1"), SEO_EDENIED);
+	CU_ASSERT_EQUAL(rt_slots_take(s, "w2"), 0);
+	CU_ASSERT_EQUAL(rt_slots_held(s, "w1"), 2);
+	CU_ASSERT_EQUAL(rt_slots_held(s, "w2"), 1);
+	rt_slots_give(s, "w1");
+	CU_ASSERT_EQUAL(rt_slots_take(s, "w1"), 0);
+	rt_slots_give(s, "w2");
+	CU_ASSERT_EQUAL(rt_slots_held(s, "w2"), 0);
+	rt_slots_give(s, "w2"); /* none held: nothing happens */
+	CU_ASSERT_EQUAL(rt_slots_held(s, "w2"), 0);
+	rt_slots_free(s);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -303,6 +326,7 @@ int main(void)
 	CU_add_test(s, "analyses fit their answers", test_pages_fit);
 	CU_add_test(s, "saved real pages fit their answers", test_real_pages_fit);
 	CU_add_test(s, "site health facts", test_site_health);
+	CU_add_test(s, "live-analysis slots per workspace", test_slots);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();
 	failed_n = CU_get_number_of_failures();

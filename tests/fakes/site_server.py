@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A local test site for the fetcher: redirects, gzip, big and slow bodies,
-charset variants; and small sites for the sitemap walk, the page analyses
-and site health, chosen by the Host header (*.test, reached through
-SEO_FETCH_CONNECT_TO). For the provider client, GET or POST /echo answers
+charset variants; a page trickled out slowly (/trickle?ms=); and small
+sites for the sitemap walk, the page analyses and site health, chosen by
+the Host header (*.test, reached through SEO_FETCH_CONNECT_TO), and
+bigsm.test, whose robots.txt names 16 sitemaps of 50 MiB made as they are
+sent. For the provider client, GET or POST /echo answers
 JSON {method, path, authorization, content_type, x_api_key, body} of the
 request, and /flaky?id=X&fail=N&status=S answers S to the first N
 requests of id X, then 200 {"attempt": k}; /count?id=X is {"count": k}
@@ -218,6 +220,44 @@ class Handler(BaseHTTPRequestHandler):
                 for _ in range(int(q.get("chunks", "200"))):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        elif p == "/trickle":
+            # a page that takes `ms` to arrive, a few bytes at a time
+            body = PAGE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            pause = int(q.get("ms", "5000")) / 1000 / len(body)
+            try:
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        elif host == "bigsm.test" and p == "/robots.txt":
+            # naming `n` generated sitemaps of `mb` MiB each, over http
+            n, mb = int(q.get("n", "16")), int(q.get("mb", "50"))
+            base = "http://%s" % host
+            lines = "".join("Sitemap: %s/big-sitemap?i=%d&mb=%d\n" % (base, i, mb)
+                            for i in range(n))
+            self.send(200, ("User-agent: *\n" + lines).encode(), ctype="text/plain")
+        elif p == "/big-sitemap":
+            # one URL, then comments up to `mb` MiB, made as they are sent
+            self.send_response(200)
+            self.send_header("Content-Type", XML)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            head = urlset("http://%s/u%s" % (self.headers.get("Host", ""), q.get("i", "0")))
+            head = head[:head.rindex(b"</urlset>")]
+            filler = b"<!--" + b"x" * 65000 + b"-->\n"
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))
+                for _ in range(int(q.get("mb", "50")) * (1 << 20) // len(filler)):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(filler), filler))
+                self.wfile.write(b"9\r\n</urlset>\r\n0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass
         elif p == "/slow":

@@ -106,6 +106,13 @@ typedef struct seo_fetch_opts {
 	int max_redirects; /* hops followed; < 0: none, 0: 5 */
 	int no_follow;     /* 1: return the first response, even a redirect */
 	int raw_body;      /* 1: keep the bytes; 0: text converted to UTF-8 */
+	/* When set, the body of a 2xx response is handed here as it arrives
+	 * (decoded from its Content-Encoding, unconverted) instead of being
+	 * kept, and the result's body is "". Returning non-zero ends the
+	 * transfer, and the fetch ends OK with what was read. Bytes of every
+	 * response still count against max_body. Called on the loop. */
+	int (*on_body)(const char *data, size_t len, void *ud);
+	void *body_ud;
 } seo_fetch_opts;
 
 typedef struct seo_header {
