@@ -93,6 +93,11 @@ static void test_words(void)
 	/* secrets are never repeated */
 	CU_ASSERT(refused(SEO_CFG_PAYMENTS_KEY, "sk_live\r\nX-Evil: 1",
 			  "SEO_PAYMENTS_KEY: the value contains a control character"));
+	/* a secret with a minimum length: empty is allowed (unset) */
+	CU_ASSERT(refused(SEO_CFG_INTERNAL_TOKEN, "fifteen-chars..",
+			  "SEO_INTERNAL_TOKEN: the value is shorter than 16 characters"));
+	CU_ASSERT_EQUAL(parse(SEO_CFG_INTERNAL_TOKEN, "sixteen-chars..."), 0);
+	CU_ASSERT_EQUAL(parse(SEO_CFG_INTERNAL_TOKEN, ""), 0);
 	CU_ASSERT_EQUAL(parse(SEO_CFG_MAIL_FROM, "billing@seo.test"), 0);
 	CU_ASSERT(refused(SEO_CFG_MAIL_FROM, "Billing <b@seo.test>",
 			  "SEO_MAIL_FROM: \"Billing <b@seo.test>\" is not an email address"));

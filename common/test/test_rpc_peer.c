@@ -2,8 +2,8 @@
  * test_rpc_peer.c: calls between services (common/rpc/rpc_peer.c). A
  * "front" server's handler calls a "back" server as its peer, at the
  * address the registry's configuration key gives; the test checks what
- * reaches the back: the caller's metadata and a deadline, and what comes
- * back from a failing or absent peer.
+ * reaches the back: the caller's metadata, the internal token and a
+ * deadline, and what comes back from a failing or absent peer.
  */
 #include "rpc_internal.h"
 
@@ -210,13 +210,16 @@ static void test_absent_peer(void)
 	seo_arena_free(arena);
 }
 
-/* Starts the two servers; the front's peer is the back. */
+/* Starts the two servers under an internal token, which the back then
+ * requires of the front's peer calls; the front's peer is the back. */
 static int calls_init(void)
 {
-	if (tsrv_start(&back) != 0 || tsrv_start(&front) != 0)
-		return -1;
 	seo_cfg_error err;
 
+	setenv("SEO_INTERNAL_TOKEN", "internal-token-of-the-peers", 1);
+	if (seo_config_load(&err) != 0 || tsrv_start(&back) != 0 ||
+	    tsrv_start(&front) != 0)
+		return -1;
 	setenv(addr_var(to), back.addr, 1);
 	if (seo_config_load(&err) != 0)
 		return -1;

@@ -24,6 +24,7 @@
 
 #include <ctype.h>
 #include <libxml/parser.h>
+#include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,8 +339,13 @@ void rt_sitemap_parser_free(rt_sitemap_parser *p)
 	if (p == NULL)
 		return;
 	free(p->text.s);
-	if (p->xml != NULL)
+	if (p->xml != NULL) {
+		/* libxml2 makes a document of its own for a DOCTYPE's
+		 * declarations, even without a tree */
+		if (p->xml->myDoc != NULL)
+			xmlFreeDoc(p->xml->myDoc);
 		xmlFreeParserCtxt(p->xml);
+	}
 	if (p->gz_started)
 		inflateEnd(&p->z);
 	free(p);

@@ -163,6 +163,59 @@ static void test_gzip(void)
 	seo_arena_free(a);
 }
 
+/* Fed in pieces of any size, as a fetch hands them over (gzip magic,
+ * members and tags split anywhere), a document reads as it does whole. */
+static void test_pieces(void)
+{
+	const char *xml = "<urlset " NS "><url><loc>https://e.com/a</loc>"
+			  "<lastmod>2024-01-01</lastmod></url>"
+			  "<url><loc> https://e.com/b </loc></url></urlset>";
+	size_t n;
+	char *z = gz(xml, strlen(xml), &n);
+	const struct { const char *data; size_t len; } docs[] = {{xml, strlen(xml)}, {z, n}};
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t piece = 1; piece <= 13; piece += 3) {
+			seo_arena *a = seo_arena_new(0);
+			rt_sitemap_parser *p = NULL;
+			rt_sitemap_doc d;
+
+			CU_ASSERT_EQUAL_FATAL(rt_sitemap_parser_new(10, 10, RT_SITEMAP_MAX_XML, a, &p), 0);
+			for (size_t off = 0; off < docs[k].len; off += piece) {
+				size_t len = docs[k].len - off < piece ? docs[k].len - off : piece;
+
+				CU_ASSERT_EQUAL(rt_sitemap_parser_feed(p, docs[k].data + off, len), 0);
+			}
+			CU_ASSERT_EQUAL_FATAL(rt_sitemap_parser_end(p, &d), 0);
+			CU_ASSERT_EQUAL(d.kind, RT_SITEMAP_URLSET);
+			CU_ASSERT_EQUAL_FATAL(d.n_urls, 2);
+			CU_ASSERT_STRING_EQUAL(d.urls[0].lastmod, "2024-01-01");
+			CU_ASSERT_STRING_EQUAL(d.urls[1].loc, "https://e.com/b");
+			CU_ASSERT_PTR_NULL(d.error);
+			CU_ASSERT_EQUAL(d.xml_bytes, strlen(xml));
+			seo_arena_free(a);
+		}
+	free(z);
+}
+
+/* The URL limit ends the reading: the feed says so, and what follows need
+ * not be fetched. */
+static void test_feed_stops(void)
+{
+	seo_arena *a = seo_arena_new(0);
+	const char *xml = "<urlset><url><loc>x1</loc></url><url><loc>x2</loc></url>";
+	rt_sitemap_parser *p = NULL;
+	rt_sitemap_doc d;
+
+	CU_ASSERT_EQUAL_FATAL(rt_sitemap_parser_new(1, 10, RT_SITEMAP_MAX_XML, a, &p), 0);
+	CU_ASSERT_EQUAL(rt_sitemap_parser_feed(p, xml, strlen(xml)), 1);
+	CU_ASSERT_EQUAL_FATAL(rt_sitemap_parser_end(p, &d), 0);
+	CU_ASSERT_EQUAL(d.n_urls, 1);
+	CU_ASSERT_EQUAL(d.truncated, 1);
+	rt_sitemap_parser_free(NULL);
+	seo_arena_free(a);
+}
+
 static void test_size_bound(void)
 {
 	seo_arena *a = seo_arena_new(0);
@@ -678,6 +731,8 @@ int main(void)
 	s = CU_add_suite("rt_sitemap", NULL, NULL);
 	CU_add_test(s, "urlset fields and namespaces", test_urlset);
 	CU_add_test(s, "index and limits", test_index_and_limits);
+	CU_add_test(s, "fed in pieces of any size", test_pieces);
+	CU_add_test(s, "the feed says when reading is over", test_feed_stops);
 	CU_add_test(s, "gzip", test_gzip);
 	CU_add_test(s, "size bound", test_size_bound);
 	CU_add_test(s, "entities are not expanded", test_entities);

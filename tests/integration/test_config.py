@@ -37,6 +37,9 @@ BAD = [
     ("SEO_HTTP_TLS_CERT", "/nonexistent/cert.pem", '"/nonexistent/cert.pem" is not a readable file'),
     ("SEO_MIGRATIONS_DIR", "/nonexistent", '"/nonexistent" is not a directory'),
     ("SEO_PG_URL", "host", "the value is not a postgresql:// URL or a key=value connection string"),
+    ("SEO_INTERNAL_TOKEN", "short", "the value is shorter than 16 characters"),
+    ("SEO_AUTH_FAILURES_PER_MIN", "-1",
+     '"-1" is out of range: 0 to 1000000 failed authentications per minute'),
 ]
 
 # Every program with its arguments: each must refuse before doing anything.

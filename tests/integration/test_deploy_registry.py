@@ -131,6 +131,13 @@ def only_the_allowed_callers_reach_a_service():
 
 
 @test
+def only_the_owners_of_tables_reach_postgres():
+    pods, ports = network_policy(read("k8s", "postgres.yaml"), "postgres")
+    check(pods == {"svc-account", "svc-realtime", "seoctl"}, "postgres callers", sorted(pods))
+    check(ports == {5432}, "postgres port", ports)
+
+
+@test
 def the_internal_token_reaches_every_process():
     has(read("k8s", "secret.yaml"), r'^  SEO_INTERNAL_TOKEN: "[^"]{16,}"$', "k8s Secret")
     has(read("k8s", "secret.yaml"), r'^  SEO_METRICS_TOKEN: "', "k8s Secret")

@@ -347,7 +347,8 @@ def sitemap_walk_within_the_callers_deadline(c):
     with grpc.insecure_channel(c.stack.env["SEO_REALTIME_ADDR"]) as ch:
         call = ch.unary_unary("/seo.realtime.v1.Realtime/Sitemap")
         t0 = time.time()
-        resp = call(req, timeout=1.5)
+        resp = call(req, timeout=1.5,
+                    metadata=[("seo-internal-token", c.stack.env["SEO_INTERNAL_TOKEN"])])
         took = time.time() - t0
     check(took < 1.5, "answered within the deadline", took)
     f = grpc_fields(resp)

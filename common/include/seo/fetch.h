@@ -157,10 +157,11 @@ typedef struct seo_fetcher seo_fetcher;
 typedef void (*seo_fetch_done_fn)(const seo_fetch_result *res, void *ud);
 
 /*
- * Creates a fetcher on `base` (libcurl multi driven by libevent, with a
- * few resolver threads) with configuration `cfg`, borrowed: it must stay
- * alive and unchanged until seo_fetcher_free(). Returns 0, SEO_EIO or
- * SEO_ENOMEM. Free with seo_fetcher_free().
+ * Creates a fetcher on `base` (libcurl multi driven by libevent; each name
+ * lookup on a thread of its own, abandoned at its fetch's deadline) with
+ * configuration `cfg`, borrowed: it must stay alive and unchanged until
+ * seo_fetcher_free(). Returns 0, SEO_EIO or SEO_ENOMEM. Free with
+ * seo_fetcher_free().
  */
 int seo_fetcher_new(struct event_base *base, const seo_fetch_config *cfg,
 		    seo_fetcher **out);
