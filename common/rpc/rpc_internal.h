@@ -118,8 +118,13 @@ size_t rpc_pct_encode(const char *in, size_t n, char *out);
  */
 size_t rpc_pct_decode(const char *in, size_t n, char *out);
 
+/* A grpc-timeout value's most digits (gRPC over HTTP/2: 1 to 8 ASCII
+ * digits, then one unit of H M S m u n); 8 keeps hours in range. */
+#define RPC_TIMEOUT_DIGITS 8
+
 /* Parses a grpc-timeout value ("100m", "2S", ...) into milliseconds,
- * rounded up. Returns 0, or SEO_EINVAL when malformed. */
+ * rounded up. Returns 0, or SEO_EINVAL when malformed: no digit, more
+ * than RPC_TIMEOUT_DIGITS, no unit, another unit or anything after it. */
 int rpc_timeout_parse(const char *v, int64_t *ms);
 
 /* Formats `ms` (> 0) as a grpc-timeout value into `out` (16 bytes). */

@@ -70,12 +70,16 @@ int rpc_timeout_parse(const char *v, int64_t *ms)
 
 	if (v == NULL)
 		return SEO_EINVAL;
-	while (v[digits] >= '0' && v[digits] <= '9') {
+	/* One digit past the limit is enough to refuse, and n stays far
+	 * from overflowing however long the run of digits. */
+	while (digits <= RPC_TIMEOUT_DIGITS && v[digits] >= '0' &&
+	       v[digits] <= '9') {
 		n = n * 10 + (v[digits] - '0');
 		digits++;
 	}
-	/* The spec allows at most 8 digits, which keeps hours in range. */
-	if (digits == 0 || digits > 8 || v[digits + 1] != '\0')
+	/* a unit, and nothing after it */
+	if (digits == 0 || digits > RPC_TIMEOUT_DIGITS || v[digits] == '\0' ||
+	    v[digits + 1] != '\0')
 		return SEO_EINVAL;
 	switch (v[digits]) {
 	case 'H': *ms = n * 3600000; break;

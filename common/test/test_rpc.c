@@ -653,6 +653,29 @@ static void test_wire_codecs(void)
 	CU_ASSERT(rpc_timeout_parse("m", &ms) == SEO_EINVAL);
 	CU_ASSERT(rpc_timeout_parse("10x", &ms) == SEO_EINVAL);
 	CU_ASSERT(rpc_timeout_parse("10mm", &ms) == SEO_EINVAL);
+	CU_ASSERT(rpc_timeout_parse("99999999H", &ms) == 0 &&
+		  ms == 99999999LL * 3600000);
+	CU_ASSERT(rpc_timeout_parse("0m", &ms) == 0 && ms == 0);
+	{
+		/* each refused, none read past its end (checked by ASan on
+		 * copies of exactly their length) */
+		static const char *const bad[] = {
+			"", "100", "7", "-1m", "+1m", " 1m", "1m ", "1 m",
+			"1.5S", "0x10m", "1h", "1s", "1\xffm", "000000001m",
+			"123456789012345678901234567890123456789m",
+			"99999999999999999999999999999999999999999",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char *v = strdup(bad[i]);
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+			ms = -7;
+			CU_ASSERT_EQUAL(rpc_timeout_parse(v, &ms), SEO_EINVAL);
+			CU_ASSERT_EQUAL(ms, -7);
+			free(v);
+		}
+	}
 
 	rpc_timeout_format(250, enc);
 	CU_ASSERT_STRING_EQUAL(enc, "250m");

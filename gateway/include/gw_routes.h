@@ -95,6 +95,9 @@ enum {
 	GW_ROLES_ANY = 0,
 	GW_ROLES_STAFF = GW_ROLE_OWNER | GW_ROLE_ADMIN | GW_ROLE_MEMBER,
 	GW_ROLES_MANAGERS = GW_ROLE_OWNER | GW_ROLE_ADMIN,
+	/* who may read the workspace's balance: GET /v1/credits, and
+	 * credits_remaining on billed answers (docs/decisions.md) */
+	GW_ROLES_BALANCE = GW_ROLES_STAFF,
 };
 
 /* Parameter rule flags. */

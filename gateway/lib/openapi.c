@@ -747,13 +747,15 @@ static json_t *success_response(json_t *schemas, const gw_route *r)
 		return NULL;
 	if (r->bill.envelope)
 		schema = json_pack(
-			"{s:[o,{s:s,s:[ss],s:{s:{s:s,s:i,s:s},s:{s:s,s:i,s:s}}}]}",
+			"{s:[o,{s:s,s:[s],s:{s:{s:s,s:i,s:s},s:{s:s,s:i,s:s}}}]}",
 			"allOf", schema, "type", "object", "required",
-			"credits_used", "credits_remaining", "properties",
+			"credits_used", "properties",
 			"credits_used", "type", "integer", "minimum", 0,
 			"description", "Credits this call cost after refunds.",
 			"credits_remaining", "type", "integer", "minimum", 0,
-			"description", "The workspace balance after this call.");
+			"description", "The workspace balance after this call; "
+			"absent for a key whose role may not read the balance "
+			"(client).");
 	return json_pack("{s:s,s:{s:{s:o}}}", "description",
 			 seo_http_reason(r->out.status), "content",
 			 "application/json", "schema", schema);

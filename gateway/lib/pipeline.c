@@ -330,8 +330,9 @@ static void answer_success(gw_call *c)
 	if (c->route->bill.envelope) {
 		json_object_set_new(obj, "credits_used",
 				    json_integer(c->charged - c->refunded));
-		json_object_set_new(obj, "credits_remaining",
-				    json_integer(c->credits_remaining));
+		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
+			json_object_set_new(obj, "credits_remaining",
+					    json_integer(c->credits_remaining));
 	}
 	respond_json(c, status, obj);
 }

@@ -82,7 +82,7 @@ static const gw_route core_routes[] = {
 	 .errors = me_errors},
 	{.method = "GET", .pattern = "/v1/credits", .endpoint = "credits",
 	 .service = GW_SVC_ACCOUNT, .rpc_path = ACCOUNT("GetCredits"),
-	 .auth = {.roles = GW_ROLES_STAFF},
+	 .auth = {.roles = GW_ROLES_BALANCE},
 	 .in = {.message = MSG(empty)},
 	 .out = {.message = MSG(credits), .status = 200},
 	 .summary = "The workspace's credit balance",

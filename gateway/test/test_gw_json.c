@@ -1864,11 +1864,12 @@ static void test_openapi(void)
 	      "(`nums` in the response) are refunded. Any API key may call it.\"");
 	at_is(op, "responses|200|content|application/json|schema",
 	      "{\"allOf\":[{\"$ref\":\"#/components/schemas/seo.test.v1.AllTypes\"},"
-	      "{\"type\":\"object\",\"required\":[\"credits_used\",\"credits_remaining\"],"
+	      "{\"type\":\"object\",\"required\":[\"credits_used\"],"
 	      "\"properties\":{\"credits_used\":{\"type\":\"integer\",\"minimum\":0,"
 	      "\"description\":\"Credits this call cost after refunds.\"},"
 	      "\"credits_remaining\":{\"type\":\"integer\",\"minimum\":0,"
-	      "\"description\":\"The workspace balance after this call.\"}}}]}");
+	      "\"description\":\"The workspace balance after this call; absent for "
+	      "a key whose role may not read the balance (client).\"}}}]}");
 	keys_are(op, "responses|400|content|application/json|examples",
 		 "invalid_parameter,invalid_json,invalid_domain,invalid_proposal_input");
 	at_is(op, "requestBody|required", "false");

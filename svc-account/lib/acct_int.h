@@ -253,6 +253,8 @@ typedef struct acct__debit {
 	const char *domain; /* NULL: none */
 	int64_t amount;     /* > 0; 0 only with keep_refused */
 	int keep_refused;   /* a refusal still writes the usage row, at 0 */
+	int show_balance;   /* the caller's role may read the balance
+			     * (ACCT_ROLES_STAFF): a refusal's message names it */
 	/* The idempotency key (NULL: none, the row is settled at once) and
 	 * the milliseconds after the debit by which its outcome is due. */
 	const char *request_id;

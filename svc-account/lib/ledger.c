@@ -196,9 +196,17 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 		if (d->keep_refused &&
 		    acct__new_id("chg_", op->charge_id, &op->err) == 0)
 			add_usage(w, op, 0);
-		op->rc = acct__fail(&op->err, SEO_EDENIED, "insufficient_credits",
-				    "this call costs %lld credits, the balance is %lld",
-				    (long long)d->amount, (long long)bal->value);
+		if (d->show_balance)
+			op->rc = acct__fail(&op->err, SEO_EDENIED,
+					    "insufficient_credits",
+					    "this call costs %lld credits, the balance is %lld",
+					    (long long)d->amount,
+					    (long long)bal->value);
+		else
+			op->rc = acct__fail(&op->err, SEO_EDENIED,
+					    "insufficient_credits",
+					    "this call costs %lld credits, more than the balance",
+					    (long long)d->amount);
 		return;
 	}
 	op->rc = acct__new_id("chg_", op->charge_id, &op->err);

@@ -233,6 +233,7 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 		.domain = req->usage_domain != NULL && req->usage_domain[0] != '\0'
 				  ? req->usage_domain : NULL,
 		.amount = req->cost,
+		.show_balance = (id.role & ACCT_ROLES_STAFF) != 0,
 	};
 	call_of(&debit, &req->call);
 	return acct__ledger_debit(&a->ledger, &debit, out->charge_id,
@@ -305,6 +306,7 @@ int acct_charge(acct_service *a, const acct_caller *who,
 				  ? usage_domain : NULL,
 		.amount = amount,
 		.keep_refused = 1,
+		.show_balance = (who->role & ACCT_ROLES_STAFF) != 0,
 	};
 	call_of(&debit, call);
 	return acct__ledger_debit(&a->ledger, &debit, charge_id,

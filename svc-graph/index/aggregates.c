@@ -32,8 +32,8 @@ int graph_outbound_links(const graph_index *ix, const char *domain,
 	out = graph__rows_alloc(a, limit, sizeof(*out));
 	if (!out)
 		return SEO_ENOMEM;
-	for (uint64_t k = off[id] + pg->offset; k < off[id + 1] && *n < limit;
-	     k++) {
+	for (uint64_t k = off[id] + graph__page_skip(pg, *total);
+	     k < off[id + 1] && *n < limit; k++) {
 		graph_outbound_row *row = &out[(*n)++];
 
 		row->to_domain = graph__dom_name(ix, ol[k].to_dom);
@@ -63,7 +63,7 @@ static int agg_page(const graph_index *ix, int offf, int datf,
 {
 	const uint64_t *off;
 	uint32_t id, limit = graph__page_limit(pg);
-	uint64_t b, e;
+	uint64_t b, e, skip;
 	int rc = graph__query_start(ix, domain, &id, n, total);
 
 	if (rc <= 0)
@@ -72,10 +72,9 @@ static int agg_page(const graph_index *ix, int offf, int datf,
 	b = off[id];
 	e = off[id + 1];
 	*total = e - b;
-	*first = ARR(ix, datf, graph__agg) + b + pg->offset;
-	*n = pg->offset >= *total ? 0 :
-	     *total - pg->offset < limit ? (size_t)(*total - pg->offset) :
-					   limit;
+	skip = graph__page_skip(pg, *total);
+	*first = ARR(ix, datf, graph__agg) + b + skip;
+	*n = *total - skip < limit ? (size_t)(*total - skip) : limit;
 	return 1;
 }
 

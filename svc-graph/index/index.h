@@ -113,6 +113,11 @@ int graph__dom_start(const graph_index *ix, const char *domain, void *out,
 /* The page's limit, at most GRAPH_LIMIT_MAX. */
 uint32_t graph__page_limit(const graph_page *pg);
 
+/* The rows of a list of `total` that the page skips: its offset, at most
+ * `total`, so that any offset (up to UINT64_MAX) is an empty page past
+ * the end and never an index or a pointer out of the list. */
+uint64_t graph__page_skip(const graph_page *pg, uint64_t total);
+
 /* `n` rows of `size` bytes from `a` (one byte when n is 0, so that an
  * empty page is not a failure); NULL when out of memory. */
 void *graph__rows_alloc(seo_arena *a, size_t n, size_t size);

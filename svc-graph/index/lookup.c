@@ -92,6 +92,11 @@ uint32_t graph__page_limit(const graph_page *pg)
 	return pg->limit > GRAPH_LIMIT_MAX ? GRAPH_LIMIT_MAX : pg->limit;
 }
 
+uint64_t graph__page_skip(const graph_page *pg, uint64_t total)
+{
+	return pg->offset < total ? pg->offset : total;
+}
+
 void *graph__rows_alloc(seo_arena *a, size_t n, size_t size)
 {
 	return seo_arena_alloc(a, n ? n * size : 1);

@@ -51,8 +51,8 @@ int graph_url_index(const graph_index *ix, const char *domain,
 	*rows = graph__rows_alloc(a, limit, sizeof(**rows));
 	if (!*rows)
 		return SEO_ENOMEM;
-	for (uint64_t k = off[id] + pg->offset; k < off[id + 1] && *n < limit;
-	     k++) {
+	for (uint64_t k = off[id] + graph__page_skip(pg, *total);
+	     k < off[id + 1] && *n < limit; k++) {
 		graph_url_row *row = &(*rows)[(*n)++];
 
 		row->url = graph__url_str(ix, c[k].url);

@@ -40,12 +40,25 @@ typedef struct graph__reader {
 	void *sha;          /* EVP_MD_CTX over the decompressed content */
 } graph__reader;
 
+/* The longest line of any input format, end of line excluded: 1 MiB,
+ * fifty times the longest line of the real crawl samples. A longer line
+ * is malformed and dropped as it streams by, so that the reader's buffer
+ * stays within a few MiB whatever the input. */
+#define GRAPH__LINE_MAX ((size_t)1 << 20)
+/* The largest block graph__reader_bytes() reads (a WARC record's
+ * Content-Length). */
+#define GRAPH__RECORD_MAX ((size_t)64 << 20)
+/* graph__reader_line(): a line longer than GRAPH__LINE_MAX was skipped. */
+#define GRAPH__LINE_TOO_LONG 2
+
 int graph__reader_open(graph__reader *r, const char *path);
 /* Returns 1 with the next line (no end-of-line bytes, NUL-terminated,
- * valid until the next call), 0 at the end, or SEO_EIO. */
+ * valid until the next call), GRAPH__LINE_TOO_LONG when the next line was
+ * longer than GRAPH__LINE_MAX (consumed, counted in r->line, not
+ * returned), 0 at the end, or SEO_EIO. */
 int graph__reader_line(graph__reader *r, char **line, size_t *len);
-/* Reads exactly `n` bytes into a buffer valid until the next call; 1, 0
- * when the input ends first, or SEO_EIO. */
+/* Reads exactly `n` (at most GRAPH__RECORD_MAX) bytes into a buffer valid
+ * until the next call; 1, 0 when the input ends first, or SEO_EIO. */
 int graph__reader_bytes(graph__reader *r, size_t n, char **data);
 uint64_t graph__reader_offset(graph__reader *r);
 /* Closes and writes the SHA-256 of what was read into `hex` (may be NULL). */

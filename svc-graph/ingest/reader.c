@@ -18,8 +18,6 @@
 #include "ingest.h"
 
 #define READ_CHUNK (1u << 20)
-/* A longer line is not a line of any of our formats. */
-#define LINE_MAX_BYTES (256u << 20)
 
 int graph__reader_open(graph__reader *r, const char *path)
 {
@@ -65,7 +63,7 @@ static int refill(graph__reader *r)
 		size_t cap = r->cap ? r->cap * 2 : 2 * READ_CHUNK;
 		char *p;
 
-		if (cap > LINE_MAX_BYTES + 2 * READ_CHUNK)
+		if (cap > GRAPH__RECORD_MAX + 2 * READ_CHUNK)
 			return SEO_ETOOBIG;
 		p = realloc(r->buf, cap);
 		if (!p)
@@ -90,6 +88,30 @@ static int refill(graph__reader *r)
 	return 1;
 }
 
+/* Drops the rest of a line too long to hold, a chunk at a time, up to
+ * its end of line or the end of the input. */
+static int skip_line(graph__reader *r)
+{
+	for (;;) {
+		char *nl;
+		int rc;
+
+		r->pos = r->len;
+		rc = refill(r);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		nl = memchr(r->buf, '\n', r->len);
+		if (nl) {
+			r->pos = (size_t)(nl - r->buf) + 1;
+			break;
+		}
+	}
+	r->line++;
+	return GRAPH__LINE_TOO_LONG;
+}
+
 int graph__reader_line(graph__reader *r, char **line, size_t *len)
 {
 	size_t scanned = 0;
@@ -105,20 +127,25 @@ int graph__reader_line(graph__reader *r, char **line, size_t *len)
 			size_t n = nl ? (size_t)(nl - start) : avail;
 
 			r->pos += nl ? n + 1 : n;
+			r->line++;
 			if (n > 0 && start[n - 1] == '\r')
 				n--;
+			if (n > GRAPH__LINE_MAX)
+				return GRAPH__LINE_TOO_LONG;
 			start[n] = '\0';
-			r->line++;
 			*line = start;
 			*len = n;
 			return 1;
 		}
 		if (r->eof)
 			return 0;
+		/* longer than any line even if a CR ends it */
+		if (avail > GRAPH__LINE_MAX + 1)
+			return skip_line(r);
 		scanned = avail;
 		rc = refill(r);
 		if (rc < 0)
-			return rc == SEO_ETOOBIG ? SEO_EIO : rc;
+			return rc;
 		/* refill() moved the data to the buffer's start */
 	}
 }

@@ -607,18 +607,19 @@ static int read_wat(rd *x)
 	for (;;) {
 		uint64_t start;
 		long long clen = -1;
-		int metadata = 0, in_garbage = 0;
+		int metadata = 0, in_garbage = 0, warc, too_long = 0;
 
 		do {
 			rc = graph__reader_line(&x->r, &line, &len);
 			if (rc <= 0)
 				return rc;
-			if (len > 0 && strncmp(line, "WARC/", 5) != 0 &&
-			    !in_garbage) {
+			/* an over-long line is garbage as well */
+			warc = rc == 1 && strncmp(line, "WARC/", 5) == 0;
+			if (!warc && (rc != 1 || len > 0) && !in_garbage) {
 				bad(x, x->r.line, "expected a WARC record");
 				in_garbage = 1;
 			}
-		} while (strncmp(line, "WARC/", 5) != 0);
+		} while (!warc);
 		start = x->r.line;
 		for (;;) {
 			rc = graph__reader_line(&x->r, &line, &len);
@@ -628,6 +629,10 @@ static int read_wat(rd *x)
 				bad(x, start, "truncated WARC header");
 				return 0;
 			}
+			if (rc == GRAPH__LINE_TOO_LONG) {
+				too_long = 1;
+				continue;
+			}
 			if (len == 0)
 				break;
 			if (strncasecmp(line, "Content-Length:", 15) == 0)
@@ -635,7 +640,12 @@ static int read_wat(rd *x)
 			else if (strncasecmp(line, "WARC-Type:", 10) == 0)
 				metadata = strstr(line + 10, "metadata") != NULL;
 		}
-		if (clen < 0 || clen > (64LL << 20)) {
+		/* its block is still skipped by its length */
+		if (too_long) {
+			bad(x, start, "WARC header line too long");
+			metadata = 0;
+		}
+		if (clen < 0 || (unsigned long long)clen > GRAPH__RECORD_MAX) {
 			bad(x, start, "WARC record without a usable Content-Length");
 			continue;
 		}
@@ -687,7 +697,12 @@ int graph__read_input(graph__builder *b, const graph_input *in)
 		rc = read_wat(&x);
 		goto out;
 	}
-	while ((rc = graph__reader_line(&x.r, &line, &len)) == 1) {
+	while ((rc = graph__reader_line(&x.r, &line, &len)) > 0) {
+		if (rc == GRAPH__LINE_TOO_LONG) {
+			tick(&x);
+			bad(&x, x.r.line, "line too long");
+			continue;
+		}
 		if (len == 0)
 			continue;
 		tick(&x);

@@ -6,6 +6,7 @@
  * ../shared/data/crawl-samples when that folder exists.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
+#include <zlib.h>
 
 #include <seo/arena.h>
 #include <seo/errors.h>
@@ -1456,6 +1458,59 @@ static void test_captures(void)
 	CU_ASSERT_EQUAL(total, 1);
 }
 
+/* An offset anywhere up to UINT64_MAX is an empty page past the end, with
+ * the total of the whole list (the ASan/UBSan build checks that no index
+ * or pointer leaves the list on the way). */
+static void test_far_offsets(void)
+{
+	static const uint64_t far[] = { 99, INT64_MAX, UINT64_MAX - 1,
+					UINT64_MAX };
+	const char *pair[] = { "gamma.com", "alpha.com" };
+	graph_backlink_filter f = { .link_type = "hyperlink" };
+	union {
+		graph_refdomain_row *rd;
+		graph_backlink_row *bl;
+		graph_outbound_row *ob;
+		graph_anchor_row *an;
+		graph_top_page_row *tp;
+		graph_similar_row *sm;
+		graph_intersect_row *in;
+		graph_overlap_row *ov;
+		graph_url_row *ur;
+	} r;
+	graph_page pg = P100;
+	size_t n;
+	uint64_t total, want;
+
+/* The call at offset 0 has rows; at each far offset none, same total. */
+#define EMPTY_FAR(call)                                               \
+	do {                                                          \
+		pg.offset = 0;                                        \
+		CU_ASSERT_EQUAL(call, 0);                             \
+		CU_ASSERT(n > 0);                                     \
+		want = total;                                         \
+		for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) { \
+			pg.offset = far[i];                           \
+			n = 99;                                       \
+			CU_ASSERT_EQUAL(call, 0);                     \
+			CU_ASSERT_EQUAL(n, 0);                        \
+			CU_ASSERT_EQUAL(total, want);                 \
+		}                                                     \
+	} while (0)
+	EMPTY_FAR(graph_referring_domains(ix, "gamma.com", &pg, arena, &r.rd, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_IMPORTANCE, NULL, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, NULL, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_backlinks(ix, "gamma.com", GRAPH_SORT_RECENT, &f, &pg, arena, &r.bl, &n, &total));
+	EMPTY_FAR(graph_outbound_links(ix, "alpha.com", &pg, arena, &r.ob, &n, &total, NULL));
+	EMPTY_FAR(graph_anchor_text(ix, "gamma.com", &pg, arena, &r.an, &n, &total));
+	EMPTY_FAR(graph_top_pages(ix, "gamma.com", &pg, arena, &r.tp, &n, &total));
+	EMPTY_FAR(graph_url_index(ix, "gamma.com", &pg, arena, &r.ur, &n, &total));
+	EMPTY_FAR(graph_similar_domains(ix, "gamma.com", &pg, arena, &r.sm, &n, &total));
+	EMPTY_FAR(graph_link_intersect(ix, "gamma.com", "alpha.com", &pg, arena, &r.in, &n, &total));
+	EMPTY_FAR(graph_domain_overlap(ix, pair, 2, 2, NULL, &pg, arena, &r.ov, &n, &total));
+#undef EMPTY_FAR
+}
+
 static void test_enrichment(void)
 {
 	CU_ASSERT_STRING_EQUAL(graph_link_quality(80), "high");
@@ -1497,6 +1552,147 @@ static void test_all_or_nothing(void)
 		CU_ASSERT_EQUAL(graph_index_open(tmp, &bad), SEO_ENOTFOUND);
 		CU_ASSERT_PTR_NULL(bad);
 	}
+}
+
+/* ---- over-long lines: malformed, never fatal ---- */
+
+/* `n` bytes of `c` to `gz`, a MiB at a time. */
+static void fill(gzFile gz, char c, size_t n)
+{
+	static char buf[1 << 20];
+
+	memset(buf, c, sizeof(buf));
+	for (size_t k; n > 0; n -= k) {
+		k = n < sizeof(buf) ? n : sizeof(buf);
+		gzwrite(gz, buf, (unsigned)k);
+	}
+}
+
+/* Lines at the limit are read; longer ones, one of them past the 258 MiB
+ * that used to stop the whole ingest, are skipped as they stream by and
+ * counted as lines, with the reader's buffer staying a few MiB. */
+static void test_reader_long_lines(void)
+{
+	const char *path = path_of("long.txt.gz");
+	gzFile gz = gzopen(path, "wb1R");
+	graph__reader r;
+	char *line;
+	size_t len;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gz);
+	gzputs(gz, "first\n");
+	fill(gz, 'x', GRAPH__LINE_MAX);
+	gzputs(gz, "\n");
+	fill(gz, 'x', GRAPH__LINE_MAX);
+	gzputs(gz, "\r\n");
+	fill(gz, 'y', GRAPH__LINE_MAX + 1);
+	gzputs(gz, "\n");
+	fill(gz, 'z', (size_t)300 << 20);
+	gzputs(gz, "\nlast\n");
+	fill(gz, 'w', (size_t)3 << 20);
+	CU_ASSERT_EQUAL_FATAL(gzclose(gz), Z_OK);
+
+	CU_ASSERT_EQUAL_FATAL(graph__reader_open(&r, path), 0);
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), 1);
+	CU_ASSERT_STRING_EQUAL(line, "first");
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), 1);
+		CU_ASSERT_EQUAL(len, GRAPH__LINE_MAX);
+		CU_ASSERT_EQUAL(r.line, (uint64_t)i + 2);
+	}
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), GRAPH__LINE_TOO_LONG);
+	CU_ASSERT_EQUAL(r.line, 4);
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), GRAPH__LINE_TOO_LONG);
+	CU_ASSERT_EQUAL(r.line, 5);
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), 1);
+	CU_ASSERT_STRING_EQUAL(line, "last");
+	CU_ASSERT_EQUAL(r.line, 6);
+	/* the last line, without its end of line */
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), GRAPH__LINE_TOO_LONG);
+	CU_ASSERT_EQUAL(r.line, 7);
+	CU_ASSERT_EQUAL(graph__reader_line(&r, &line, &len), 0);
+	CU_ASSERT(r.cap <= (size_t)8 << 20);
+	graph__reader_close(&r, NULL);
+	remove(path);
+}
+
+/* An ingest whose inputs hold over-long lines completes, counts each one
+ * malformed, logs its file and line, and reads the lines after it. */
+static void test_ingest_long_lines(void)
+{
+	graph_input in[4];
+	graph_ingest_stats st;
+	graph_index *lix = NULL;
+	graph_authority au;
+	graph_backlink_row *r;
+	char out[4400], *log = NULL;
+	size_t n, loglen = 0;
+	uint64_t total;
+	int saved, fd, rc;
+	gzFile gz;
+	FILE *f;
+
+	in[0] = (graph_input){ GRAPH_IN_VERTICES, put("long-v.txt",
+		"0\tcom.alpha\t1\n1\tcom.gamma\t1\n") };
+	in[1] = (graph_input){ GRAPH_IN_EDGES, put("long-e.txt", "0\t1\n") };
+	/* plain files ("T") */
+	gz = gzopen(path_of("long-t.csv"), "wT");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gz);
+	gzputs(gz, "1,gamma.com\n");
+	fill(gz, 'q', GRAPH__LINE_MAX + 10);
+	gzputs(gz, "\n2,alpha.com\n");
+	gzclose(gz);
+	in[2] = (graph_input){ GRAPH_IN_TRANCO, path_of("long-t.csv") };
+	gz = gzopen(path_of("long.wat"), "wT");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gz);
+	fill(gz, 'g', (size_t)2 << 20);
+	gzputs(gz, "\nWARC/1.0\r\nWARC-Type: metadata\r\nX-Long: ");
+	fill(gz, 'h', (size_t)2 << 20);
+	gzputs(gz, "\r\nContent-Length: 9\r\n\r\n{not json\r\n\r\n");
+	gzclose(gz);
+	f = fopen(path_of("long.wat"), "a");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	response(f, "https://alpha.com/", "2024-05-10T10:00:00Z",
+		 "{\"path\":\"A@/href\",\"url\":\"https://gamma.com/\",\"text\":\"g\"}");
+	fclose(f);
+	in[3] = (graph_input){ GRAPH_IN_WAT, path_of("long.wat") };
+	snprintf(out, sizeof(out), "%s/long", tmp);
+
+	/* the warnings go to a file for a while */
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path_of("long.log"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	seo_log_min_level = SEO_LOG_WARN;
+	rc = ingest(out, in, 4, 0, &st);
+	seo_log_min_level = SEO_LOG_ERROR + 1;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	f = fopen(path_of("long.log"), "r");
+	if (f) {
+		log = calloc(1, 1 << 16);
+		loglen = log ? fread(log, 1, (1 << 16) - 1, f) : 0;
+		fclose(f);
+	}
+
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	/* the tranco line; the WAT's garbage and the record with the
+	 * over-long header (its block skipped by its length) */
+	CU_ASSERT_EQUAL(st.malformed, 3);
+	CU_ASSERT(loglen > 0 && strstr(log, "long-t.csv\\\" line 2: line too long") != NULL);
+	CU_ASSERT(loglen > 0 && strstr(log, "long.wat\\\" line 1: expected a WARC record") != NULL);
+	CU_ASSERT(loglen > 0 && strstr(log, "long.wat\\\" line 2: WARC header line too long") != NULL);
+	free(log);
+	CU_ASSERT_EQUAL_FATAL(graph_index_open(out, &lix), 0);
+	CU_ASSERT_EQUAL(graph_authority_get(lix, "alpha.com", arena, &au), 0);
+	CU_ASSERT_EQUAL(au.popularity_rank, 2);
+	CU_ASSERT_EQUAL(graph_backlinks(lix, "gamma.com", GRAPH_SORT_RECENT, NULL, &P100, arena, &r, &n, &total), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(r[0].from_url, "https://alpha.com/");
+	graph_index_close(lix);
 }
 
 /* ---- domain names: streamed from the vertices or hashed ---- */
@@ -2249,8 +2445,11 @@ int main(void)
 	CU_add_test(s, "overlap, gap and intersect against the edges", test_overlap_exact);
 	CU_add_test(s, "authority, rank, crawl history", test_domain_objects);
 	CU_add_test(s, "status codes and url index", test_captures);
+	CU_add_test(s, "every list at offsets up to UINT64_MAX", test_far_offsets);
 	CU_add_test(s, "link quality and anchor type", test_enrichment);
 	CU_add_test(s, "all-or-nothing ingest", test_all_or_nothing);
+	CU_add_test(s, "over-long lines read and skipped", test_reader_long_lines);
+	CU_add_test(s, "over-long lines malformed, never fatal", test_ingest_long_lines);
 	CU_add_test(s, "domain names streamed or hashed", test_domain_names);
 	CU_add_test(s, "external sort of many runs", test_xsort_many_runs);
 	CU_add_test(s, "spool of many runs", test_spool_many_runs);

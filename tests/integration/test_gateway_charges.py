@@ -66,6 +66,30 @@ def failed_calls_are_refunded_and_show_zero(s):
     eq((r.json()["credits_used"], r.json()["credits_remaining"]), (COST, 10 - COST))
 
 
+@test
+def client_role_never_reads_the_balance(s):
+    """/v1/credits refuses a client-role key, so its billed answers leave
+    credits_remaining out and its 402 does not name the balance
+    (docs/decisions.md); the owner's show both."""
+    ws = s.workspace(credits=COST + REMAINDER)
+    owner = ws["api_key"]
+    client = s.seoctl("user", "add", "--workspace", ws["workspace_id"], "--email",
+                      "client-%d@example.com" % h.free_port(), "--role", "client")["api_key"]
+    h.expect_error(s.get("/v1/credits", key=client), 403, "capability_missing")
+    r = s.get(PATH, key=client)
+    eq(r.status, 200, r)
+    eq(r.json()["credits_used"], COST)
+    check("credits_remaining" not in r.json(), "no balance for a client", r.json())
+    r = s.get(PATH, key=client)
+    body = h.expect_error(r, 402, "insufficient_credits")
+    check("balance is" not in body["message"] and str(REMAINDER) not in body["message"],
+          "the client's 402 does not name the balance", body)
+    body = h.expect_error(s.get(PATH, key=owner), 402, "insufficient_credits")
+    check("the balance is %d" % REMAINDER in body["message"], "the owner's 402 names it", body)
+    s.seoctl("credits", "grant", "--workspace", ws["workspace_id"], "--credits", "10")
+    r = s.get(PATH, key=owner)
+    eq((r.status, r.json()["credits_remaining"]), (200, REMAINDER + 10 - COST))
+
 
 @test
 def head_charges_nothing(s):
@@ -87,6 +111,7 @@ def head_charges_nothing(s):
     r = s.request("PUT", "/v1/credits", key=key)
     eq(r.status, 405, "PUT of a free GET route")
     eq(r.header("Allow"), "GET, HEAD", "Allow of a free GET route")
+
 
 if __name__ == "__main__":
     sys.exit(h.run(setup, lambda s: s.close()))

@@ -257,6 +257,31 @@ def paging_bounds(c):
 
 
 @test
+def far_offset_is_an_empty_page(c):
+    """offset has no upper bound in the specification (>= 0): the largest
+    int64 is a page past the end, answered and charged like any other;
+    one more does not fit the integer and is refused, free."""
+    far = 2 ** 63 - 1
+    for path, cost, fields, row in ENDPOINTS:
+        if "status-codes" in path:
+            continue
+        path = path.format(d=c.heavy)
+        first = c.stack.get(path, key=c.key).json()
+        body = charged(c, path + "&offset=%d" % far, cost)
+        eq(body["data"], [], path + " past the end")
+        eq(set(body), fields, path + " fields")
+        if "total" in body:
+            eq(body["total"], first["total"], path + " total")
+        if "offset" in body:
+            eq(int(body["offset"]), far, path + " offset echoed")
+    before, n_before = credits(c), usage(c)["total"]
+    expect_error(c.stack.get("/v1/top-pages?domain=%s&offset=%d" % (c.heavy, far + 1),
+                             key=c.key), 400, "invalid_parameter")
+    eq(credits(c), before, "nothing charged")
+    eq(usage(c)["total"], n_before, "no usage row")
+
+
+@test
 def malformed_domain_charges_nothing(c):
     s, k = c.stack, c.key
     before, n_before = credits(c), usage(c)["total"]
