@@ -95,7 +95,7 @@ typedef struct gw_call {
 	int decode_failed;
 
 	const char *usage; /* the usage row's domain, or NULL */
-	const char *client_ip; /* set when a key is checked */
+	const char *client_ip; /* client_ip(): once needed */
 
 	/* From Authorize. */
 	const char *workspace_id, *user_id, *key_id, *role;
@@ -510,6 +510,16 @@ static void on_service(const rpc_result *res, void *ud)
 	answer_success(c);
 }
 
+/* The client's address (client_ip.h), found once per request. */
+static const char *client_ip(gw_call *c)
+{
+	if (c->client_ip == NULL)
+		c->client_ip = gw__client_ip(
+			c->gw->proxies, gw_http_peer(c->req),
+			gw_http_header_get(c->req, "X-Forwarded-For"), c->arena);
+	return c->client_ip;
+}
+
 /* A header value fit to travel as metadata: printable ASCII, short. */
 static int forwardable(const char *v)
 {
@@ -531,13 +541,7 @@ static size_t forward_meta(gw_call *c, rpc_meta *meta)
 	size_t n = 0;
 
 	if (r->forward.client_ip || r->quota == GW_QUOTA_IP)
-		meta[n++] = (rpc_meta){CLIENT_IP_META,
-				       gw__client_ip(c->gw->proxies,
-						     gw_http_peer(c->req),
-						     gw_http_header_get(
-							     c->req,
-							     "X-Forwarded-For"),
-						     c->arena)};
+		meta[n++] = (rpc_meta){CLIENT_IP_META, client_ip(c)};
 	for (const char *const *h = r->forward.headers;
 	     h != NULL && *h != NULL && n <= GW_ROUTE_MAX_HEADERS; h++) {
 		const char *v = gw_http_header_get(c->req, *h);
@@ -614,7 +618,7 @@ static void on_authorize(const rpc_result *res, void *ud)
 
 	if (res->grpc_status != SEO_GRPC_OK) {
 		if (res->code != NULL && strcmp(res->code, "invalid_api_key") == 0)
-			gw__authfail_count(c->gw->authfail, c->client_ip,
+			gw__authfail_count(c->gw->authfail, client_ip(c),
 					   seo_mono_ms());
 		rate_from_extra(c, res->extra_json);
 		respond_rpc_error(c, res);
@@ -910,10 +914,7 @@ static void on_request(gw_http_req *req, void *ud)
 	}
 	/* An address that tried too many unknown keys is told so before
 	 * svc-account is asked again. */
-	c->client_ip = gw__client_ip(gw->proxies, gw_http_peer(req),
-				     gw_http_header_get(req, "X-Forwarded-For"),
-				     arena);
-	wait = gw__authfail_wait(gw->authfail, c->client_ip, seo_mono_ms());
+	wait = gw__authfail_wait(gw->authfail, client_ip(c), seo_mono_ms());
 	if (wait > 0) {
 		c->answer_headers[0] = (gw_http_header){
 			"Retry-After", seo_arena_printf(arena, "%lld", wait)};
