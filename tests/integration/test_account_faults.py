@@ -4,13 +4,16 @@
 load through a database outage and through a SIGKILL of svc-account,
 credits are conserved (the balance plus what usage rows say was earned
 equals what was granted) and, once the reconcile job has run, exactly the
-calls answered 200 paid; a debit held by a lock past its caller's deadline
-is never written."""
+calls answered 200 paid; the same through a restart of PostgreSQL itself
+(a throwaway cluster of this test, never the shared server); a debit held
+by a lock past its caller's deadline is never written."""
 
 import datetime
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -166,6 +169,78 @@ def billed_load_through_a_killed_svc_account(s):
     statuses = billed_load(s, ws["api_key"], kill_and_restart)
     s.wait_healthy()
     paid_what_was_answered(s, ws, granted, statuses)
+
+
+class Cluster:
+    """A PostgreSQL cluster of this test alone, under a temporary directory
+    on a free port, so that it can be stopped and started (as the postgres
+    user when run as root, as ./seo pg does)."""
+
+    def __init__(self):
+        self.initdb = h.pg_bin("initdb")
+        if not os.path.exists(self.initdb):
+            raise h.Skip("initdb is not installed")
+        self.home = tempfile.mkdtemp(prefix="seo-it-pg-")
+        self.data = os.path.join(self.home, "data")
+        self.port = h.free_port()
+        if os.getuid() == 0:
+            shutil.chown(self.home, "postgres")
+        self.run(self.initdb, "-D", self.data, "-U", "seo", "-A", "trust", "-E", "UTF8",
+                 "--no-locale")
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
+                    "unix_socket_directories = ''\n" % self.port)
+        self.start()
+        self.url = "postgresql://seo@127.0.0.1:%d/postgres" % self.port
+
+    def run(self, *argv):
+        if os.getuid() == 0:
+            argv = ("runuser", "-u", "postgres", "--") + argv
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (argv[0], r.stderr[-2000:]))
+
+    def start(self):
+        self.run(h.pg_bin("pg_ctl"), "-D", self.data, "-l",
+                 os.path.join(self.home, "log"), "-w", "-t", "60", "start")
+
+    def stop(self):
+        self.run(h.pg_bin("pg_ctl"), "-D", self.data, "-m", "fast", "-w", "stop")
+
+    def close(self):
+        try:
+            self.stop()
+        except RuntimeError:
+            pass
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@test
+def billed_load_through_a_postgresql_restart(_):
+    cluster = Cluster()
+    shared = os.environ.get("SEO_TEST_PG_URL")
+    stack = None
+    try:
+        os.environ["SEO_TEST_PG_URL"] = cluster.url
+        stack = h.Stack("acctpg", env={"SEO_RATE_LIMIT_PER_MIN": "0",
+                                       "SEO_RPC_TIMEOUT_MS": str(RPC_TIMEOUT_MS)})
+        granted = 100000
+        ws = stack.workspace(credits=granted)
+
+        def restart():
+            cluster.stop()
+            time.sleep(1)
+            cluster.start()
+
+        statuses = billed_load(stack, ws["api_key"], restart)
+        stack.wait_healthy()
+        paid_what_was_answered(stack, ws, granted, statuses)
+    finally:
+        if shared is not None:
+            os.environ["SEO_TEST_PG_URL"] = shared
+        problem = stack.close() if stack is not None else None
+        cluster.close()
+    check(problem is None, "the stack stopped cleanly", problem)
 
 
 @test
