@@ -33,6 +33,8 @@ def setup():
         "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
         "SEO_FETCH_CONNECT_TO": "slow.test:80:127.0.0.1:%d" % c.site.port,
         "SEO_RATE_LIMIT_PER_MIN": "0",
+        # 20 analyses of one workspace at once, over the default 8
+        "SEO_REALTIME_WORKSPACE_FETCHES": "32",
     })
     c.logs = c.stack.logs
     return c
