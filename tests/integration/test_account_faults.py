@@ -4,7 +4,8 @@
 load through a database outage and through a SIGKILL of svc-account,
 credits are conserved (the balance plus what usage rows say was earned
 equals what was granted) and, once the reconcile job has run, exactly the
-calls answered 200 paid; the same through a restart of PostgreSQL itself
+calls answered 200 paid; checkouts stuck at the payment provider hold no
+database connection; the same through a restart of PostgreSQL itself
 (a throwaway cluster of this test, never the shared server); a debit held
 by a lock past its caller's deadline is never written."""
 
@@ -31,13 +32,25 @@ REPORTS_SETTLE_S = 8
 
 
 def setup():
-    return h.Stack("acctfault", env={"SEO_RATE_LIMIT_PER_MIN": "0",
-                                     "SEO_RPC_TIMEOUT_MS": str(RPC_TIMEOUT_MS)})
+    # A payment provider that accepts and never answers (10 s timeout).
+    pay = h.Fake("fake_payments.py", "--fail", "hang")
+    try:
+        s = h.Stack("acctfault", env={"SEO_RATE_LIMIT_PER_MIN": "0",
+                                      "SEO_RPC_TIMEOUT_MS": str(RPC_TIMEOUT_MS),
+                                      "SEO_PAYMENTS_API_URL": pay.url,
+                                      "SEO_PAYMENTS_KEY": "sk_test_fake"})
+    except BaseException:
+        pay.close()
+        raise
+    s.pay = pay
+    return s
 
 
 def teardown(s):
     database_up(s)
-    return s.close()
+    problem = s.close()
+    s.pay.close()
+    return problem
 
 
 def database_down(s):
@@ -276,6 +289,34 @@ def a_debit_held_past_its_deadline_is_not_written(s):
     conserved(s, wid, 100)
     eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), 100 - COST,
        "the call answered 200 stays paid")
+
+
+@test
+def a_hung_payment_provider_holds_no_connection(s):
+    # More checkouts stuck at the provider than svc-account has pooled
+    # connections (16), while key checks and reads go on.
+    ws = s.workspace(credits=10)
+    key = ws["api_key"]
+    statuses = []
+
+    def checkout():
+        r = s.request("POST", "/v1/checkout", key=key, body={"credits": 1000}, timeout=60)
+        statuses.append(r.status)
+
+    threads = [threading.Thread(target=checkout) for _ in range(24)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1.5)
+        t0 = time.time()
+        r = s.get("/v1/credits", key=key)
+        took = time.time() - t0
+        eq(r.status, 200, "credits while checkouts hang")
+        check(took < 1.0, "answered at once", took)
+    finally:
+        for t in threads:
+            t.join()
+    check(200 not in statuses, "no checkout succeeded", statuses)
 
 
 if __name__ == "__main__":
