@@ -15,18 +15,6 @@
 #include <netinet/in.h>
 #include <string.h>
 
-static int prefix_match(const unsigned char *addr, const unsigned char *net,
-			unsigned bits)
-{
-	unsigned whole = bits / 8, rest = bits % 8;
-
-	if (memcmp(addr, net, whole) != 0)
-		return 0;
-	if (rest == 0)
-		return 1;
-	return ((addr[whole] ^ net[whole]) & (0xff << (8 - rest))) == 0;
-}
-
 /* IPv4 networks no fetch may reach (IANA special-purpose registry). */
 static const struct {
 	unsigned char net[4];
@@ -55,14 +43,14 @@ static const struct {
 static int v4_blocked(const unsigned char *a)
 {
 	for (size_t i = 0; i < sizeof(v4_blocked_nets) / sizeof(v4_blocked_nets[0]); i++)
-		if (prefix_match(a, v4_blocked_nets[i].net, v4_blocked_nets[i].bits))
+		if (seo_prefix_match(a, v4_blocked_nets[i].net, v4_blocked_nets[i].bits))
 			return 1;
 	return 0;
 }
 
 static int v6_blocked(const unsigned char *a)
 {
-	/* full 16 bytes: prefix_match() reads the byte holding the last
+	/* full 16 bytes: seo_prefix_match() reads the byte holding the last
 	 * partial bits */
 	static const unsigned char nat64[16] = {0, 0x64, 0xff, 0x9b};
 	static const unsigned char doc[16] = {0x20, 0x01, 0x0d, 0xb8};
@@ -77,8 +65,8 @@ static int v6_blocked(const unsigned char *a)
 	 * site-local and multicast in one test. */
 	if ((a[0] & 0xe0) != 0x20)
 		return 1;
-	if (prefix_match(a, ietf, 23) || prefix_match(a, doc, 32) ||
-	    prefix_match(a, doc2, 20))
+	if (seo_prefix_match(a, ietf, 23) || seo_prefix_match(a, doc, 32) ||
+	    seo_prefix_match(a, doc2, 20))
 		return 1; /* Teredo, ORCHID, benchmarking; documentation */
 	if (a[0] == 0x20 && a[1] == 0x02)
 		return v4_blocked(a + 2); /* 6to4 wraps an IPv4 address */
@@ -88,13 +76,8 @@ static int v6_blocked(const unsigned char *a)
 static int policy_allows(const seo_fetch_config *c, int family,
 			 const unsigned char *addr)
 {
-	if (c == NULL)
-		return 0;
-	for (size_t i = 0; i < c->n_allow_nets; i++)
-		if (c->allow_nets[i].family == family &&
-		    prefix_match(addr, c->allow_nets[i].addr, c->allow_nets[i].bits))
-			return 1;
-	return 0;
+	return c != NULL &&
+	       seo_cidr_match(c->allow_nets, c->n_allow_nets, family, addr);
 }
 
 int seo_addr_blocked(const seo_fetch_config *cfg, const struct sockaddr *sa)

@@ -315,6 +315,28 @@ static int cidr_parse(const char *s, size_t len, seo_cidr *out)
 	return 0;
 }
 
+int seo_prefix_match(const unsigned char *addr, const unsigned char *net,
+		     unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+
+	if (memcmp(addr, net, whole) != 0)
+		return 0;
+	if (rest == 0)
+		return 1;
+	return ((addr[whole] ^ net[whole]) & (0xff << (8 - rest))) == 0;
+}
+
+int seo_cidr_match(const seo_cidr *nets, size_t n, int family,
+		   const unsigned char *addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (nets[i].family == family &&
+		    seo_prefix_match(addr, nets[i].addr, nets[i].bits))
+			return 1;
+	return 0;
+}
+
 /* A host field of a connect-to entry (maybe "[v6]", maybe empty) up to the
  * next ':'. */
 static int ct_host(const char **s, const char *end, char *dst, size_t cap)

@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 
 #include "seo/errors.h"
-#include "seo/fetch_config.h"
+#include "seo/config.h"
 
-/* The trusted networks, in SEO_FETCH_ALLOW_NETS' syntax and parser. */
+/* The trusted networks: SEO_TRUSTED_PROXIES, parsed by its row. */
 struct gw_proxies {
 	seo_cidr *nets;
 	size_t n;
@@ -31,12 +31,19 @@ static int addr_parse(const char *s, int *family, unsigned char *addr)
 int gw__proxies_parse(const char *text, gw_proxies **out)
 {
 	gw_proxies *px = calloc(1, sizeof(*px));
+	seo_cfg_value v;
+	seo_cfg_error err;
 	int rc;
 
 	*out = NULL;
 	if (px == NULL)
 		return SEO_ENOMEM;
-	rc = seo_fetch_parse_allow_nets(text, &px->nets, &px->n);
+	rc = seo_cfg_parse(seo_config_def(SEO_CFG_TRUSTED_PROXIES), text, &v,
+			   &err);
+	if (rc == 0) {
+		px->nets = v.list;
+		px->n = v.n;
+	}
 	if (rc != 0 || px->n == 0)
 		free(px);
 	else
@@ -56,18 +63,8 @@ static int trusted(const gw_proxies *p, const char *ip)
 	unsigned char a[16];
 	int family;
 
-	if (p == NULL || addr_parse(ip, &family, a) != 0)
-		return 0;
-	for (size_t i = 0; i < p->n; i++) {
-		const seo_cidr *m = &p->nets[i];
-		unsigned whole = m->bits / 8, rest = m->bits % 8;
-
-		if (m->family == family && memcmp(a, m->addr, whole) == 0 &&
-		    (rest == 0 ||
-		     ((a[whole] ^ m->addr[whole]) & (0xff << (8 - rest))) == 0))
-			return 1;
-	}
-	return 0;
+	return p != NULL && addr_parse(ip, &family, a) == 0 &&
+	       seo_cidr_match(p->nets, p->n, family, a);
 }
 
 /* s without the blanks around it (cut in place). */

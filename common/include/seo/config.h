@@ -173,6 +173,16 @@ long long seo_config_num(seo_cfg key);
 /* The networks of a NETS row; *n entries, NULL when none. */
 const seo_cidr *seo_config_nets(seo_cfg key, size_t *n);
 
+/* 1 when the first `bits` bits of `addr` and `net` are equal, else 0.
+ * Both hold at least (bits + 7) / 8 bytes. */
+int seo_prefix_match(const unsigned char *addr, const unsigned char *net,
+		     unsigned bits);
+
+/* 1 when the address `addr` of `family` (AF_INET: 4 bytes, AF_INET6: 16)
+ * lies in one of the `n` networks, else 0. */
+int seo_cidr_match(const seo_cidr *nets, size_t n, int family,
+		   const unsigned char *addr);
+
 /* The entries of a CONNECT_TO row; *n entries, NULL when none. */
 const seo_connect_to *seo_config_connect_to(seo_cfg key, size_t *n);
 
