@@ -75,6 +75,9 @@ bench_need_cmd python3 curl /usr/bin/time
 bench_need_bin graph-bench seo-ingest svc-graph svc-account gateway seoctl
 cd "$BENCH_ROOT"
 
+# The source tree's technology rules, wherever BENCH_BIN points.
+export SEO_TECH_RULES=${SEO_TECH_RULES:-$BENCH_ROOT/data/tech/rules.json}
+
 bench_traps
 bench_tmpdir
 # Where the crawl, the index and the figures of building them live: the
