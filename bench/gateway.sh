@@ -176,18 +176,30 @@ ctxsw_all() {
   echo
 }
 # timed_wrk LABEL GATEWAY_PID CONNS URL [wrk args...]: bench_wrk's line in
-# $wrk_line, and a row of context switches per request of the three
-# processes in crows.
+# $wrk_line, and a row of context switches and system calls per request
+# of the three processes in crows.
 timed_wrk() {
   local label=$1 gpid=$2 conns=$3 url=$4
   shift 4
-  local before after
+  local before after p i=0 counters=() calls=""
+  for p in "$gpid" "$pid_account" "$pid_graph"; do
+    BENCH_SYSCALLS_PID=""
+    [ -z "$p" ] || bench_syscalls_start "$p" "$BENCH_TMP/log/syscalls-$i.csv" "$SECONDS_PER_RUN"
+    counters+=("$BENCH_SYSCALLS_PID")
+    i=$((i + 1))
+  done
   before=$(ctxsw_all "$gpid")
   wrk_line=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$url" "$@")
   after=$(ctxsw_all "$gpid")
-  crows+=("$(awk -v l="$label" -v b="$before" -v a="$after" -v r="${wrk_line##* }" 'BEGIN {
-    split(b, x, " "); split(a, y, " "); printf "| %s | %d |", l, r
-    for (i = 1; i <= 6; i += 2) printf " %.2f + %.2f |", (y[i] - x[i]) / (r > 0 ? r : 1), (y[i + 1] - x[i + 1]) / (r > 0 ? r : 1) }')")
+  for i in 0 1 2; do
+    bench_syscalls_wait "${counters[$i]}" "$BENCH_TMP/log/syscalls-$i.csv"
+    calls+="$BENCH_SYSCALLS "
+    rm -f "$BENCH_TMP/log/syscalls-$i.csv"
+  done
+  crows+=("$(awk -v l="$label" -v b="$before" -v a="$after" -v c="$calls" -v r="${wrk_line##* }" 'BEGIN {
+    split(b, x, " "); split(a, y, " "); split(c, s, " "); if (r <= 0) r = 1; printf "| %s | %d |", l, r
+    for (i = 1; i <= 6; i += 2) printf " %.2f + %.2f |", (y[i] - x[i]) / r, (y[i + 1] - x[i + 1]) / r
+    for (i = 1; i <= 3; i++) if (s[i] == "-") printf " - |"; else printf " %.1f |", s[i] / r }')")
 }
 # check LABEL NAME NON2XX ERRS: notes a row that did not measure successes.
 check() {
@@ -266,10 +278,10 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${brows[@]}"
   echo
-  echo "Context switches per request during each gateway run above (voluntary + involuntary, summed over every thread of the process, from /proc/PID/task/*/status; the gateway column is gateway-unbilled's on the unbilled rows):"
+  echo "Context switches and system calls per request during each gateway run above: context switches voluntary + involuntary, summed over every thread of the process (/proc/PID/task/*/status), system calls counted by perf stat on the raw_syscalls:sys_enter tracepoint for the run's ${SECONDS_PER_RUN} s (\"-\" where perf cannot count them); the gateway columns are gateway-unbilled's on the unbilled rows:"
   echo
-  echo "| run | requests | gateway | svc-account | svc-graph |"
-  echo "|---|---|---|---|---|"
+  echo "| run | requests | gateway switches | svc-account switches | svc-graph switches | gateway syscalls | svc-account syscalls | svc-graph syscalls |"
+  echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${crows[@]}"
   echo
   echo "The targets of issue 14:"

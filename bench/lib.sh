@@ -293,6 +293,34 @@ bench_ctxsw() {
     END { printf "%d %d\n", v, n }'
 }
 
+# bench_syscalls_start PID FILE SECONDS: counts PID's system calls (every
+# thread, perf stat on the raw_syscalls:sys_enter tracepoint) for SECONDS
+# from now into FILE; sets BENCH_SYSCALLS_PID to the counter's pid, empty
+# when perf cannot count them here (not installed, no tracepoints, no
+# right to). Not in a $(...): the counter must be this shell's child.
+BENCH_PERF_OK=""
+bench_syscalls_start() {
+  BENCH_SYSCALLS_PID=""
+  if [ -z "$BENCH_PERF_OK" ]; then
+    BENCH_PERF_OK=0
+    command -v perf >/dev/null 2>&1 &&
+      perf stat -x, -e raw_syscalls:sys_enter -o /dev/null -- true >/dev/null 2>&1 &&
+      BENCH_PERF_OK=1
+  fi
+  [ "$BENCH_PERF_OK" = 1 ] || return 0
+  # Timed by a command, not stopped by a signal: a child dying of SIGINT
+  # would make bash act as if Ctrl-C had been pressed.
+  perf stat -x, -e raw_syscalls:sys_enter -p "$1" -o "$2" -- sleep "$3" >/dev/null 2>&1 &
+  BENCH_SYSCALLS_PID=$!
+}
+
+# bench_syscalls_wait PERF_PID FILE: waits for the count and sets
+# BENCH_SYSCALLS to it, "-" when there is none. Not in a $(...).
+bench_syscalls_wait() {
+  [ -z "$1" ] || wait "$1" 2>/dev/null
+  BENCH_SYSCALLS=$(awk -F, '$3 ~ /raw_syscalls/ && $1 ~ /^[0-9]+$/ { n = $1 } END { print (n == "" ? "-" : n) }' "$2" 2>/dev/null) || BENCH_SYSCALLS=-
+}
+
 # bench_pid NAME: the pid bench_start gave NAME.
 bench_pid() {
   local i
