@@ -39,7 +39,7 @@ int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 }
 
 int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
-				       const Seo__Account__V1__Site *site,
+				       const char *site_id, int automatic,
 				       const char *host,
 				       const char *const *urls, size_t n,
 				       agent_proposal_answer *out,
@@ -47,7 +47,8 @@ int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 {
 	(void)c;
 	(void)pg;
-	(void)site;
+	(void)site_id;
+	(void)automatic;
 	(void)host;
 	(void)urls;
 	(void)n;

@@ -139,9 +139,9 @@ typedef struct agent_proposal_answer {
 
 /*
  * The agent-origin submission of `n` `urls` (valid, all on `host`, their
- * key found: the indexnow part's checks come first) on website `site`
- * (the workspace's, from Account/ListSites, with its IndexNow policy) for
- * the caller of `c`, on `pg` (idle, left idle):
+ * key found: the indexnow part's checks come first) on the workspace's
+ * website `site_id`, whose IndexNow policy is automatic when `automatic`
+ * is 1, for the caller of `c`, on `pg` (idle, left idle):
  * - policy approval: held as a pending proposal (or the identical open
  *   one: dedupe_hit), status "awaiting_approval", nothing submitted;
  * - an identical proposal already approved or executing: "approved";
@@ -155,7 +155,7 @@ typedef struct agent_proposal_answer {
  * internal_error).
  */
 int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
-				       const Seo__Account__V1__Site *site,
+				       const char *site_id, int automatic,
 				       const char *host,
 				       const char *const *urls, size_t n,
 				       agent_proposal_answer *out,
