@@ -300,6 +300,11 @@ int acct_list_websites(acct_service *a, const acct_caller *who, seo_arena *arena
 		       Seo__Account__V1__ListWebsitesResponse **out,
 		       acct_err *err);
 
+/* Account/ListSites (internal): the caller's unarchived websites with
+ * their IndexNow policy, for the services acting on them. */
+int acct_list_sites(acct_service *a, const acct_caller *who, seo_arena *arena,
+		    Seo__Account__V1__ListSitesResponse **out, acct_err *err);
+
 /* ---- gRPC ------------------------------------------------------------- */
 
 /* The seo.account.v1.Account methods; handlers expect the acct_service as

@@ -338,6 +338,22 @@ static int rpc_list_websites(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+static int rpc_list_sites(rpc_ctx *ctx, const ProtobufCMessage *req,
+			  ProtobufCMessage **resp)
+{
+	Seo__Account__V1__ListSitesResponse *out;
+	acct_caller who;
+	acct_err err;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_list_sites(rpc_ctx_service(ctx), &who, rpc_ctx_arena(ctx),
+			    &out, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
 /* Replaces the server's built-in check (a service's own methods come
  * first): svc-account serves nothing useful without its database, so it is
  * NOT_SERVING while the database does not answer. */
@@ -375,6 +391,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "ListUsage", MSG(list_usage_request), MSG(list_usage_response), rpc_list_usage},
 	{ACCOUNT_PATH "GetPricing", MSG(empty), MSG(pricing_response), rpc_get_pricing},
 	{ACCOUNT_PATH "ListWebsites", MSG(empty), MSG(list_websites_response), rpc_list_websites},
+	{ACCOUNT_PATH "ListSites", MSG(empty), MSG(list_sites_response), rpc_list_sites},
 	{ACCOUNT_PATH "CreateCheckout", MSG(checkout_request), MSG(checkout_response), acct_rpc_create_checkout},
 	{ACCOUNT_PATH "PaymentWebhook", MSG(payment_webhook_request), MSG(payment_webhook_response), acct_rpc_payment_webhook},
 	{"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor,
