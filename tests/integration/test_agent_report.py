@@ -156,8 +156,11 @@ def other_workspace_is_missing(c):
                            "site_not_found")
     eq(other["message"].replace(b["sites"][0], "X"), missing["message"].replace("site_missing", "X"),
        "the same answer")
-    # b's own key reads it
+    # b's own keys read it, a client's too: the report is for clients
     eq(c.ok(b["api_key"], b["sites"][0], "2026-03-02")["frozen"], False, "owner's read")
+    client = c.s.seoctl("user", "add", "--workspace", b["workspace_id"], "--email",
+                        "client-%s@example.com" % secrets.token_hex(4), "--role", "client")
+    eq(c.ok(client["api_key"], b["sites"][0], "2026-03-02")["frozen"], False, "client's read")
 
 
 @test
@@ -302,7 +305,8 @@ def freeze_saves_past_weeks_once(c):
 def the_current_week_stays_live(c):
     w = c.workspace()
     now = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
-    c.event(w, w["sites"][0], "indexnow.submitted", now - 1000, '{"url_count": 1, "host": "n.test"}')
+    at = max(now - 1000, ms(this_monday().isoformat()))
+    c.event(w, w["sites"][0], "indexnow.submitted", at, '{"url_count": 1, "host": "n.test"}')
     c.s.seoctl("job", "run", "freeze")
     body = c.ok(w["api_key"], w["sites"][0])
     eq((body["frozen"], len(body["report"]["events"])), (False, 1), "live")
