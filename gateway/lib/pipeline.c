@@ -327,27 +327,30 @@ static void answer_bytes(gw_call *c, int status)
 static void answer_success(gw_call *c)
 {
 	int status = c->status != 0 ? c->status : c->route->out.status;
-	json_t *obj;
+	const gw_bill_stage *bill = &c->route->bill;
+	gw_json_member env[2];
+	size_t n_env = 0, len;
+	char *text;
 
 	if (c->route->out.kind == GW_OUT_BYTES) {
 		answer_bytes(c, status);
 		return;
 	}
-	obj = gw_json_encode_message(c->output);
-	if (obj == NULL) {
+	if (bill->envelope) {
+		env[n_env++] = (gw_json_member){"credits_used",
+						c->charged - c->refunded};
+		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
+			env[n_env++] = (gw_json_member){"credits_remaining",
+							c->credits_remaining};
+	}
+	if (gw_json_write_answer(c->output,
+				 bill->hide_billed ? bill->billed_field : NULL,
+				 env, n_env, &text, &len) != 0) {
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
-	if (c->route->bill.hide_billed)
-		json_object_del(obj, c->route->bill.billed_field);
-	if (c->route->bill.envelope) {
-		json_object_set_new(obj, "credits_used",
-				    json_integer(c->charged - c->refunded));
-		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
-			json_object_set_new(obj, "credits_remaining",
-					    json_integer(c->credits_remaining));
-	}
-	respond_json(c, status, obj);
+	respond(c, status, "application/json", text, len);
+	free(text);
 }
 
 /* What the call finally costs by its answer: per item or billed after,
