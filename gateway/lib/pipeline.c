@@ -18,6 +18,7 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "access_log.h"
 #include "authfail.h"
 #include "settle.h"
 #include "client_ip.h"
@@ -235,30 +236,27 @@ static void respond_rpc_error(gw_call *c, const rpc_result *res)
 static void call_log(gw_call *c, int status, size_t len)
 {
 	int64_t us = seo_mono_us() - c->start_us;
-	json_t *line;
+	seo_jw w = SEO_JW_INIT;
 	char *text;
 
 	gw_metrics_observe(c->gw->metrics, c->route, status, us);
 	if (seo_log_min_level <= SEO_LOG_INFO) {
-		line = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:s?, s:s?}",
-				 "ts", (json_int_t)seo_now_ms(),
-				 "request_id", c->request_id,
-				 "method", gw_http_method(c->req),
-				 "path", gw_http_path(c->req),
-				 "route", c->route ? c->route->pattern : "",
-				 "status", status,
-				 "duration_ms", (double)us / 1000.0,
-				 "bytes", (json_int_t)len,
-				 "credits", (json_int_t)(c->charged - c->refunded),
-				 "workspace_id", c->workspace_id,
-				 "key_id", c->key_id);
-		if (line != NULL) {
-			text = json_dumps(line, JSON_COMPACT);
-			if (text != NULL)
-				seo_log_raw_line(text);
-			free(text);
-			json_decref(line);
-		}
+		gw__access_line(&w, &(gw_access){
+			.ts_ms = seo_now_ms(),
+			.request_id = c->request_id,
+			.method = gw_http_method(c->req),
+			.path = gw_http_path(c->req),
+			.route = c->route ? c->route->pattern : "",
+			.status = status,
+			.duration_us = us,
+			.bytes = (long long)len,
+			.credits = c->charged - c->refunded,
+			.workspace_id = c->workspace_id,
+			.key_id = c->key_id});
+		text = seo_jw_finish(&w, NULL);
+		if (text != NULL)
+			seo_log_raw_line(text);
+		free(text);
 	}
 }
 
