@@ -204,9 +204,9 @@ static int members(seo_jw *w, const ProtobufCMessage *msg,
 		const ProtobufCFieldDescriptor *f = &desc->fields[i];
 		int present = f->label == PROTOBUF_C_LABEL_REPEATED ||
 			      seo_pbjson_present(msg, f);
-		int null_kept = seo_pbjson__null_kept(desc, f, nullable);
 
-		if ((!present && !null_kept) ||
+		/* asked only when needed: a search by name */
+		if ((!present && !seo_pbjson__null_kept(desc, f, nullable)) ||
 		    (skip != NULL && strcmp(f->name, skip) == 0))
 			continue;
 		mark = w->len;
@@ -230,7 +230,8 @@ static int members(seo_jw *w, const ProtobufCMessage *msg,
 		if (rc < 0)
 			return rc;
 		if (rc == NO_FORM) {
-			if (!seo_pb_always(f) && !null_kept) {
+			if (present && !seo_pb_always(f) &&
+			    !seo_pbjson__null_kept(desc, f, nullable)) {
 				w->len = mark;
 				continue;
 			}
