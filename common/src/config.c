@@ -58,6 +58,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	    .min = 0, .max = 600000),
 	ROW(SEO_CFG_MIGRATIONS_DIR, "SEO_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-account (default: found beside the binary)"),
 	ROW(SEO_CFG_REALTIME_MIGRATIONS_DIR, "SEO_REALTIME_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-realtime (default: found beside the binary)"),
+	ROW(SEO_CFG_AGENT_MIGRATIONS_DIR, "SEO_AGENT_MIGRATIONS_DIR", SEO_CFG_DIR, "", "SQL migrations of svc-agent (default: found beside the binary)"),
 	ROW(SEO_CFG_TECH_RULES, "SEO_TECH_RULES", SEO_CFG_FILE, "", "technology fingerprint rules of tech-stack (default: found beside the binary)"),
 	ROW(SEO_CFG_INTERNAL_TOKEN, "SEO_INTERNAL_TOKEN", SEO_CFG_SECRET, "", "shared secret every internal RPC carries; a call without it is refused (required by the gateway and every service)",
 	    .min = 16),

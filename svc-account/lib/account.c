@@ -153,3 +153,11 @@ int acct_list_websites(acct_service *a, const acct_caller *who, seo_arena *arena
 				&seo__account__v1__list_websites_response__descriptor,
 				"websites", (ProtobufCMessage **)out, err);
 }
+
+int acct_list_sites(acct_service *a, const acct_caller *who, seo_arena *arena,
+		    Seo__Account__V1__ListSitesResponse **out, acct_err *err)
+{
+	return acct__query_list(a, ACCT_Q_SITE_LIST, 1, &who->workspace_id,
+				arena, &seo__account__v1__list_sites_response__descriptor,
+				"sites", (ProtobufCMessage **)out, err);
+}

@@ -114,6 +114,9 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT id, host, name FROM websites "
 		"WHERE workspace_id = $1 AND archived_at IS NULL "
 		"ORDER BY lower(name), name, id LIMIT 200"},
+	[ACCT_Q_SITE_LIST] = {"site_list",
+		"SELECT id, host, name, indexnow_policy FROM websites "
+		"WHERE workspace_id = $1 AND archived_at IS NULL ORDER BY id"},
 	[ACCT_Q_WEBSITE_INSERT] = {"website_insert",
 		"INSERT INTO websites (id, workspace_id, host, name, created_at) "
 		"VALUES ($1, $2, $3, $4, $5)"},

@@ -97,6 +97,8 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 		.call = {in->request_id,
 			 in->has_settle_within_ms ? in->settle_within_ms : 0,
 			 rpc_ctx_deadline(ctx)},
+		.earned = (const char *const *)in->earned,
+		.n_earned = in->n_earned,
 	};
 	seo_arena *arena = rpc_ctx_arena(ctx);
 	acct_authorization az;
@@ -154,6 +156,25 @@ static int rpc_refund(rpc_ctx *ctx, const ProtobufCMessage *req,
 	out->credits_remaining = remaining;
 	out->credits_used = used;
 	*resp = &out->base;
+	return 0;
+}
+
+/* The gateway's outcomes of many calls that earned their charge. */
+static int rpc_settle(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__SettleRequest *in = (const void *)req;
+	ProtobufCMessage *out;
+	acct_err err;
+
+	if (acct_settle_earned(rpc_ctx_service(ctx),
+			       (const char *const *)in->earned, in->n_earned,
+			       rpc_ctx_deadline(ctx), &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__settle_response__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	*resp = out;
 	return 0;
 }
 
@@ -317,6 +338,22 @@ static int rpc_list_websites(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+static int rpc_list_sites(rpc_ctx *ctx, const ProtobufCMessage *req,
+			  ProtobufCMessage **resp)
+{
+	Seo__Account__V1__ListSitesResponse *out;
+	acct_caller who;
+	acct_err err;
+
+	(void)req;
+	if (acct_rpc_caller(ctx, &who, &err) != 0 ||
+	    acct_list_sites(rpc_ctx_service(ctx), &who, rpc_ctx_arena(ctx),
+			    &out, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	*resp = &out->base;
+	return 0;
+}
+
 /* Replaces the server's built-in check (a service's own methods come
  * first): svc-account serves nothing useful without its database, so it is
  * NOT_SERVING while the database does not answer. */
@@ -344,6 +381,7 @@ static int rpc_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Authorize", MSG(authorize_request), MSG(authorize_response), rpc_authorize},
 	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
+	{ACCOUNT_PATH "Settle", MSG(settle_request), MSG(settle_response), rpc_settle},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},
@@ -353,6 +391,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "ListUsage", MSG(list_usage_request), MSG(list_usage_response), rpc_list_usage},
 	{ACCOUNT_PATH "GetPricing", MSG(empty), MSG(pricing_response), rpc_get_pricing},
 	{ACCOUNT_PATH "ListWebsites", MSG(empty), MSG(list_websites_response), rpc_list_websites},
+	{ACCOUNT_PATH "ListSites", MSG(empty), MSG(list_sites_response), rpc_list_sites},
 	{ACCOUNT_PATH "CreateCheckout", MSG(checkout_request), MSG(checkout_response), acct_rpc_create_checkout},
 	{ACCOUNT_PATH "PaymentWebhook", MSG(payment_webhook_request), MSG(payment_webhook_response), acct_rpc_payment_webhook},
 	{"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor,

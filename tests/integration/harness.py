@@ -194,6 +194,7 @@ class Stack:
             "SEO_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-account", "migrations"),
             "SEO_REALTIME_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-realtime",
                                                         "migrations"),
+            "SEO_AGENT_MIGRATIONS_DIR": os.path.join(SOURCE_DIR, "svc-agent", "migrations"),
             # No test reaches the real PageSpeed API; those that call it
             # pass their fake (tests/fakes/fake_pagespeed.py) in `env`.
             "SEO_PAGESPEED_URL": "http://127.0.0.1:9",

@@ -29,6 +29,7 @@ class Ctx:
             "SEO_MIGRATIONS_DIR": os.path.join(h.SOURCE_DIR, "svc-account", "migrations"),
             "SEO_REALTIME_MIGRATIONS_DIR": os.path.join(h.SOURCE_DIR, "svc-realtime",
                                                         "migrations"),
+            "SEO_AGENT_MIGRATIONS_DIR": os.path.join(h.SOURCE_DIR, "svc-agent", "migrations"),
         })
         self.seoctl = os.path.join(h.BIN, "seoctl")
         if not os.path.exists(self.seoctl):

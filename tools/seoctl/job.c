@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent_store.h"
 #include "rt_store.h"
 #include "seo/clock.h"
 #include "seo/errors.h"
@@ -26,6 +27,7 @@ static const struct {
 } owners[] = {
 	{acct_jobs, &acct_n_jobs, &acct_migrations},
 	{rt_jobs, &rt_n_jobs, &rt_migrations},
+	{agent_jobs, &agent_n_jobs, &agent_migrations},
 };
 
 #define N_OWNERS (sizeof(owners) / sizeof(owners[0]))

@@ -1,0 +1,30 @@
+/*
+ * agent_store.h: what of svc-agent's PostgreSQL state others may run
+ * (library agent_store, without the service's network stack): its
+ * migration set, its periodic jobs, and the operator's commands of
+ * `seoctl` that stand in for the web app.
+ */
+#ifndef AGENT_STORE_H
+#define AGENT_STORE_H
+
+#include <stddef.h>
+
+#include "seo/job.h"
+#include "seo/mail.h"
+#include "seo/pg.h"
+
+/* agent_NNN_name.sql in svc-agent/migrations, or SEO_AGENT_MIGRATIONS_DIR
+ * (seo/pg.h). */
+extern const seo_pg_set agent_migrations;
+
+/* The jobs of the contract's `seoctl job run` that svc-agent owns
+ * (seo/job.h). */
+extern const seo_job agent_jobs[];
+extern const size_t agent_n_jobs;
+
+/* svc-agent's outbox (the agent_outbox table): outreach mail, queued by
+ * approved proposals' runs and sent by the mailer svc-agent runs
+ * (seo/mail.h). */
+extern const seo_outbox agent_outbox;
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * agent_int.h: what the parts of svc-agent share: the service's state, a
+ * call's caller, errors, the database and the workspace's websites. Each
+ * part (proposals, indexnow, outreach, tasks, activity, report) has its
+ * own .c files and, where others call it, its own header beside them.
+ */
+#ifndef AGENT_INT_H
+#define AGENT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "agent.h"
+#include "agent_store.h"
+#include "seo/arena.h"
+#include "seo/fetch_config.h"
+#include "seo/pg_pool.h"
+#include "seo/pg_stmt.h"
+#include "seo/rpc.h"
+#include "seo/rpc_peer.h"
+
+struct agent_svc {
+	seo_pg_pool *pool;
+	rpc_peer *account;
+	const seo_fetch_config *fetch; /* the caller's */
+};
+
+/* Who a call acts for: the identity the gateway sent (borrowed from the
+ * call's metadata, valid for the call). `ctx` is NULL for work of the
+ * service's own (jobs, the proposal worker), which fills the ids itself. */
+typedef struct agent_call {
+	agent_svc *svc;
+	rpc_ctx *ctx;
+	seo_arena *arena;
+	const char *workspace_id;
+	const char *user_id;
+	const char *key_id;
+	const char *role;
+	const char *service_client; /* X-Service-Client, or NULL */
+} agent_call;
+
+/*
+ * The caller of `ctx` into *out. Returns 0, or fails the call (as
+ * rpc_ctx_fail(), -1) when the gateway sent no workspace: every agent
+ * route is keyed.
+ */
+int agent__call_of(rpc_ctx *ctx, agent_call *out);
+
+/* A public error: a code of seo/errors.h and a message for the client. */
+typedef struct agent_err {
+	const char *code;
+	char message[256];
+} agent_err;
+
+/* Sets *err and returns `rc`. */
+int agent__err(agent_err *err, int rc, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Fails `ctx` with *err (as rpc_ctx_fail(), -1). */
+int agent__fail(rpc_ctx *ctx, const agent_err *err);
+
+/* ---- the database ----------------------------------------------------------
+ * Each part declares its statements as its own static seo_pg_stmts table
+ * and runs them unprepared on a pooled connection (agent routes are not a
+ * hot path; no part's table limits another's). */
+
+/* Lends a connection (migrated). SEO_EDB (logged) when the database does
+ * not answer. Give it back with agent__db_put(). */
+int agent__db_get(agent_svc *s, seo_pg_conn **out);
+void agent__db_put(agent_svc *s, seo_pg_conn *c);
+
+/*
+ * Runs row `q` of `t` on `pg` with text parameters (NULL is SQL NULL).
+ * *res (may be NULL) is the result, the caller PQclear()s it. Returns 0,
+ * SEO_EEXIST on a unique violation, SEO_EDB (logged) otherwise.
+ */
+int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
+		   const char *const *params, PGresult **res);
+
+/* BEGIN / COMMIT (0 or SEO_EDB, logged) and ROLLBACK on `pg`. */
+int agent__db_begin(PGconn *pg);
+int agent__db_commit(PGconn *pg);
+void agent__db_rollback(PGconn *pg);
+
+/* A new id `prefix` + 24 url-safe random characters (CSPRNG), on
+ * `arena`. NULL when out of memory or randomness. */
+char *agent__new_id(seo_arena *arena, const char *prefix);
+
+/* ---- events (the specification's Events) ----------------------------------- */
+
+/* One activity row (agent_activity). `params` is a JSON object's text
+ * (NULL: {}); `visible` makes it client-visible now. */
+typedef struct agent_event {
+	const char *workspace_id;
+	const char *site_id;     /* NULL: workspace-wide */
+	const char *verb;        /* "indexnow.submitted" ... */
+	const char *params;
+	const char *agent_text;  /* NULL when none */
+	int visible;
+	int64_t occurred_at_ms;
+} agent_event;
+
+/* Records *e on `pg` (inside the caller's transaction, if any) under a new
+ * `act_` id, copied into `id_out` (at least 32 bytes) when not NULL.
+ * Returns 0, SEO_ENOMEM or SEO_EDB. */
+int agent__event_add(PGconn *pg, const agent_event *e, char *id_out);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * svc-agent's periodic jobs (agent_store.h): a row per job and part; the
+ * names are the contract's (`seoctl job run NAME`).
+ */
+#include "agent_store.h"
+#include "parts.h"
+
+#define HOUR (3600LL)
+#define DAY (24 * HOUR)
+
+const seo_job agent_jobs[] = {
+	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+};
+
+const size_t agent_n_jobs = sizeof(agent_jobs) / sizeof(agent_jobs[0]);

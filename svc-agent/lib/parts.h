@@ -1,0 +1,28 @@
+/*
+ * parts.h: the entry points of svc-agent's parts that the method table
+ * (service.c) and the job table (jobs.c) name. Each part adds its own
+ * lines here; its functions live in its own files.
+ */
+#ifndef AGENT_PARTS_H
+#define AGENT_PARTS_H
+
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "seo/rpc.h"
+
+/* ---- proposals (proposals.c) ---- */
+int agent__rpc_create_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
+			       ProtobufCMessage **resp);
+int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
+			      ProtobufCMessage **resp);
+int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
+			    ProtobufCMessage **resp);
+
+/* ---- events (events.c) ---- */
+/* "retention": activity rows past 400 days (seo/job.h). */
+int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			   char *err, size_t err_len);
+
+#endif
