@@ -7,10 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "seo/account/v1/account.pb-c.h"
 #include "seo/errors.h"
-
-#define LIST_SITES "/seo.account.v1.Account/ListSites"
 
 /* 1 when `host` is `site` or, with `subdomains`, a name under it. */
 static int owns(const char *site, const char *host, int subdomains)
@@ -26,21 +23,16 @@ static int owns(const char *site, const char *host, int subdomains)
 int agent_indexnow_site_of(const agent_call *call, const char *host,
 			   int subdomains, agent_site *out, agent_err *err)
 {
-	Seo__Account__V1__Empty req = SEO__ACCOUNT__V1__EMPTY__INIT;
-	const Seo__Account__V1__ListSitesResponse *sites;
+	Seo__Account__V1__ListSitesResponse *sites;
 	const Seo__Account__V1__Site *best = NULL;
 	rpc_result res;
-	int rc;
+	int rc = agent__sites(call, &sites, &res);
 
-	rc = rpc_peer_call(call->svc->account, call->ctx, LIST_SITES, &req.base,
-			   &seo__account__v1__list_sites_response__descriptor,
-			   call->arena, &res);
 	if (rc != 0)
 		return agent__err(err, rc, res.code != NULL ? res.code
 					   : "service_unavailable",
 				  "%s", res.message != NULL && res.message[0]
 					? res.message : "the websites cannot be read");
-	sites = (const void *)res.response;
 	for (size_t i = 0; i < sites->n_sites; i++) {
 		const Seo__Account__V1__Site *s = sites->sites[i];
 

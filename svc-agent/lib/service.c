@@ -82,6 +82,8 @@ const rpc_method agent_methods[] = {
 	 MSG(index_now_key), agent__rpc_indexnow_key},
 	{AGENT_PATH "SubmitIndexNow", MSG(submit_index_now_request),
 	 MSG(submit_index_now_response), agent__rpc_submit_indexnow},
+	{AGENT_PATH "GetClientReport", MSG(client_report_request),
+	 MSG(client_report_response), agent__rpc_client_report},
 };
 
 const size_t agent_n_methods = sizeof(agent_methods) / sizeof(agent_methods[0]);
