@@ -7,14 +7,20 @@ set with `seoctl job run freeze --at` (saved weeks never change, weeks
 without events stay live), and the retention of saved weeks.
 
 Events are written as the other parts of svc-agent write them: rows of
-agent_activity (visible or not, a verb, params)."""
+agent_activity (visible or not, a verb, params), and by those parts
+themselves (an IndexNow submission, against a local HTTPS site hosting the
+key file and a fake IndexNow upstream)."""
 
 import calendar
 import datetime
+import http.client
 import json
 import os
 import secrets
+import ssl
 import sys
+import tempfile
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -45,23 +51,54 @@ def this_monday():
     return today - datetime.timedelta(days=today.weekday())
 
 
+# The HTTPS test site's host, where IndexNow key files are put.
+INOW_HOST = "report.test"
+
+
 class Ctx:
     def __init__(self):
-        self.s = h.Stack("agent_report")
+        cert, key = h.tls_cert(tempfile.mkdtemp(prefix="seo-it-report-"), [INOW_HOST])
+        self.tls = h.Fake("site_server.py", "--tls", cert, key)
+        self.upstream = h.Fake("fake_indexnow.py")
+        try:
+            self.s = h.Stack("agent_report", env={
+                "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
+                "SEO_FETCH_CONNECT_TO": "%s:443:127.0.0.1:%d" % (INOW_HOST, self.tls.port),
+                "SEO_FETCH_CA_FILE": cert,
+                "SEO_INDEXNOW_URL": self.upstream.url + "/indexnow",
+            })
+        except BaseException:
+            self.tls.close()
+            self.upstream.close()
+            raise
 
     def close(self):
-        return self.s.close()
+        problem = self.s.close()
+        self.tls.close()
+        self.upstream.close()
+        return problem
+
+    def host_file(self, host, path, body):
+        """Puts `body` at https://host/path on the test site."""
+        conn = http.client.HTTPSConnection("127.0.0.1", self.tls.port, timeout=10,
+                                           context=ssl._create_unverified_context())
+        try:
+            conn.request("PUT", "/_hosted?" + urllib.parse.urlencode(
+                {"host": host, "path": path}), body=body.encode())
+            eq(conn.getresponse().status, 200, "hosted")
+        finally:
+            conn.close()
 
     def logs(self):
         return self.s.logs()
 
-    def workspace(self, sites=1):
+    def workspace(self, sites=1, hosts=None):
         """A new workspace (its own key: 60 requests a minute each) and
-        `sites` websites of it."""
+        `sites` websites of it (on `hosts` when given)."""
         w = self.s.workspace(credits=50)
+        hosts = hosts or ["site%d-%s.test" % (i, secrets.token_hex(4)) for i in range(sites)]
         w["sites"] = [self.s.seoctl("website", "add", "--workspace", w["workspace_id"],
-                                    "--host", "site%d-%s.test" % (i, secrets.token_hex(4)))
-                      ["site_id"] for i in range(sites)]
+                                    "--host", host)["site_id"] for host in hosts]
         return w
 
     def report(self, key, query):
@@ -227,6 +264,22 @@ def client_visible_events_only_oldest_first(c):
         check(r.returncode != 0, "share %s refused" % eid, r.stdout)
         eq(json_error(r.stderr), code, "error of %s" % eid)
     eq(len(c.ok(key, site, wk)["report"]["events"]), 6, "still six events")
+
+
+@test
+def indexnow_submissions_reach_the_report(c):
+    w = c.workspace(hosts=[INOW_HOST])
+    key, site = w["api_key"], w["sites"][0]
+    r = c.s.request("POST", "/v1/indexnow/key?domain=" + INOW_HOST, key=key)
+    eq(r.status, 201, "key: %r" % r)
+    c.host_file(INOW_HOST, "/%s.txt" % r.json()["key"], r.json()["key"])
+    r = c.s.request("POST", "/v1/indexnow", key=key, body={
+        "urls": ["https://%s/a" % INOW_HOST, "https://%s/b" % INOW_HOST]})
+    eq(r.status, 200, "submission: %r" % r)
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["verb"], e["params"], e["agent_text"]) for e in events],
+       [("indexnow.submitted", {"url_count": 2, "host": INOW_HOST}, None)], "the event")
+    check(events[0]["id"].startswith("act_"), "an act_ id", events[0]["id"])
 
 
 @test
