@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "agent_store.h"
+#include "seo/account/v1/account.pb-c.h"
 #include "seo/arena.h"
 #include "seo/fetch_config.h"
 #include "seo/pg_pool.h"
@@ -87,6 +88,36 @@ void agent__db_rollback(PGconn *pg);
 /* A new id `prefix` + 24 url-safe random characters (CSPRNG), on
  * `arena`. NULL when out of memory or randomness. */
 char *agent__new_id(seo_arena *arena, const char *prefix);
+
+/* ---- text from agents and people (clean.c) ---------------------------------- */
+
+/*
+ * `in` (NUL-terminated) without control characters and invisible ones
+ * (format characters, fillers, variation selectors, tags), line breaks and
+ * tabs read as spaces, without blanks at either end, cut to its first
+ * `max_chars` characters (code points); bytes that are not UTF-8 are
+ * dropped. *out is on `arena`, possibly "" (whether empty is allowed is
+ * the caller's rule). Returns 0 or SEO_ENOMEM.
+ */
+int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
+		      char **out);
+
+/* ---- the workspace's websites (sites.c) ------------------------------------- */
+
+/*
+ * The caller's active websites (Account/ListSites, through the call's
+ * identity) into *out, on the call's arena. Returns 0, or -1 after failing
+ * the call with svc-account's failure.
+ */
+int agent__sites(agent_call *c, Seo__Account__V1__ListSitesResponse **out);
+
+/*
+ * The caller's active website `site_id` into *out, NULL when it is none of
+ * them (absent, archived, another workspace's). Returns 0, or -1 after
+ * failing the call.
+ */
+int agent__site_of(agent_call *c, const char *site_id,
+		   const Seo__Account__V1__Site **out);
 
 /* ---- events (the specification's Events) ----------------------------------- */
 

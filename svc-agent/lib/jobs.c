@@ -10,6 +10,9 @@
 
 const seo_job agent_jobs[] = {
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+	/* tasks */
+	{"expire", "svc-agent", HOUR, 5 * 60, agent__task_expire},
+	{"retention", "svc-agent", DAY, 3 * HOUR + 25 * 60, agent__task_retention},
 };
 
 const size_t agent_n_jobs = sizeof(agent_jobs) / sizeof(agent_jobs[0]);

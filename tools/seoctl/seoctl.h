@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "seo/pg.h"
 
 /*
  * `seoctl job run NAME [--at TIME]`: runs every component's row of job
@@ -20,5 +21,20 @@
  */
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
+
+/*
+ * Applies the migrations of `set` not applied yet on `db`: a command
+ * working on a component's tables makes sure they exist. Fails with
+ * internal_error (directory not found, a migration failed).
+ */
+int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err);
+
+/* `seoctl task create --workspace W [--site S] --prompt TEXT [--origin
+ * ORIGIN]` -> {"task_id"}, and `seoctl task cancel --id T` -> {"task_id",
+ * "status"}: what a person does in the web app (task.c). */
+int seoctl_task_create(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
+int seoctl_task_cancel(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
 
 #endif
