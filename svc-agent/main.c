@@ -1,6 +1,6 @@
 /*
- * svc-agent: serves seo.agent.v1.Agent on SEO_AGENT_ADDR and runs its
- * periodic jobs.
+ * svc-agent: serves seo.agent.v1.Agent on SEO_AGENT_ADDR, sends the mail
+ * of its outbox (outreach) and runs its periodic jobs.
  */
 #include "agent.h"
 #include "agent_store.h"
@@ -8,6 +8,7 @@
 #include "seo/config.h"
 #include "seo/job.h"
 #include "seo/log.h"
+#include "seo/mail.h"
 #include "seo/pg.h"
 #include "seo/services.h"
 
@@ -23,8 +24,9 @@ int main(void)
 	const seo_service_def *self = seo_service_get(SEO_SVC_AGENT);
 	seo_fetch_config fetch;
 	agent_svc *svc = NULL;
+	seo_mailer *mailer = NULL;
 	seo_jobs *jobs = NULL;
-	int rc;
+	int rc = 1;
 
 	seo_config_init();
 	seo_log_init(self->process);
@@ -39,15 +41,19 @@ int main(void)
 	}
 	if (agent_svc_db_check(svc) != 0)
 		log_warn("the database does not answer yet; calls fail until it does");
+	if (seo_mailer_start(seo_pg_url(), &agent_outbox, &mailer) != 0) {
+		log_error("cannot start the mailer");
+		goto out;
+	}
 	if (seo_jobs_start(seo_pg_url(), agent_jobs, agent_n_jobs, &jobs) != 0) {
 		log_error("cannot start the job scheduler");
-		agent_svc_free(svc);
-		seo_fetch_config_clear(&fetch);
-		return 1;
+		goto out;
 	}
 	rc = rpc_service_main(self->process, seo_service_addr(SEO_SVC_AGENT),
 			      agent_methods, agent_n_methods, svc, WORKERS, NULL);
+out:
 	seo_jobs_stop(jobs);
+	seo_mailer_stop(mailer);
 	agent_svc_free(svc);
 	seo_fetch_config_clear(&fetch);
 	return rc;

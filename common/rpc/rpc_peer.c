@@ -51,27 +51,14 @@ int rpc_peer_open(seo_service self, seo_service to, rpc_peer **out)
 	return 0;
 }
 
-int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
-		  ProtobufCMessage *req,
-		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
-		  rpc_result *res)
+/* Calls with `n` entries of `meta` and `timeout` ms (logged on failure). */
+static int call(rpc_peer *peer, const char *path, ProtobufCMessage *req,
+		const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
+		const rpc_meta *meta, size_t n, int64_t timeout,
+		rpc_result *res)
 {
-	rpc_meta meta[N_PROPAGATED];
-	size_t n = 0;
-	int64_t timeout = seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
 	int rc;
 
-	if (ctx != NULL) {
-		int64_t deadline = rpc_ctx_deadline(ctx);
-
-		for (size_t i = 0; i < N_PROPAGATED; i++) {
-			const char *v = rpc_ctx_meta(ctx, propagated[i]);
-			if (v != NULL)
-				meta[n++] = (rpc_meta){propagated[i], v};
-		}
-		if (deadline != 0)
-			timeout = deadline - seo_mono_ms();
-	}
 	if (timeout <= 0) {
 		memset(res, 0, sizeof(*res));
 		res->grpc_status = SEO_GRPC_DEADLINE_EXCEEDED;
@@ -86,6 +73,47 @@ int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
 			 path, seo_grpc_status_name(res->grpc_status),
 			 res->message);
 	return rc;
+}
+
+int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
+		  ProtobufCMessage *req,
+		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
+		  rpc_result *res)
+{
+	rpc_meta meta[N_PROPAGATED];
+	size_t n = 0;
+	int64_t timeout = seo_config_num(SEO_CFG_RPC_TIMEOUT_MS);
+
+	if (ctx != NULL) {
+		int64_t deadline = rpc_ctx_deadline(ctx);
+
+		for (size_t i = 0; i < N_PROPAGATED; i++) {
+			const char *v = rpc_ctx_meta(ctx, propagated[i]);
+			if (v != NULL)
+				meta[n++] = (rpc_meta){propagated[i], v};
+		}
+		if (deadline != 0)
+			timeout = deadline - seo_mono_ms();
+	}
+	return call(peer, path, req, resp_desc, arena, meta, n, timeout, res);
+}
+
+int rpc_peer_call_as(rpc_peer *peer, const rpc_identity *who,
+		     const char *path, ProtobufCMessage *req,
+		     const ProtobufCMessageDescriptor *resp_desc,
+		     seo_arena *arena, rpc_result *res)
+{
+	const char *values[N_PROPAGATED] = {who->request_id, who->workspace_id,
+					    who->user_id, who->key_id,
+					    who->role};
+	rpc_meta meta[N_PROPAGATED];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N_PROPAGATED; i++)
+		if (values[i] != NULL)
+			meta[n++] = (rpc_meta){propagated[i], values[i]};
+	return call(peer, path, req, resp_desc, arena, meta, n,
+		    seo_config_num(SEO_CFG_RPC_TIMEOUT_MS), res);
 }
 
 int rpc_peer_fail(rpc_ctx *ctx, const rpc_result *res)

@@ -185,6 +185,26 @@ static void test_call_carries_the_caller(void)
 	seo_arena_free(arena);
 }
 
+/* Work of the service's own: the identity given goes along (the unset
+ * key id does not), with SEO_RPC_TIMEOUT_MS (more than the 5 s the
+ * back calls a deadline). */
+static void test_call_as_carries_the_identity(void)
+{
+	seo_arena *arena = seo_arena_new(4096);
+	Msg req = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+	rpc_identity who = {.request_id = "r2", .workspace_id = "w2",
+			    .user_id = "u2", .role = "member"};
+	rpc_result res;
+
+	CU_ASSERT_FATAL(arena != NULL);
+	req.service = "hi";
+	CU_ASSERT_FATAL(rpc_peer_call_as(peer, &who, "/t.Back/Back", &req.base,
+					 MSG_DESC, arena, &res) == 0);
+	CU_ASSERT_STRING_EQUAL(((Msg *)res.response)->service,
+			       "r2|w2|u2|-|member|-|no-deadline");
+	seo_arena_free(arena);
+}
+
 static void test_peer_failure_passes_on(void)
 {
 	seo_arena *arena = seo_arena_new(4096);
@@ -256,6 +276,7 @@ int main(void)
 	CU_add_test(s, "open follows the registry", test_open_follows_the_registry);
 	s = CU_add_suite("rpc_peer calls", calls_init, calls_clean);
 	CU_add_test(s, "a call carries the caller", test_call_carries_the_caller);
+	CU_add_test(s, "a call as an identity", test_call_as_carries_the_identity);
 	CU_add_test(s, "a peer's failure passes on", test_peer_failure_passes_on);
 	/* last: it stops the back */
 	CU_add_test(s, "an absent peer", test_absent_peer);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "seo/job.h"
+#include "seo/mail.h"
 #include "seo/pg.h"
 
 /* agent_NNN_name.sql in svc-agent/migrations, or SEO_AGENT_MIGRATIONS_DIR
@@ -20,6 +21,11 @@ extern const seo_pg_set agent_migrations;
  * (seo/job.h). */
 extern const seo_job agent_jobs[];
 extern const size_t agent_n_jobs;
+
+/* svc-agent's outbox (the agent_outbox table): outreach mail, queued by
+ * approved proposals' runs and sent by the mailer svc-agent runs
+ * (seo/mail.h). */
+extern const seo_outbox agent_outbox;
 
 /* ---- agent tasks (seoctl task create, task cancel) -------------------------- */
 

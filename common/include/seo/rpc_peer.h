@@ -47,6 +47,27 @@ int rpc_peer_call(rpc_peer *peer, rpc_ctx *ctx, const char *path,
 		  const ProtobufCMessageDescriptor *resp_desc, seo_arena *arena,
 		  rpc_result *res);
 
+/* An identity a service acts for outside any call of its own (a worker
+ * running what a person decided earlier): the metadata a handler's call
+ * would carry. Strings are the caller's; NULL fields are not sent. */
+typedef struct rpc_identity {
+	const char *request_id;   /* x-request-id */
+	const char *workspace_id; /* seo-workspace-id */
+	const char *user_id;      /* seo-user-id */
+	const char *key_id;       /* seo-key-id */
+	const char *role;         /* seo-role */
+} rpc_identity;
+
+/*
+ * As rpc_peer_call(), for work of the service's own done on behalf of
+ * `who` (not NULL): its fields go as the call's metadata, and the call
+ * has SEO_RPC_TIMEOUT_MS. Returns as rpc_peer_call().
+ */
+int rpc_peer_call_as(rpc_peer *peer, const rpc_identity *who,
+		     const char *path, ProtobufCMessage *req,
+		     const ProtobufCMessageDescriptor *resp_desc,
+		     seo_arena *arena, rpc_result *res);
+
 /*
  * Fails the handler's call with the peer's failure in `res`: its public
  * code, message and extra fields when it gave a code of seo/errors.h, else
