@@ -290,7 +290,9 @@ int agent__rpc_log_activity(rpc_ctx *ctx, const ProtobufCMessage *req,
 	ActivityNote *note;
 	agent_call call;
 	agent_err err;
+	rpc_result res;
 	char *summary;
+	int rc;
 
 	if (agent__call_of(ctx, &call) != 0)
 		return -1;
@@ -300,12 +302,13 @@ int agent__rpc_log_activity(rpc_ctx *ctx, const ProtobufCMessage *req,
 		return agent__fail(ctx, &err);
 	n.summary = summary;
 	if (in->site_id != NULL) {
-		if (agent__site_of(&call, in->site_id, &site) != 0)
-			return -1;
-		if (site == NULL)
+		rc = agent__site_find(&call, in->site_id, &site, &res);
+		if (rc == SEO_ENOTFOUND)
 			return rpc_ctx_fail(ctx, BAD,
 					    "site_id is not an active website "
 					    "of this workspace");
+		if (rc != 0)
+			return rpc_peer_fail(ctx, &res);
 	}
 	note = seo_arena_alloc(call.arena, sizeof(*note));
 	if (note == NULL)

@@ -80,6 +80,15 @@ void agent__db_put(agent_svc *s, seo_pg_conn *c);
 int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 		   const char *const *params, PGresult **res);
 
+/*
+ * Runs row `q` of `t`, a statement whose one parameter $1 is an instant
+ * (Unix ms; a DELETE or UPDATE of the rows before it, say), with `ms` on
+ * `pg`, and counts the rows it changed into *done. Returns 0 or SEO_EDB
+ * (logged).
+ */
+int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
+		       int64_t *done);
+
 /* BEGIN / COMMIT (0 or SEO_EDB, logged) and ROLLBACK on `pg`. */
 int agent__db_begin(PGconn *pg);
 int agent__db_commit(PGconn *pg);
@@ -105,19 +114,21 @@ int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
 /* ---- the workspace's websites (sites.c) ------------------------------------- */
 
 /*
- * The caller's active websites (Account/ListSites, through the call's
- * identity) into *out, on the call's arena. Returns 0, or -1 after failing
- * the call with svc-account's failure.
+ * The caller's active websites with their policies (Account/ListSites on
+ * behalf of c->ctx, which must not be NULL) into *out, on c->arena.
+ * Returns 0, or SEO_EUPSTREAM/SEO_ETIMEDOUT/SEO_EIO with *res holding the
+ * peer's failure for rpc_peer_fail().
  */
-int agent__sites(agent_call *c, Seo__Account__V1__ListSitesResponse **out);
+int agent__sites(const agent_call *c, Seo__Account__V1__ListSitesResponse **out,
+		 rpc_result *res);
 
 /*
- * The caller's active website `site_id` into *out, NULL when it is none of
- * them (absent, archived, another workspace's). Returns 0, or -1 after
- * failing the call.
+ * The caller's website `site_id` into *out (on c->arena): SEO_ENOTFOUND
+ * when the workspace has no such active website (another workspace's
+ * included), else as agent__sites().
  */
-int agent__site_of(agent_call *c, const char *site_id,
-		   const Seo__Account__V1__Site **out);
+int agent__site_find(const agent_call *c, const char *site_id,
+		     const Seo__Account__V1__Site **out, rpc_result *res);
 
 /* ---- events (the specification's Events) ----------------------------------- */
 

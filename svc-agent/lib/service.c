@@ -86,6 +86,8 @@ const rpc_method agent_methods[] = {
 	 MSG(agent_task_response), agent__rpc_complete_agent_task},
 	{AGENT_PATH "LogActivity", MSG(log_activity_request),
 	 MSG(activity_note), agent__rpc_log_activity},
+	{AGENT_PATH "GetClientReport", MSG(client_report_request),
+	 MSG(client_report_response), agent__rpc_client_report},
 };
 
 const size_t agent_n_methods = sizeof(agent_methods) / sizeof(agent_methods[0]);

@@ -138,6 +138,7 @@ int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
 	Seo__Agent__V1__ListAgentTasksResponse *out;
 	const Seo__Account__V1__Site *site = NULL;
 	const char *statuses = filters[0].statuses;
+	rpc_result res;
 	char now[24], limit[8];
 	const char *params[5];
 	seo_pg_conn *c;
@@ -151,12 +152,13 @@ int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
 		if (strcmp(in->status, filters[i].name) == 0)
 			statuses = filters[i].statuses;
 	if (in->site_id != NULL) {
-		if (agent__site_of(&call, in->site_id, &site) != 0)
-			return -1;
-		if (site == NULL)
+		rc = agent__site_find(&call, in->site_id, &site, &res);
+		if (rc == SEO_ENOTFOUND)
 			return rpc_ctx_fail(ctx, "site_not_found",
 					    "no website %s in this workspace",
 					    in->site_id);
+		if (rc != 0)
+			return rpc_peer_fail(ctx, &res);
 	}
 	snprintf(now, sizeof(now), "%" PRId64, seo_now_ms());
 	params[0] = call.workspace_id;

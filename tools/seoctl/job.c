@@ -62,7 +62,7 @@ static int has_row(size_t o, const char *name)
 	return 0;
 }
 
-int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err)
+int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err)
 {
 	char dir[PATH_MAX];
 	int applied;
@@ -103,7 +103,8 @@ int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 	for (size_t o = 0; o < N_OWNERS && rc == 0; o++) {
 		if (!has_row(o, name))
 			continue;
-		rc = seoctl_migrate(db, owners[o].migrations, err);
+		/* the jobs of owner `o` need its tables */
+		rc = seoctl_migrate_set(db, owners[o].migrations, err);
 		for (size_t i = 0; i < *owners[o].n && rc == 0; i++) {
 			const seo_job *job = &owners[o].jobs[i];
 

@@ -22,12 +22,18 @@
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
 
+/* Applies the migrations of `set` on `db`: 0, or fails with
+ * internal_error (the directory not found, a migration failed). */
+int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err);
+
 /*
- * Applies the migrations of `set` not applied yet on `db`: a command
- * working on a component's tables makes sure they exist. Fails with
- * internal_error (directory not found, a migration failed).
+ * `seoctl activity share --id ID`: shares agent note or task summary `id`
+ * with the client (agent_store.h) after applying svc-agent's migrations,
+ * and adds "id", "verb" and "shared" (true) to `out`. Fails with
+ * activity_not_found for an unknown id, not_shareable for another row.
  */
-int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err);
+int seoctl_activity_share(PGconn *db, const char *id, json_t *out,
+			  acct_err *err);
 
 /* `seoctl task create --workspace W [--site S] --prompt TEXT [--origin
  * ORIGIN]` -> {"task_id"}, and `seoctl task cancel --id T` -> {"task_id",

@@ -24,7 +24,7 @@ int seoctl_task_create(PGconn *db, const char *const *v, json_t *out,
 	agent_task_spec spec = {v[0], v[1], NULL, v[2], v[3]};
 	char host[ACCT_HOST_LEN], id[AGENT_TASK_ID_LEN], msg[256];
 	const char *code;
-	int rc = seoctl_migrate(db, &agent_migrations, err);
+	int rc = seoctl_migrate_set(db, &agent_migrations, err);
 
 	if (rc == 0)
 		rc = acct_website_host(db, spec.workspace_id, spec.site_id, host,
@@ -44,7 +44,7 @@ int seoctl_task_cancel(PGconn *db, const char *const *v, json_t *out,
 {
 	char msg[256];
 	const char *code;
-	int rc = seoctl_migrate(db, &agent_migrations, err);
+	int rc = seoctl_migrate_set(db, &agent_migrations, err);
 
 	if (rc != 0)
 		return rc;
