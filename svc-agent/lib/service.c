@@ -86,6 +86,10 @@ const rpc_method agent_methods[] = {
 	 MSG(agent_task_response), agent__rpc_complete_agent_task},
 	{AGENT_PATH "LogActivity", MSG(log_activity_request),
 	 MSG(activity_note), agent__rpc_log_activity},
+	{AGENT_PATH "CreateIndexNowKey", MSG(index_now_key_request),
+	 MSG(index_now_key), agent__rpc_indexnow_key},
+	{AGENT_PATH "SubmitIndexNow", MSG(submit_index_now_request),
+	 MSG(submit_index_now_response), agent__rpc_submit_indexnow},
 	{AGENT_PATH "GetClientReport", MSG(client_report_request),
 	 MSG(client_report_response), agent__rpc_client_report},
 };
