@@ -644,6 +644,29 @@ static void test_json_checkout(void)
 	CU_ASSERT_EQUAL(err.http_status, 400);
 }
 
+/* A route naming the code of a body that is not a JSON object. */
+static void test_json_body_code(void)
+{
+	gw_route r = routes[R_CHECKOUT];
+	ProtobufCMessage *m;
+	static const char *const bodies[] = {"[1]", "\"x\"", "{\"credits\": 1"};
+
+	r.in.body_code = "invalid_activity_input";
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", bodies[i],
+						       strlen(bodies[i]), NULL,
+						       arena, &m, &err),
+				SEO_EINVAL);
+		CU_ASSERT_STRING_EQUAL(err.code, "invalid_activity_input");
+		CU_ASSERT_EQUAL(err.http_status, 400);
+	}
+	/* Other faults keep their codes. */
+	CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", "{}", 2, NULL,
+					       arena, &m, &err),
+			SEO_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.code, "invalid_credits");
+}
+
 static void test_json_types(void)
 {
 	Seo__Test__V1__AllTypes *t;
@@ -1601,6 +1624,9 @@ static void test_route_check(void)
 	r.in.strict_code = "nope";
 	check_fails(&r, "unknown code nope");
 	r = routes[R_CHECKOUT];
+	r.in.body_code = "nope";
+	check_fails(&r, "unknown code nope");
+	r = routes[R_CHECKOUT];
 	r.in.kind = GW_IN_RAW;
 	check_fails(&r, "raw input needs payload bytes");
 	r.in.message = ACCT(payment_webhook_response);
@@ -2317,6 +2343,7 @@ int main(void)
 	    CU_add_test(s, "domain rule", test_domain_rule) == NULL ||
 	    CU_add_test(s, "query types", test_query_types) == NULL ||
 	    CU_add_test(s, "json checkout", test_json_checkout) == NULL ||
+	    CU_add_test(s, "json body code", test_json_body_code) == NULL ||
 	    CU_add_test(s, "json types", test_json_types) == NULL ||
 	    CU_add_test(s, "path and raw", test_path_and_raw) == NULL ||
 	    CU_add_test(s, "error message cut", test_error_message_cut) == NULL ||
