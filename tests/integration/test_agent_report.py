@@ -2,7 +2,8 @@
 report, Client report week and Events): the input rules, other workspaces'
 websites, a new website's empty report, the 28-day windows, client-visible
 events only and oldest first, notes and task summaries private until shared
-(`seoctl activity share`), at most 500 events, the freeze job at instants
+(`seoctl activity share`, for notes and summaries written through their
+routes too), at most 500 events, the freeze job at instants
 set with `seoctl job run freeze --at` (saved weeks never change, weeks
 without events stay live), and the retention of saved weeks.
 
@@ -280,6 +281,47 @@ def indexnow_submissions_reach_the_report(c):
     eq([(e["verb"], e["params"], e["agent_text"]) for e in events],
        [("indexnow.submitted", {"url_count": 2, "host": INOW_HOST}, None)], "the event")
     check(events[0]["id"].startswith("act_"), "an act_ id", events[0]["id"])
+
+
+@test
+def notes_and_summaries_private_until_shared(c):
+    # written through their routes: POST /v1/activity, a task completed
+    w = c.workspace()
+    key, site = w["api_key"], w["sites"][0]
+    r = c.s.request("POST", "/v1/activity", key=key,
+                    body={"summary": "checked the titles", "site_id": site})
+    eq(r.status, 200, "note: %r" % r)
+    note = r.json()["id"]
+    r = c.s.request("POST", "/v1/activity", key=key, body={"summary": "workspace-wide"})
+    eq(r.status, 200, "note without a website: %r" % r)
+    loose = r.json()["id"]
+    task = c.s.seoctl("task", "create", "--workspace", w["workspace_id"], "--site", site,
+                      "--prompt", "fix the titles")["task_id"]
+    r = c.s.request("POST", "/v1/agent-tasks/%s/complete" % task, key=key,
+                    body={"summary": "fixed 3 titles"})
+    eq(r.status, 200, "complete: %r" % r)
+    eq(c.ok(key, site)["report"]["events"], [], "private")
+
+    eq(c.share(note), {"id": note, "verb": "agent.note", "shared": True}, "note shared")
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["id"], e["verb"], e["agent_text"], e["params"]) for e in events],
+       [(note, "agent.note", "checked the titles", {})], "the note")
+    # a task's summary is shared by the task's id
+    shared = c.share(task)
+    eq((shared["verb"], shared["shared"]), ("task.completed", True), "summary shared")
+    check(shared["id"].startswith("act_"), "the activity's id", shared)
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["id"], e["verb"], e["agent_text"]) for e in events],
+       [(note, "agent.note", "checked the titles"),
+        (shared["id"], "task.completed", "fixed 3 titles")], "note and summary")
+    # shared or not, a note without a website is in no website's report
+    c.share(loose)
+    eq(len(c.ok(key, site)["report"]["events"]), 2, "the workspace-wide note")
+    # an open task has no summary to share
+    open_task = c.s.seoctl("task", "create", "--workspace", w["workspace_id"], "--site", site,
+                           "--prompt", "later")["task_id"]
+    eq(json_error(c.share(open_task, expect_ok=False).stderr), "activity_not_found",
+       "an open task")
 
 
 @test
