@@ -784,6 +784,11 @@ static int decode_path(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	return 0;
 }
 
+static const char *body_code(const gw_route *route)
+{
+	return route->in.body_code != NULL ? route->in.body_code : "invalid_json";
+}
+
 static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		       const char *body, size_t body_len, json_t **root)
 {
@@ -798,14 +803,15 @@ static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	if (nomem)
 		return oom(d->err);
 	if (*root == NULL)
-		return fail(d->err, "invalid_json",
+		return fail(d->err, body_code(d->route),
 			    "body is not valid json (line %d, column %d): %s",
 			    jerr.line, jerr.column,
 			    seo_utf8_prefix(jerr.text, strlen(jerr.text)) ==
 					    strlen(jerr.text)
 				    ? jerr.text : "malformed text");
 	if (!json_is_object(*root))
-		return fail(d->err, "invalid_json", "body must be a json object");
+		return fail(d->err, body_code(d->route),
+			    "body must be a json object");
 	return decode_object(d, msg, *root, seen);
 }
 
@@ -1071,9 +1077,29 @@ out:
 
 /* ---- encoding ---------------------------------------------------------- */
 
-json_t *gw_json_encode_message(const ProtobufCMessage *msg)
+int gw_json_write_answer(const ProtobufCMessage *msg, const char *hide,
+			 const gw_json_member *extra, size_t n_extra,
+			 char **text, size_t *len)
 {
-	return seo_pbjson_encode(msg, seo_proto_nullable);
+	seo_jw w = SEO_JW_INIT;
+	size_t n = 0, i;
+
+	seo_jw_char(&w, '{');
+	if (seo_pbjson_write_members(&w, msg, seo_proto_nullable, hide, &n) != 0) {
+		seo_jw_free(&w);
+		return SEO_ENOMEM;
+	}
+	for (i = 0; i < n_extra; i++, n++) {
+		if (n > 0)
+			seo_jw_char(&w, ',');
+		seo_jw_char(&w, '"');
+		seo_jw_raw(&w, extra[i].name, strlen(extra[i].name));
+		seo_jw_raw(&w, "\":", 2);
+		seo_jw_int(&w, extra[i].value);
+	}
+	seo_jw_char(&w, '}');
+	*text = seo_jw_finish(&w, len);
+	return *text != NULL ? 0 : SEO_ENOMEM;
 }
 
 /* ---- reading fields back ----------------------------------------------- */

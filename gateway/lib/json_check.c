@@ -217,6 +217,14 @@ static int check_output(const gw_route *route, char *why, size_t n)
 	if (check_headers(route, "output", out->headers, own_headers, why,
 			  n) != 0)
 		return SEO_EINVAL;
+	/* gw_json_write_answer() appends them: a field of that name would
+	 * be written twice */
+	if (route->bill.envelope && out->message != NULL &&
+	    (field(out->message, "credits_used") != NULL ||
+	     field(out->message, "credits_remaining") != NULL))
+		return bad(why, n, "%s %s: an envelope's output has its own "
+			   "credits_used or credits_remaining", route->method,
+			   route->pattern);
 	if (out->kind != GW_OUT_BYTES)
 		return 0;
 	f = field(out->message, out->body_field);
@@ -303,6 +311,8 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 			   route->pattern, route->bill.cost);
 	if (route->in.strict_code != NULL && seo_error_lookup(route->in.strict_code) == NULL)
 		return bad(why, why_len, "unknown code %s", route->in.strict_code);
+	if (route->in.body_code != NULL && seo_error_lookup(route->in.body_code) == NULL)
+		return bad(why, why_len, "unknown code %s", route->in.body_code);
 	for (i = 0; route->errors != NULL && route->errors[i] != NULL; i++)
 		if (seo_error_lookup(route->errors[i]) == NULL)
 			return bad(why, why_len, "unknown code %s", route->errors[i]);

@@ -18,6 +18,8 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "access_log.h"
+#include "answer_cache.h"
 #include "authfail.h"
 #include "keys.h"
 #include "settle.h"
@@ -61,6 +63,7 @@ struct gw_gateway {
 	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
 	const char *metrics_token; /* "": /metrics is refused */
 	gw_authfail *authfail; /* failed authentications per address */
+	gw_answer_cache *answers; /* the answers kept in memory */
 	char id_prefix[9];
 	unsigned long long id_counter;
 	/* Idempotency keys of billed calls: never the client's X-Request-Id,
@@ -164,6 +167,10 @@ static void respond(gw_call *c, int status, const char *ctype,
 	memcpy(h + n, c->answer_headers,
 	       c->n_answer_headers * sizeof(*c->answer_headers));
 	n += c->n_answer_headers;
+	/* A service's success on a route whose answer is kept. */
+	if (c->output != NULL && status == c->route->out.status)
+		gw__answer_cache_put(c->gw->answers, c->route, status, body, len,
+				     seo_mono_ms());
 	/* The request is released by gw_http_respond(): log first. */
 	call_log(c, status, len);
 	gw_http_respond(c->req, status, h, n, body, len);
@@ -244,30 +251,27 @@ static void respond_rpc_error(gw_call *c, const rpc_result *res)
 static void call_log(gw_call *c, int status, size_t len)
 {
 	int64_t us = seo_mono_us() - c->start_us;
-	json_t *line;
+	seo_jw w = SEO_JW_INIT;
 	char *text;
 
 	gw_metrics_observe(c->gw->metrics, c->route, status, us);
 	if (seo_log_min_level <= SEO_LOG_INFO) {
-		line = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:s?, s:s?}",
-				 "ts", (json_int_t)seo_now_ms(),
-				 "request_id", c->request_id,
-				 "method", gw_http_method(c->req),
-				 "path", gw_http_path(c->req),
-				 "route", c->route ? c->route->pattern : "",
-				 "status", status,
-				 "duration_ms", (double)us / 1000.0,
-				 "bytes", (json_int_t)len,
-				 "credits", (json_int_t)(c->charged - c->refunded),
-				 "workspace_id", c->workspace_id,
-				 "key_id", c->key_id);
-		if (line != NULL) {
-			text = json_dumps(line, JSON_COMPACT);
-			if (text != NULL)
-				seo_log_raw_line(text);
-			free(text);
-			json_decref(line);
-		}
+		gw__access_line(&w, &(gw_access){
+			.ts_ms = seo_now_ms(),
+			.request_id = c->request_id,
+			.method = gw_http_method(c->req),
+			.path = gw_http_path(c->req),
+			.route = c->route ? c->route->pattern : "",
+			.status = status,
+			.duration_us = us,
+			.bytes = (long long)len,
+			.credits = c->charged - c->refunded,
+			.workspace_id = c->workspace_id,
+			.key_id = c->key_id});
+		text = seo_jw_finish(&w, NULL);
+		if (text != NULL)
+			seo_log_raw_line(text);
+		free(text);
 	}
 }
 
@@ -336,27 +340,30 @@ static void answer_bytes(gw_call *c, int status)
 static void answer_success(gw_call *c)
 {
 	int status = c->status != 0 ? c->status : c->route->out.status;
-	json_t *obj;
+	const gw_bill_stage *bill = &c->route->bill;
+	gw_json_member env[2];
+	size_t n_env = 0, len;
+	char *text;
 
 	if (c->route->out.kind == GW_OUT_BYTES) {
 		answer_bytes(c, status);
 		return;
 	}
-	obj = gw_json_encode_message(c->output);
-	if (obj == NULL) {
+	if (bill->envelope) {
+		env[n_env++] = (gw_json_member){"credits_used",
+						c->charged - c->refunded};
+		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
+			env[n_env++] = (gw_json_member){"credits_remaining",
+							c->credits_remaining};
+	}
+	if (gw_json_write_answer(c->output,
+				 bill->hide_billed ? bill->billed_field : NULL,
+				 env, n_env, &text, &len) != 0) {
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
-	if (c->route->bill.hide_billed)
-		json_object_del(obj, c->route->bill.billed_field);
-	if (c->route->bill.envelope) {
-		json_object_set_new(obj, "credits_used",
-				    json_integer(c->charged - c->refunded));
-		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
-			json_object_set_new(obj, "credits_remaining",
-					    json_integer(c->credits_remaining));
-	}
-	respond_json(c, status, obj);
+	respond(c, status, "application/json", text, len);
+	free(text);
 }
 
 /* What the call finally costs by its answer: per item or billed after,
@@ -984,6 +991,16 @@ static void on_request(gw_http_req *req, void *ud)
 		serve_builtin(c);
 		return;
 	}
+	{
+		const gw_cached_answer *kept = gw__answer_cache_get(
+			gw->answers, c->route, seo_mono_ms());
+
+		if (kept != NULL) {
+			respond(c, kept->status, "application/json", kept->body,
+				kept->len);
+			return;
+		}
+	}
 
 	body = gw_http_body(req, &body_len);
 	if (gw_json_decode_request(c->route, c->params, c->n_params,
@@ -1067,7 +1084,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	gw->routes = gw_routes(&gw->n_routes);
 	for (size_t i = 0; i < gw->n_routes; i++) {
 		char why[256];
-		if (gw_json_route_check(&gw->routes[i], why, sizeof(why)) != 0) {
+		if (gw_json_route_check(&gw->routes[i], why, sizeof(why)) != 0 ||
+		    gw__answer_cache_check(&gw->routes[i], why, sizeof(why)) != 0) {
 			log_error("route %s %s: %s", gw->routes[i].method,
 				  gw->routes[i].pattern, why);
 			rc = SEO_EINVAL;
@@ -1089,6 +1107,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	}
 	gw->metrics = gw_metrics_new(gw->routes, gw->n_routes);
 	if (gw->metrics == NULL ||
+	    gw__answer_cache_new(gw->routes, gw->n_routes, &gw->answers) != 0 ||
 	    gw__authfail_new(cfg->auth_failures_per_min, &gw->authfail) != 0 ||
 	    gw__settler_new(base, &gw->clients[GW_SVC_ACCOUNT],
 			    gw->rpc_timeout_ms, &gw->settler) != 0) {
@@ -1217,6 +1236,7 @@ void gw_gateway_free(gw_gateway *gw)
 	gw_metrics_free(gw->metrics);
 	gw__proxies_free(gw->proxies);
 	gw__authfail_free(gw->authfail);
+	gw__answer_cache_free(gw->answers);
 	free(gw->openapi);
 	free(gw);
 }

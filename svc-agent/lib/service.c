@@ -78,6 +78,20 @@ const rpc_method agent_methods[] = {
 	 MSG(list_proposals_response), agent__rpc_list_proposals},
 	{AGENT_PATH "GetProposal", MSG(get_proposal_request),
 	 MSG(get_proposal_response), agent__rpc_get_proposal},
+	{AGENT_PATH "ListAgentTasks", MSG(list_agent_tasks_request),
+	 MSG(list_agent_tasks_response), agent__rpc_list_agent_tasks},
+	{AGENT_PATH "ClaimAgentTask", MSG(claim_agent_task_request),
+	 MSG(agent_task_response), agent__rpc_claim_agent_task},
+	{AGENT_PATH "CompleteAgentTask", MSG(complete_agent_task_request),
+	 MSG(agent_task_response), agent__rpc_complete_agent_task},
+	{AGENT_PATH "LogActivity", MSG(log_activity_request),
+	 MSG(activity_note), agent__rpc_log_activity},
+	{AGENT_PATH "CreateIndexNowKey", MSG(index_now_key_request),
+	 MSG(index_now_key), agent__rpc_indexnow_key},
+	{AGENT_PATH "SubmitIndexNow", MSG(submit_index_now_request),
+	 MSG(submit_index_now_response), agent__rpc_submit_indexnow},
+	{AGENT_PATH "GetClientReport", MSG(client_report_request),
+	 MSG(client_report_response), agent__rpc_client_report},
 };
 
 const size_t agent_n_methods = sizeof(agent_methods) / sizeof(agent_methods[0]);

@@ -242,6 +242,12 @@ static int job_run(PGconn *db, const char *const *v, json_t *out,
 	return seoctl_job_run(db, v[ARG], v[0], out, err);
 }
 
+static int activity_share(PGconn *db, const char *const *v, json_t *out,
+			  acct_err *err)
+{
+	return seoctl_activity_share(db, v[0], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
@@ -259,6 +265,12 @@ static const command commands[] = {
 	{"website", "policy",
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
 	 website_policy, NULL},
+	{"task", "create",
+	 {{"workspace", "W", 1}, {"site", "S", 0}, {"prompt", "TEXT", 1},
+	  {"origin", "ORIGIN", 0}},
+	 seoctl_task_create, NULL},
+	{"task", "cancel", {{"id", "T", 1}}, seoctl_task_cancel, NULL},
+	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "seo/pg.h"
 
 /*
  * `seoctl job run NAME [--at TIME]`: runs every component's row of job
@@ -20,5 +21,26 @@
  */
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
+
+/* Applies the migrations of `set` on `db`: 0, or fails with
+ * internal_error (the directory not found, a migration failed). */
+int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err);
+
+/*
+ * `seoctl activity share --id ID`: shares agent note or task summary `id`
+ * with the client (agent_store.h) after applying svc-agent's migrations,
+ * and adds "id", "verb" and "shared" (true) to `out`. Fails with
+ * activity_not_found for an unknown id, not_shareable for another row.
+ */
+int seoctl_activity_share(PGconn *db, const char *id, json_t *out,
+			  acct_err *err);
+
+/* `seoctl task create --workspace W [--site S] --prompt TEXT [--origin
+ * ORIGIN]` -> {"task_id"}, and `seoctl task cancel --id T` -> {"task_id",
+ * "status"}: what a person does in the web app (task.c). */
+int seoctl_task_create(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
+int seoctl_task_cancel(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
 
 #endif
