@@ -242,6 +242,12 @@ static int job_run(PGconn *db, const char *const *v, json_t *out,
 	return seoctl_job_run(db, v[ARG], v[0], out, err);
 }
 
+static int proposal_remove_email(PGconn *db, const char *const *v,
+				 json_t *out, acct_err *err)
+{
+	return seoctl_outreach_remove(db, v[0], v[1], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
@@ -259,6 +265,8 @@ static const command commands[] = {
 	{"website", "policy",
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
 	 website_policy, NULL},
+	{"proposal", "remove-email", {{"id", "P", 1}, {"email", "EMAIL", 1}},
+	 proposal_remove_email, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
