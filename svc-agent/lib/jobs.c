@@ -10,6 +10,7 @@
 
 const seo_job agent_jobs[] = {
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__outbox_retention},
 };
 
 const size_t agent_n_jobs = sizeof(agent_jobs) / sizeof(agent_jobs[0]);

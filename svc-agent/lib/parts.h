@@ -25,4 +25,10 @@ int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			   char *err, size_t err_len);
 
+/* ---- outreach (outbox.c) ---- */
+/* "retention": outreach mail delivered more than 30 days ago (unsent mail
+ * stays). */
+int agent__outbox_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			    char *err, size_t err_len);
+
 #endif
