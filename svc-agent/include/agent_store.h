@@ -37,8 +37,8 @@ typedef struct agent_outreach_removal {
  * stops being copy-ready (no proposal sends it) until a later proposal
  * brings it again. When nothing is left to send the proposal becomes
  * cancelled. Fills *out (static strings). Returns 0; SEO_ENOTFOUND (no
- * outreach proposal `id`, or it holds no such address still); SEO_EINVAL
- * (not pending, or past its expiry); SEO_EDB. `err` (not NULL) receives a
+ * outreach proposal `id`); SEO_EINVAL (not pending, past its expiry, or
+ * it holds no such address still); SEO_EDB. `err` (not NULL) receives a
  * lowercase message on failure.
  */
 int agent_outreach_remove(PGconn *pg, const char *id, const char *email,

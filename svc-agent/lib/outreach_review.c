@@ -102,7 +102,7 @@ static int remove_in_tx(PGconn *pg, const char *id, const char *email,
 	rc = remove_email(pg, hold, email, at, &out->removed);
 	if (rc == 0 && out->removed == 0) {
 		snprintf(err, err_len, "proposal %s holds no email %s", id, email);
-		return SEO_ENOTFOUND;
+		return SEO_EINVAL;
 	}
 	if (rc == 0)
 		rc = agent__db_exec(pg, &stmts, Q_LEFT, 1, left, &r);

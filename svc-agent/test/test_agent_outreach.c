@@ -307,7 +307,7 @@ static void test_run_counts(void)
 	CU_ASSERT_EQUAL(rm.removed, 1);
 	CU_ASSERT_EQUAL(rm.held, 4);
 	CU_ASSERT_EQUAL(agent_outreach_remove(pg, a.id, "editor@rc4.example", seo_now_ms(),
-					      &rm, err, sizeof(err)), SEO_ENOTFOUND);
+					      &rm, err, sizeof(err)), SEO_EINVAL);
 	approve(a.id, decided);
 	/* after approval: rc0 emailed by another campaign, rc1's copy
 	 * changed by a later proposal */

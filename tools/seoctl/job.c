@@ -62,8 +62,10 @@ static int has_row(size_t o, const char *name)
 	return 0;
 }
 
-int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err)
+/* Applies the migrations of owner `o`, whose jobs need its tables. */
+static int migrate(PGconn *db, size_t o, acct_err *err)
 {
+	const seo_pg_set *set = owners[o].migrations;
 	char dir[PATH_MAX];
 	int applied;
 
@@ -76,6 +78,14 @@ int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err)
 	}
 	return seo_pg_migrate(db, set, dir, &applied, err->message,
 			      sizeof(err->message));
+}
+
+int seoctl_agent_migrate(PGconn *db, acct_err *err)
+{
+	for (size_t o = 0; o < N_OWNERS; o++)
+		if (owners[o].migrations == &agent_migrations)
+			return migrate(db, o, err);
+	return SEO_ENOTFOUND;
 }
 
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
@@ -103,7 +113,7 @@ int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 	for (size_t o = 0; o < N_OWNERS && rc == 0; o++) {
 		if (!has_row(o, name))
 			continue;
-		rc = seoctl_migrate(db, owners[o].migrations, err);
+		rc = migrate(db, o, err);
 		for (size_t i = 0; i < *owners[o].n && rc == 0; i++) {
 			const seo_job *job = &owners[o].jobs[i];
 

@@ -14,15 +14,15 @@ int seoctl_outreach_remove(PGconn *db, const char *id, const char *email,
 			   json_t *out, acct_err *err)
 {
 	agent_outreach_removal r;
-	int rc = seoctl_migrate(db, &agent_migrations, err);
+	int rc = seoctl_agent_migrate(db, err);
 
 	if (rc != 0)
 		return rc;
 	rc = agent_outreach_remove(db, id, email, seo_now_ms(), &r, err->message,
 				   sizeof(err->message));
 	if (rc != 0) {
-		err->code = rc == SEO_ENOTFOUND ? "not_found"
-			    : rc == SEO_EINVAL  ? "invalid_state"
+		err->code = rc == SEO_ENOTFOUND ? "proposal_not_found"
+			    : rc == SEO_EINVAL  ? "invalid_parameter"
 						: "internal_error";
 		return rc;
 	}

@@ -9,7 +9,16 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
-#include "seo/pg.h"
+
+/*
+ * `seoctl proposal remove-email --id P --email EMAIL`: a reviewer takes an
+ * address out of a pending outreach proposal (agent_outreach_remove());
+ * adds "proposal_id", "status" (pending, or cancelled when nothing is left
+ * to send), "removed" and "held" to `out`. Fails with proposal_not_found
+ * or invalid_parameter.
+ */
+int seoctl_outreach_remove(PGconn *db, const char *id, const char *email,
+			   json_t *out, acct_err *err);
 
 /*
  * `seoctl job run NAME [--at TIME]`: runs every component's row of job
@@ -22,18 +31,8 @@
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
 
-/* Applies the migrations of `set` on `db` (a command on a component's
- * tables needs them). Fails with internal_error. */
-int seoctl_migrate(PGconn *db, const seo_pg_set *set, acct_err *err);
-
-/*
- * `seoctl proposal remove-email --id P --email EMAIL`: a reviewer takes an
- * address out of a pending outreach proposal (agent_outreach_remove());
- * adds "proposal_id", "status" (pending, or cancelled when nothing is left
- * to send), "removed" and "held" to `out`. Fails with not_found or
- * invalid_state.
- */
-int seoctl_outreach_remove(PGconn *db, const char *id, const char *email,
-			   json_t *out, acct_err *err);
+/* Applies svc-agent's migrations on `db`, for commands on its tables.
+ * Returns 0, or a failure with *err set. */
+int seoctl_agent_migrate(PGconn *db, acct_err *err);
 
 #endif
