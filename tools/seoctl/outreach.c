@@ -14,7 +14,7 @@ int seoctl_outreach_remove(PGconn *db, const char *id, const char *email,
 			   json_t *out, acct_err *err)
 {
 	agent_outreach_removal r;
-	int rc = seoctl_agent_migrate(db, err);
+	int rc = seoctl_migrate_set(db, &agent_migrations, err);
 
 	if (rc != 0)
 		return rc;

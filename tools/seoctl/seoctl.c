@@ -248,6 +248,12 @@ static int proposal_remove_email(PGconn *db, const char *const *v,
 	return seoctl_outreach_remove(db, v[0], v[1], out, err);
 }
 
+static int activity_share(PGconn *db, const char *const *v, json_t *out,
+			  acct_err *err)
+{
+	return seoctl_activity_share(db, v[0], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
@@ -267,6 +273,7 @@ static const command commands[] = {
 	 website_policy, NULL},
 	{"proposal", "remove-email", {{"id", "P", 1}, {"email", "EMAIL", 1}},
 	 proposal_remove_email, NULL},
+	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
