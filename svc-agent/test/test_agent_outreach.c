@@ -14,6 +14,7 @@
 
 #include "agent_int.h"
 #include "outreach.h"
+#include "parts.h"
 #include "proposals.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
@@ -364,6 +365,30 @@ static void test_sent_daily(void)
 				  "outreach.sent_daily"), 2);
 }
 
+/* Delivered mail after 30 days, and holds of proposals no longer kept. */
+static void test_retention(void)
+{
+	char err[128];
+	int64_t done = -1;
+	long long held = query_int("SELECT count(*) FROM agent_outreach_held %s", "");
+	long long gone = query_int("SELECT count(*) FROM agent_outreach_held WHERE hold_id = "
+				   "(SELECT payload->>'hold_id' FROM agent_proposals "
+				   "WHERE id = '%s')", "prp_test1");
+
+	exec("DELETE FROM agent_proposals WHERE id = 'prp_test1'");
+	/* 2026-11-26 23:59 UTC + 30 days: nothing sent is old enough yet */
+	CU_ASSERT_EQUAL(agent__outreach_retention(pg, 1795737540000LL + 30LL * 86400000,
+						  &done, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(done, gone);
+	CU_ASSERT_EQUAL(query_int("SELECT count(*) FROM agent_outreach_held %s", ""),
+			held - gone);
+	CU_ASSERT_EQUAL(agent__outreach_retention(pg, 1795737540000LL + 30LL * 86400000 + 1,
+						  &done, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(done, 2);
+	CU_ASSERT_EQUAL(query_int("SELECT count(*) FROM agent_outbox WHERE %s",
+				  "sent_at IS NULL"), 0);
+}
+
 int main(void)
 {
 	const char *url = getenv("SEO_TEST_PG_URL");
@@ -401,6 +426,7 @@ int main(void)
 	CU_add_test(s, "a campaign of 500 with 10,000-character bodies", test_campaign_of_500);
 	CU_add_test(s, "run counts, removal and cancel", test_run_counts);
 	CU_add_test(s, "outreach.sent_daily as mail is sent", test_sent_daily);
+	CU_add_test(s, "retention", test_retention);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
