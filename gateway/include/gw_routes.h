@@ -145,6 +145,8 @@ typedef struct gw_in_stage {
 	unsigned char strict;    /* unknown body fields or query parameters
 				  * are refused */
 	const char *strict_code; /* their code; NULL: invalid_parameter */
+	const char *body_code;   /* GW_IN_JSON: the code of a body that is no
+				  * JSON object; NULL: invalid_json */
 } gw_in_stage;
 
 /* Stage 3, billing: what a call costs and how it is charged. */
@@ -194,6 +196,11 @@ typedef struct gw_out_stage {
 				     * (Retry-After), NULL-ended */
 	const char *body_field;  /* GW_OUT_BYTES: the bytes field */
 	const char *content_type; /* GW_OUT_BYTES: e.g. application/pdf */
+	int cache_ms;            /* > 0: the answer is the same for everyone
+				  * and changes rarely; the gateway answers
+				  * from memory for this long after the
+				  * service last answered (a free GET
+				  * without key or input: answer_cache.h) */
 } gw_out_stage;
 
 typedef struct gw_route {

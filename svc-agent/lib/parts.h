@@ -20,6 +20,12 @@ int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
 int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 			    ProtobufCMessage **resp);
 
+/* ---- IndexNow (indexnow_rpc.c) ---- */
+int agent__rpc_indexnow_key(rpc_ctx *ctx, const ProtobufCMessage *req,
+			    ProtobufCMessage **resp);
+int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
+			       ProtobufCMessage **resp);
+
 /* ---- events (events.c) ---- */
 /* "retention": activity rows past 400 days (seo/job.h). */
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
