@@ -241,6 +241,7 @@ def changed_since_review(c):
                          "WHERE domain = 'ch0.example'")
     finally:
         c.stack.start_service("svc-agent")
+        c.stack.wait_healthy()
     p = wait_done(c, a["proposal_id"])
     eq(p["status"], "partially_succeeded")
     eq(p["result"], {"queued": 2, "suppressed": 0, "changed": 1, "already_queued": 0,
