@@ -10,6 +10,7 @@
 
 const seo_job agent_jobs[] = {
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+	/* outreach */
 	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__outreach_retention},
 	/* tasks */
 	{"expire", "svc-agent", HOUR, 5 * 60, agent__task_expire},
