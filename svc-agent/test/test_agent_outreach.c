@@ -224,7 +224,7 @@ static void test_campaign_rules(void)
 	request("Rules", NULL, "ru", 1, 20);
 	req.site_id = "site_elsewhere";
 	c = create();
-	CU_ASSERT_EQUAL(c.rc, SEO_ENOTFOUND);
+	CU_ASSERT_EQUAL(c.rc, SEO_EINVAL);
 	CU_ASSERT_STRING_EQUAL(c.err.code, "site_not_found");
 	request("Rules", NULL, "ru", 1, 20);
 	first = create();
