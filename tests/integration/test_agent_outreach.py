@@ -404,6 +404,9 @@ def campaign_of_five_hundred(c):
                             "WHERE id = '%s'" % first)
     eq(c.stack.db.query("SELECT count(*) FROM agent_contacts WHERE campaign_id = '%s'"
                         % camp), "500")
+    # the open one again: a dedupe hit, not counted against the limit
+    again = inline(c, "Five hundred", contacts("fh4", 100, body_len=10000), site=site)
+    eq((again["proposal_id"], again["dedupe_hit"]), (a["proposal_id"], True))
     invalid(c, {"campaign_name": "Five hundred", "site_id": site,
                 "contacts": contacts("fh5", 1)}, "more than 500")
     invalid(c, {"campaign_id": camp, "contacts": contacts("fh5", 1)}, "more than 500")
