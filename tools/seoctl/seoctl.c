@@ -270,7 +270,7 @@ static const command commands[] = {
 	  {"origin", "ORIGIN", 0}},
 	 seoctl_task_create, NULL},
 	{"task", "cancel", {{"id", "T", 1}}, seoctl_task_cancel, NULL},
-	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
+	{"activity", "share", {{"id", "ACT|TASK", 1}}, activity_share, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
