@@ -160,6 +160,7 @@ static const struct {
 	{core_routes, &core_routes_count},
 	{gw__graph_routes, &gw__graph_routes_count},
 	{gw__realtime_routes, &gw__realtime_routes_count},
+	{gw__proposals_routes, &gw__proposals_routes_count},
 	{gw__example_routes, &gw__example_routes_count},
 };
 

@@ -15,6 +15,9 @@ extern const size_t gw__graph_routes_count;
 extern const gw_route gw__realtime_routes[];
 extern const size_t gw__realtime_routes_count;
 
+extern const gw_route gw__proposals_routes[];
+extern const size_t gw__proposals_routes_count;
+
 extern const gw_route gw__example_routes[];
 extern const size_t gw__example_routes_count;
 

@@ -80,6 +80,14 @@ static int migrate(PGconn *db, size_t o, acct_err *err)
 			      sizeof(err->message));
 }
 
+int seoctl_agent_migrate(PGconn *db, acct_err *err)
+{
+	for (size_t o = 0; o < N_OWNERS; o++)
+		if (owners[o].migrations == &agent_migrations)
+			return migrate(db, o, err);
+	return SEO_ENOTFOUND;
+}
+
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err)
 {

@@ -21,4 +21,8 @@
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
 
+/* Applies svc-agent's migrations on `db`, for commands on its tables.
+ * Returns 0, or a failure with *err set. */
+int seoctl_agent_migrate(PGconn *db, acct_err *err);
+
 #endif
