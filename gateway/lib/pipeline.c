@@ -104,6 +104,9 @@ typedef struct gw_call {
 	const char *charge_id;
 	long long charged, refunded, credits_remaining;
 	long long used; /* the outcome being reported */
+	/* Earlier calls' earned charges this call's debit carries. */
+	gw_earned *earned;
+	size_t n_earned;
 
 	ProtobufCMessage *output;
 
@@ -397,7 +400,8 @@ static void on_charge(const rpc_result *res, void *ud)
 	gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	/* Earned: a row at 0 needs no report. */
 	if (c->charged > 0)
-		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->charged);
+		gw__settle_earned(c->gw->settler, c->charge_id, c->call_key,
+				  c->charged);
 	answer_success(c);
 }
 
@@ -506,7 +510,8 @@ static void on_service(const rpc_result *res, void *ud)
 		return;
 	}
 	if (c->charged > 0)
-		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->charged);
+		gw__settle_earned(c->gw->settler, c->charge_id, c->call_key,
+				  c->charged);
 	answer_success(c);
 }
 
@@ -616,6 +621,10 @@ static void on_authorize(const rpc_result *res, void *ud)
 	gw_call *c = ud;
 	const Seo__Account__V1__AuthorizeResponse *a = (const void *)res->response;
 
+	/* Applied with an OK debit only; else reported again. */
+	if (res->grpc_status != SEO_GRPC_OK)
+		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
+	c->n_earned = 0;
 	if (res->grpc_status != SEO_GRPC_OK) {
 		if (res->code != NULL && strcmp(res->code, "invalid_api_key") == 0)
 			gw__authfail_count(c->gw->authfail, client_ip(c),
@@ -670,6 +679,27 @@ static long long cost_before(const gw_call *c)
 	}
 }
 
+/* Hands the debit the earned charges waiting (settle.h): their outcome
+ * then costs no call and no transaction of its own. */
+static void carry_earned(gw_call *c, Seo__Account__V1__AuthorizeRequest *req)
+{
+	char **ids;
+
+	if (gw__settle_take(c->gw->settler, c->arena, &c->earned,
+			    &c->n_earned) != 0 || c->n_earned == 0)
+		return;
+	ids = seo_arena_alloc(c->arena, c->n_earned * sizeof(*ids));
+	if (ids == NULL) {
+		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
+		c->n_earned = 0;
+		return;
+	}
+	for (size_t i = 0; i < c->n_earned; i++)
+		ids[i] = c->earned[i].id;
+	req->earned = ids;
+	req->n_earned = c->n_earned;
+}
+
 static void authorize(gw_call *c, const char *key)
 {
 	Seo__Account__V1__AuthorizeRequest req =
@@ -692,12 +722,17 @@ static void authorize(gw_call *c, const char *key)
 	req.request_id = c->call_key;
 	req.has_settle_within_ms = 1;
 	req.settle_within_ms = service_timeout(c) + c->gw->rpc_timeout_ms;
+	if (c->charged > 0)
+		carry_earned(c, &req);
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1,
-			    on_authorize, c) != 0)
+			    on_authorize, c) != 0) {
+		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
+		c->n_earned = 0;
 		respond_error(c, "internal_error", "out of memory", NULL);
+	}
 }
 
 /* ---- built-in routes -------------------------------------------------------- */

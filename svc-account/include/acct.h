@@ -166,6 +166,11 @@ typedef struct acct_authorize_req {
 	const char *usage_domain;  /* NULL or "": none */
 	int rate_limited;          /* count the call against the key's rate */
 	acct_call call;            /* of the debit */
+	/* Charges of earlier calls that earned their whole charge, closed in
+	 * the debit's transaction (see acct_settle_earned()); with no debit
+	 * (a refusal before it, cost 0) they are not. Borrowed. */
+	const char *const *earned;
+	size_t n_earned;
 } acct_authorize_req;
 
 typedef struct acct_rate {
@@ -221,6 +226,16 @@ int acct_settle(acct_service *a, const acct_caller *who, const char *charge_id,
 		int64_t credits_used, int64_t deadline_ms,
 		int64_t *credits_remaining, int64_t *credits_used_out,
 		acct_err *err);
+
+/*
+ * Reports many calls that earned their whole charge at once: each of
+ * `ids` still open is closed earned, nothing moves; one closed already
+ * (an earlier report, the reconcile job) or unknown is left as it is. One
+ * ledger operation for all, durable when it returns. `deadline_ms` as in
+ * acct_call.
+ */
+int acct_settle_earned(acct_service *a, const char *const *ids, size_t n,
+		       int64_t deadline_ms, acct_err *err);
 
 /*
  * The debit of a call billed after its work (Charge): `amount` credits

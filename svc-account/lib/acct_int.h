@@ -261,6 +261,10 @@ typedef struct acct__debit {
 	const char *request_id;
 	int64_t settle_within_ms;
 	int64_t deadline_ms; /* seo_mono_ms() past which it is not written; 0: none */
+	/* Charges of earlier calls closed earned in the same transaction
+	 * (acct_settle_earned()), whatever becomes of this debit. */
+	const char *const *earned;
+	size_t n_earned;
 } acct__debit;
 
 /* Queues a debit and waits for its batch's commit. A debit under a key
@@ -283,6 +287,11 @@ typedef struct acct__refund {
 /* Queues a refund (or an outcome) and waits for its batch's commit. */
 int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 			int64_t *remaining, int64_t *used, acct_err *err);
+
+/* Queues the closing of `n` charges as earned (acct_settle_earned()) and
+ * waits for its batch's commit. The strings are borrowed until then. */
+int acct__ledger_close(acct__ledger *l, const char *const *ids, size_t n,
+		       int64_t deadline_ms, acct_err *err);
 
 /* ---- the seo_auth listener (listener.c) ------------------------------- */
 

@@ -7,7 +7,10 @@
  * decides each operation in queue order against balances it locked,
  * writes all rows with a few array-bound statements and commits once, in
  * two round trips (pipelined). Throughput is bounded by commits (fsyncs)
- * per second, never by calls.
+ * per second, never by calls. The outcomes of calls that earned their
+ * whole charge ride along: closed in the batch of a later debit
+ * (acct__debit.earned) or of a close of many (acct__ledger_close()),
+ * never a transaction of their own per call.
  *
  * Invariants kept here: a workspace balance equals the sum of its ledger
  * rows and never goes negative; a charge's credits_used never drops below
@@ -32,13 +35,15 @@
  * for callers that gave no deadline. */
 #define STATEMENT_TIMEOUT_MS 5000
 
-enum { OP_DEBIT, OP_REFUND };
+enum { OP_DEBIT, OP_REFUND, OP_CLOSE };
 
 struct acct__op {
 	acct__op *next;
 	int kind;
 	acct__debit debit;        /* OP_DEBIT */
 	acct__refund refund;      /* OP_REFUND */
+	const char *const *close; /* OP_CLOSE: charges to close earned */
+	size_t n_close;
 	int64_t deadline_ms;      /* seo_mono_ms(); 0: none */
 	/* Results, valid once `done` is set. */
 	int done;
@@ -286,6 +291,37 @@ static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 	op->used = charge->value;
 }
 
+/* The charges `op` closes as earned (a debit's earlier calls, or a close). */
+static const char *const *closes_of(const acct__op *op, size_t *n)
+{
+	if (op->kind == OP_CLOSE) {
+		*n = op->n_close;
+		return op->close;
+	}
+	*n = op->kind == OP_DEBIT ? op->debit.n_earned : 0;
+	return op->kind == OP_DEBIT ? op->debit.earned : NULL;
+}
+
+/* Closes what `op` reports earned: nothing moves, and a charge closed
+ * already (or unknown) stays as it is. */
+static void decide_closes(const acct__op *op, row *ch, size_t nch)
+{
+	size_t n;
+	const char *const *ids = closes_of(op, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		row *charge = row_find(ch, nch, ids[i]);
+
+		if (charge != NULL && !charge->closed) {
+			charge->closed = 1;
+			charge->outcome = "earned";
+			charge->changed = 1;
+		}
+	}
+	if (op->kind == OP_CLOSE)
+		((acct__op *)op)->rc = 0;
+}
+
 /* Queues `q` with the finished arrays, then `extra` as the last parameter. */
 static int add_arrays(seo_pg_pipe *p, acct__q q, acct__pgarr *arrs,
 		      size_t narrs, const char *extra, acct_err *err)
@@ -324,12 +360,34 @@ static size_t changed_rows(const row *rows, size_t n, int charges,
 	return changed;
 }
 
+/*
+ * The writer's session: STATEMENT_TIMEOUT_MS for every batch (a batch
+ * whose callers wait less sets its own), and no sequential scan. Every
+ * statement of a batch reaches its rows by key, and a plan prepared while
+ * a table was small (a new database, before autovacuum's first analyze)
+ * would scan the whole table at every batch as it grows: usage's scan made
+ * the keyed debit cost 2.5x (docs/benchmarks.md).
+ */
+static int connect_writer(acct__ledger *l, acct_err *err)
+{
+	char sql[96];
+	int rc = acct__connect(l->url, &l->conn.pg, err);
+
+	snprintf(sql, sizeof(sql),
+		 "SET statement_timeout = %d; SET enable_seqscan = off",
+		 STATEMENT_TIMEOUT_MS);
+	if (rc == 0 && acct__exec_sql(l->conn.pg, sql) != 0)
+		rc = acct__fail(err, SEO_EDB, "internal_error",
+				"could not set the ledger's session");
+	return rc;
+}
+
 static int reconnect(acct__ledger *l, acct_err *err)
 {
 	PQfinish(l->conn.pg);
 	l->conn.pg = NULL;
 	l->conn.prepared = 0;
-	return acct__connect(l->url, &l->conn.pg, err);
+	return connect_writer(l, err);
 }
 
 /* Runs `p`. The round trip that begins the transaction has written
@@ -348,56 +406,48 @@ static int round_trip(acct__ledger *l, seo_pg_pipe *p, acct_err *err)
 	return rc;
 }
 
-/* Queues the lock of the rows listed in `ids` (and, with `keys`, the
- * debits already made under those idempotency keys) after what `p` holds,
- * runs the round trip and reads the locked rows. */
-static int lock_rows(acct__ledger *l, seo_pg_pipe *p, acct__q q,
-		     acct__pgarr *ids, int charges, acct__pgarr *keys,
-		     PGresult **res, row **rows, size_t *n, PGresult **keys_res,
-		     acct_err *err)
+/* Queues `q` with `arr` as its one parameter; its result's slot, or -1
+ * when out of memory. */
+static int add_lock(seo_pg_pipe *p, acct__q q, acct__pgarr *arr)
 {
-	const char *param = acct__pgarr_done(ids);
-	const char *key_param = keys != NULL ? acct__pgarr_done(keys) : NULL;
-	int slot = p->n, rc;
+	const char *param = acct__pgarr_done(arr);
 
-	if (param == NULL || (keys != NULL && key_param == NULL))
-		return acct__fail(err, SEO_ENOMEM, "internal_error",
-				  "out of memory");
+	if (param == NULL)
+		return -1;
 	seo_pg_pipe_add(p, q, 1, &param);
-	if (keys != NULL)
-		seo_pg_pipe_add(p, ACCT_Q_LEDGER_BY_REQUEST, 1, &key_param);
-	rc = round_trip(l, p, err);
-	if (rc == 0) {
-		*res = p->res[slot];
-		p->res[slot] = NULL;
-		if (keys != NULL) {
-			*keys_res = p->res[slot + 1];
-			p->res[slot + 1] = NULL;
-		}
-		rc = rows_from(*res, charges, rows, n);
-		if (rc != 0)
-			acct__fail(err, rc, "internal_error", "out of memory");
-	}
-	seo_pg_pipe_clear(p);
-	return rc;
+	return p->n - 1;
 }
 
-/* The batch's statement timeout: what its latest caller still waits,
- * within STATEMENT_TIMEOUT_MS (which a caller without a deadline gets). */
-static void batch_timeout(acct__op **ops, size_t n, char out[24])
+/* The result of `slot` taken out of `p` (NULL for -1). */
+static PGresult *take_res(seo_pg_pipe *p, int slot)
+{
+	PGresult *r = slot >= 0 ? p->res[slot] : NULL;
+
+	if (slot >= 0)
+		p->res[slot] = NULL;
+	return r;
+}
+
+/*
+ * The batch's statement timeout, into `out`: what its latest caller still
+ * waits. 0 when that is STATEMENT_TIMEOUT_MS or more (a caller without a
+ * deadline waits that long), which the connection holds already: no
+ * statement to send.
+ */
+static int batch_timeout(acct__op **ops, size_t n, char out[24])
 {
 	int64_t now = seo_mono_ms(), latest = 1;
 
 	for (size_t i = 0; i < n; i++) {
-		if (ops[i]->deadline_ms == 0) {
-			latest = STATEMENT_TIMEOUT_MS;
-			break;
-		}
+		if (ops[i]->deadline_ms == 0)
+			return 0;
 		if (ops[i]->deadline_ms - now > latest)
 			latest = ops[i]->deadline_ms - now;
 	}
-	snprintf(out, 24, "%lld", (long long)(latest < STATEMENT_TIMEOUT_MS
-					      ? latest : STATEMENT_TIMEOUT_MS));
+	if (latest >= STATEMENT_TIMEOUT_MS)
+		return 0;
+	snprintf(out, 24, "%lld", (long long)latest);
+	return 1;
 }
 
 static void writes_init(writes *w, keyed *keyed)
@@ -427,11 +477,25 @@ static void writes_free(writes *w)
 	free(w->keyed);
 }
 
+/* Reads the locked rows of `res` (NULL: none). */
+static int read_rows(PGresult *res, int charges, row **rows, size_t *n,
+		     acct_err *err)
+{
+	if (res == NULL)
+		return 0;
+	if (rows_from(res, charges, rows, n) != 0)
+		return acct__fail(err, SEO_ENOMEM, "internal_error",
+				  "out of memory");
+	return 0;
+}
+
 /*
- * One transaction in two round trips: BEGIN, the statement timeout and
- * the locks (with the debits already made under the batch's keys), then
- * every write and COMMIT (three when refunds need their charges'
- * workspaces locked first). Statements with nothing to do are not sent.
+ * One transaction in two round trips: BEGIN, the statement timeout (when
+ * a caller waits less than the connection's), the locks of the charges
+ * (refunded or closed) and of the workspaces, with the debits already
+ * made under the batch's keys; then every write and COMMIT. Refunds need
+ * their charges' workspaces, known once the charges are locked: a batch
+ * with refunds takes three. Statements with nothing to do are not sent.
  * Each operation is decided after the locks, right before the COMMIT is
  * sent: one whose caller's deadline has passed is not written.
  */
@@ -439,13 +503,13 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 {
 	PGresult *ch_res = NULL, *ws_res = NULL, *keys_res = NULL;
 	row *ch = NULL, *ws = NULL;
-	size_t nch = 0, nws = 0, nkeys;
+	size_t nch = 0, nws = 0, nkeys, refunds = 0;
 	acct__pgarr charge_ids, ws_ids, keys;
 	seo_pg_pipe p;
 	writes w;
 	char now[24], timeout[24];
 	const char *timeout_param = timeout;
-	int rc = 0;
+	int rc = 0, ch_slot = -1, ws_slot = -1, keys_slot = -1;
 
 	acct__pgarr_init(&charge_ids);
 	acct__pgarr_init(&ws_ids);
@@ -453,52 +517,80 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 	writes_init(&w, NULL);
 	seo_pg_pipe_init(&p);
 	snprintf(now, sizeof(now), "%lld", (long long)seo_now_ms());
-	batch_timeout(ops, n, timeout);
 
 	/* Charges first, then workspaces, always: one lock order. */
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
-	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout_param);
-	for (size_t i = 0; i < n; i++)
-		if (ops[i]->kind == OP_REFUND)
+	if (batch_timeout(ops, n, timeout))
+		seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout_param);
+	for (size_t i = 0; i < n; i++) {
+		size_t nc;
+		const char *const *closes = closes_of(ops[i], &nc);
+
+		for (size_t j = 0; j < nc; j++)
+			acct__pgarr_add(&charge_ids, closes[j]);
+		if (ops[i]->kind == OP_REFUND) {
 			acct__pgarr_add(&charge_ids, ops[i]->refund.charge_id);
-	if (charge_ids.len > 0) {
-		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids,
-			       1, NULL, &ch_res, &ch, &nch, NULL, err);
+			refunds++;
+		} else if (ops[i]->kind == OP_DEBIT) {
+			acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
+			if (ops[i]->debit.request_id != NULL)
+				acct__pgarr_add(&keys, ops[i]->debit.request_id);
+		}
+	}
+	if (charge_ids.len > 0 &&
+	    (ch_slot = add_lock(&p, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids)) < 0)
+		goto oom;
+	if (refunds > 0) {
+		rc = round_trip(l, &p, err);
+		if (rc == 0)
+			rc = read_rows(ch_res = take_res(&p, ch_slot), 1, &ch,
+				       &nch, err);
+		seo_pg_pipe_clear(&p);
 		if (rc != 0)
 			goto out;
+		for (size_t i = 0; i < n; i++) {
+			row *c = ops[i]->kind == OP_REFUND
+					 ? row_find(ch, nch, ops[i]->refund.charge_id)
+					 : NULL;
+
+			if (c != NULL)
+				acct__pgarr_add(&ws_ids, c->workspace);
+		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (ops[i]->kind != OP_DEBIT)
-			continue;
-		acct__pgarr_add(&ws_ids, ops[i]->debit.workspace_id);
-		if (ops[i]->debit.request_id != NULL)
-			acct__pgarr_add(&keys, ops[i]->debit.request_id);
-	}
-	for (size_t i = 0; i < nch; i++)
-		acct__pgarr_add(&ws_ids, ch[i].workspace);
-	if (ws_ids.len > 0) {
-		rc = lock_rows(l, &p, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids,
-			       0, keys.len > 0 ? &keys : NULL, &ws_res, &ws,
-			       &nws, &keys_res, err);
+	if (ws_ids.len > 0 &&
+	    (ws_slot = add_lock(&p, ACCT_Q_LEDGER_LOCK_WORKSPACES, &ws_ids)) < 0)
+		goto oom;
+	if (keys.len > 0 &&
+	    (keys_slot = add_lock(&p, ACCT_Q_LEDGER_BY_REQUEST, &keys)) < 0)
+		goto oom;
+	if (p.n > 0) {
+		rc = round_trip(l, &p, err);
+		if (rc == 0 && refunds == 0)
+			rc = read_rows(ch_res = take_res(&p, ch_slot), 1, &ch,
+				       &nch, err);
+		if (rc == 0)
+			rc = read_rows(ws_res = take_res(&p, ws_slot), 0, &ws,
+				       &nws, err);
+		keys_res = take_res(&p, keys_slot);
+		seo_pg_pipe_clear(&p);
 		if (rc != 0)
 			goto out;
 	}
 
 	nkeys = keys_res != NULL ? (size_t)PQntuples(keys_res) : 0;
 	w.keyed = calloc(n + nkeys + 1, sizeof(keyed));
-	if (w.keyed == NULL) {
-		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-		goto out;
-	}
+	if (w.keyed == NULL)
+		goto oom;
 	for (size_t i = 0; i < nkeys; i++)
 		w.keyed[w.n_keyed++] = (keyed){
 			PQgetvalue(keys_res, (int)i, 0), PQgetvalue(keys_res, (int)i, 1),
 			PQgetvalue(keys_res, (int)i, 2),
 			strtoll(PQgetvalue(keys_res, (int)i, 3), NULL, 10)};
 	for (size_t i = 0; i < n; i++) {
+		decide_closes(ops[i], ch, nch);
 		if (ops[i]->kind == OP_DEBIT)
 			decide_debit(ops[i], ws, nws, &w);
-		else
+		else if (ops[i]->kind == OP_REFUND)
 			decide_refund(ops[i], ch, nch, ws, nws, &w);
 	}
 	w.n_used = changed_rows(ch, nch, 1, w.used);
@@ -518,6 +610,9 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 		goto out;
 	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
 	rc = round_trip(l, &p, err);
+	goto out;
+oom:
+	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
 out:
 	/* A failure leaves the transaction open, aborted or ended: ROLLBACK
 	 * ends it, and only warns when none is open. */
@@ -629,7 +724,7 @@ int acct__ledger_start(acct__ledger *l, const char *url, acct_err *err)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
 	l->conn = seo_pg_conn_of(NULL, &acct__stmts, 0);
-	rc = acct__connect(url, &l->conn.pg, err);
+	rc = connect_writer(l, err);
 	if (rc != 0)
 		goto fail;
 	pthread_mutex_init(&l->mu, NULL);
@@ -721,4 +816,13 @@ int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 	*remaining = op.remaining;
 	*used = op.used;
 	return 0;
+}
+
+int acct__ledger_close(acct__ledger *l, const char *const *ids, size_t n,
+		       int64_t deadline_ms, acct_err *err)
+{
+	acct__op op = {.kind = OP_CLOSE, .close = ids, .n_close = n,
+		       .deadline_ms = deadline_ms};
+
+	return submit(l, &op, err);
 }

@@ -97,6 +97,8 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 		.call = {in->request_id,
 			 in->has_settle_within_ms ? in->settle_within_ms : 0,
 			 rpc_ctx_deadline(ctx)},
+		.earned = (const char *const *)in->earned,
+		.n_earned = in->n_earned,
 	};
 	seo_arena *arena = rpc_ctx_arena(ctx);
 	acct_authorization az;
@@ -154,6 +156,25 @@ static int rpc_refund(rpc_ctx *ctx, const ProtobufCMessage *req,
 	out->credits_remaining = remaining;
 	out->credits_used = used;
 	*resp = &out->base;
+	return 0;
+}
+
+/* The gateway's outcomes of many calls that earned their charge. */
+static int rpc_settle(rpc_ctx *ctx, const ProtobufCMessage *req,
+		      ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__SettleRequest *in = (const void *)req;
+	ProtobufCMessage *out;
+	acct_err err;
+
+	if (acct_settle_earned(rpc_ctx_service(ctx),
+			       (const char *const *)in->earned, in->n_earned,
+			       rpc_ctx_deadline(ctx), &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__settle_response__descriptor);
+	if (out == NULL)
+		return oom(ctx);
+	*resp = out;
 	return 0;
 }
 
@@ -360,6 +381,7 @@ static int rpc_health(rpc_ctx *ctx, const ProtobufCMessage *req,
 const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Authorize", MSG(authorize_request), MSG(authorize_response), rpc_authorize},
 	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
+	{ACCOUNT_PATH "Settle", MSG(settle_request), MSG(settle_response), rpc_settle},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},

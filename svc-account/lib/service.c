@@ -234,6 +234,8 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 				  ? req->usage_domain : NULL,
 		.amount = req->cost,
 		.show_balance = (id.role & ACCT_ROLES_STAFF) != 0,
+		.earned = req->earned,
+		.n_earned = req->n_earned,
 	};
 	call_of(&debit, &req->call);
 	return acct__ledger_debit(&a->ledger, &debit, out->charge_id,
@@ -281,6 +283,18 @@ int acct_settle(acct_service *a, const acct_caller *who, const char *charge_id,
 				  "an outcome needs a charge id");
 	return acct__ledger_refund(&a->ledger, &r, credits_remaining,
 				   credits_used_out, err);
+}
+
+int acct_settle_earned(acct_service *a, const char *const *ids, size_t n,
+		       int64_t deadline_ms, acct_err *err)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == NULL || ids[i][0] == '\0')
+			return acct__fail(err, SEO_EINVAL, "invalid_parameter",
+					  "an outcome needs a charge id");
+	return acct__ledger_close(&a->ledger, ids, n, deadline_ms, err);
 }
 
 int acct_charge(acct_service *a, const acct_caller *who,

@@ -23,6 +23,19 @@ extern const seo_pg_set agent_migrations;
 extern const seo_job agent_jobs[];
 extern const size_t agent_n_jobs;
 
+/*
+ * `seoctl activity share --id ID`: a team member shares the agent note or
+ * task summary of activity row `id` (verb agent.note or task.completed)
+ * with the client: it is client-visible from now on, in the reports of its
+ * week while that week is not saved. Sharing again changes nothing. The
+ * row's verb is copied into `verb` (`verb_len` bytes). Returns 0,
+ * SEO_ENOTFOUND when no row has that id, SEO_EINVAL when the row is
+ * neither a note nor a summary (other rows are visible as written or
+ * never), or SEO_EDB (logged).
+ */
+int agent_activity_share(PGconn *pg, const char *id, char *verb,
+			 size_t verb_len);
+
 /* svc-agent's outbox (the agent_outbox table): outreach mail, queued by
  * approved proposals' runs and sent by the mailer svc-agent runs
  * (seo/mail.h). */

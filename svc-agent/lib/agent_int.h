@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "agent_store.h"
+#include "seo/account/v1/account.pb-c.h"
 #include "seo/arena.h"
 #include "seo/fetch_config.h"
 #include "seo/pg_pool.h"
@@ -82,6 +83,15 @@ void agent__db_put(agent_svc *s, seo_pg_conn *c);
 int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 		   const char *const *params, PGresult **res);
 
+/*
+ * Runs row `q` of `t`, a statement whose one parameter $1 is an instant
+ * (Unix ms; a DELETE or UPDATE of the rows before it, say), with `ms` on
+ * `pg`, and counts the rows it changed into *done. Returns 0 or SEO_EDB
+ * (logged).
+ */
+int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
+		       int64_t *done);
+
 /* BEGIN / COMMIT (0 or SEO_EDB, logged) and ROLLBACK on `pg`. */
 int agent__db_begin(PGconn *pg);
 int agent__db_commit(PGconn *pg);
@@ -101,6 +111,25 @@ char *agent__new_id(seo_arena *arena, const char *prefix);
  */
 char *agent__clean_text(seo_arena *arena, const char *in, size_t max_chars,
 			int invisible);
+
+/* ---- the workspace's websites (sites.c) ------------------------------------- */
+
+/*
+ * The caller's active websites with their policies (Account/ListSites on
+ * behalf of c->ctx, which must not be NULL) into *out, on c->arena.
+ * Returns 0, or SEO_EUPSTREAM/SEO_ETIMEDOUT/SEO_EIO with *res holding the
+ * peer's failure for rpc_peer_fail().
+ */
+int agent__sites(const agent_call *c, Seo__Account__V1__ListSitesResponse **out,
+		 rpc_result *res);
+
+/*
+ * The caller's website `site_id` into *out (on c->arena): SEO_ENOTFOUND
+ * when the workspace has no such active website (another workspace's
+ * included), else as agent__sites().
+ */
+int agent__site_find(const agent_call *c, const char *site_id,
+		     const Seo__Account__V1__Site **out, rpc_result *res);
 
 /* ---- events (the specification's Events) ----------------------------------- */
 

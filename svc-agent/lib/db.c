@@ -4,6 +4,9 @@
  */
 #include "agent_int.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "seo/errors.h"
@@ -46,6 +49,22 @@ int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 		return rc;
 	log_error("svc-agent: %s", err);
 	return SEO_EDB;
+}
+
+int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
+		       int64_t *done)
+{
+	char at[24];
+	const char *params[] = {at};
+	PGresult *r = NULL;
+	int rc;
+
+	snprintf(at, sizeof(at), "%" PRId64, ms);
+	rc = agent__db_exec(pg, t, q, 1, params, &r);
+	if (rc == 0)
+		*done = strtoll(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return rc;
 }
 
 static int run(PGconn *pg, const char *sql)

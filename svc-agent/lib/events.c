@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "seo/errors.h"
@@ -50,17 +49,10 @@ int agent__event_add(PGconn *pg, const agent_event *e, char *id_out)
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			   char *err, size_t err_len)
 {
-	char before[24];
-	const char *params[] = {before};
-	PGresult *r = NULL;
-	int rc;
+	int rc = agent__db_count_at(pg, &stmts, Q_RETENTION, at_ms - RETENTION_MS,
+				    done);
 
-	snprintf(before, sizeof(before), "%" PRId64, at_ms - RETENTION_MS);
-	rc = agent__db_exec(pg, &stmts, Q_RETENTION, 1, params, &r);
 	if (rc != 0)
 		snprintf(err, err_len, "activity retention failed");
-	else
-		*done = strtoll(PQcmdTuples(r), NULL, 10);
-	PQclear(r);
 	return rc;
 }

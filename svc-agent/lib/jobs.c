@@ -13,6 +13,11 @@ const seo_job agent_jobs[] = {
 	/* proposals */
 	{"expire", "svc-agent", HOUR, 5 * 60, agent__proposal_expire},
 	{"indexnow-retry", "svc-agent", HOUR, 35 * 60, agent__proposal_retry},
+	/* Hourly: a week is saved by the first run from the Monday 07:00 UTC
+	 * that ends it, and a week whose first event is shared later by the
+	 * next hour's. */
+	{"freeze", "svc-agent", HOUR, 0, agent__report_freeze},
+	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__report_retention},
 };
 
 const size_t agent_n_jobs = sizeof(agent_jobs) / sizeof(agent_jobs[0]);

@@ -33,4 +33,14 @@ int agent__proposal_retry(PGconn *pg, int64_t at_ms, int64_t *done,
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			   char *err, size_t err_len);
 
+/* ---- client report (report.c, report_freeze.c) ---- */
+int agent__rpc_client_report(rpc_ctx *ctx, const ProtobufCMessage *req,
+			     ProtobufCMessage **resp);
+/* "freeze": past weeks with client-visible activity saved (seo/job.h). */
+int agent__report_freeze(PGconn *pg, int64_t at_ms, int64_t *done,
+			 char *err, size_t err_len);
+/* "retention": saved weeks past 400 days. */
+int agent__report_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			    char *err, size_t err_len);
+
 #endif

@@ -268,25 +268,13 @@ static int request_id_ok(const char *s)
 			 "0123456789_-") == n;
 }
 
-/* The workspace's active websites (Account/ListSites), for the caller. */
-static int sites_of(agent_call *c, Seo__Account__V1__ListSitesResponse **out,
-		    agent_err *err)
+/* *err from svc-account's failure `res`. */
+static int peer_failed(const rpc_result *res, agent_err *err)
 {
-	Seo__Account__V1__Empty req = SEO__ACCOUNT__V1__EMPTY__INIT;
-	rpc_result res;
-
-	if (rpc_peer_call(c->svc->account, c->ctx,
-			  "/seo.account.v1.Account/ListSites", &req.base,
-			  &seo__account__v1__list_sites_response__descriptor,
-			  c->arena, &res) != 0) {
-		agent__err(err, SEO_EUPSTREAM,
-			   res.code != NULL ? res.code : "service_unavailable",
-			   "%s", res.code != NULL ? res.message
+	return agent__err(err, SEO_EUPSTREAM,
+			  res->code != NULL ? res->code : "service_unavailable",
+			  "%s", res->code != NULL ? res->message
 						  : "the account service is unavailable");
-		return SEO_EUPSTREAM;
-	}
-	*out = (Seo__Account__V1__ListSitesResponse *)res.response;
-	return 0;
 }
 
 static int site_known(const Seo__Account__V1__ListSitesResponse *s,
@@ -328,6 +316,7 @@ static int prepare(agent_call *c, PGconn *pg,
 		   agent_proposal_draft *d, agent_err *err)
 {
 	Seo__Account__V1__ListSitesResponse *sites;
+	rpc_result res;
 	int rc;
 
 	*k = agent__kind_find(in->kind);
@@ -342,8 +331,8 @@ static int prepare(agent_call *c, PGconn *pg,
 		if (*note == NULL)
 			return oom(err);
 	}
-	if ((rc = sites_of(c, &sites, err)) != 0)
-		return rc;
+	if (agent__sites(c, &sites, &res) != 0)
+		return peer_failed(&res, err);
 	if (in->site_id != NULL && !site_known(sites, in->site_id))
 		return agent__err(err, SEO_ENOTFOUND, "site_not_found",
 				  "no such website");
@@ -526,13 +515,13 @@ int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
 			      ProtobufCMessage **resp)
 {
 	const Seo__Agent__V1__ListProposalsRequest *in = (const void *)req;
-	Seo__Account__V1__ListSitesResponse *sites;
 	Seo__Agent__V1__ListProposalsResponse *out;
+	const Seo__Account__V1__Site *site;
 	const char *params[4];
 	PGresult *r = NULL;
+	rpc_result res;
 	agent_call c;
-	agent_err err;
-	int n;
+	int n, rc;
 
 	if (agent__call_of(ctx, &c) != 0)
 		return -1;
@@ -542,10 +531,11 @@ int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
 				    "executing, succeeded, partially_succeeded, "
 				    "failed, skipped, expired, superseded, cancelled");
 	if (in->site_id != NULL) {
-		if (sites_of(&c, &sites, &err) != 0)
-			return agent__fail(ctx, &err);
-		if (!site_known(sites, in->site_id))
+		rc = agent__site_find(&c, in->site_id, &site, &res);
+		if (rc == SEO_ENOTFOUND)
 			return rpc_ctx_fail(ctx, "site_not_found", "no such website");
+		if (rc != 0)
+			return rpc_peer_fail(ctx, &res);
 	}
 	params[0] = c.workspace_id;
 	params[1] = in->status;

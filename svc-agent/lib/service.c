@@ -82,6 +82,8 @@ const rpc_method agent_methods[] = {
 	 MSG(list_proposals_response), agent__rpc_list_proposals},
 	{AGENT_PATH "GetProposal", MSG(get_proposal_request),
 	 MSG(get_proposal_response), agent__rpc_get_proposal},
+	{AGENT_PATH "GetClientReport", MSG(client_report_request),
+	 MSG(client_report_response), agent__rpc_client_report},
 };
 
 const size_t agent_n_methods = sizeof(agent_methods) / sizeof(agent_methods[0]);

@@ -1,10 +1,13 @@
 """The charge path through the gateway: 200 parallel billed calls on a
 balance that covers 37 of them. Exactly 37 answer 200, the others 402
 insufficient_credits charging nothing; the balance ends at the remainder,
-the ledger sums to the balance and there is one usage row per success."""
+the ledger sums to the balance and there is one usage row per success.
+Outcomes of calls that earned their charge ride on later debits."""
 
+import datetime
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -115,3 +118,31 @@ def head_charges_nothing(s):
 
 if __name__ == "__main__":
     sys.exit(h.run(setup, lambda s: s.close()))
+
+
+@test
+def earned_outcomes_ride_on_later_debits(s):
+    """A call that earned its whole charge is closed earned without a
+    report of its own: the next debit carries it, and the last one waits
+    at most the gateway's flush (50 ms) for a Settle call. Nothing is left
+    for the reconcile job, which then refunds none of them."""
+    ws = s.workspace(credits=100)
+    key = ws["api_key"]
+    wid = ws["workspace_id"]
+    for _ in range(10):
+        eq(s.get(PATH, key=key).status, 200, "billed call")
+    results = h.parallel(20, lambda i: s.get(PATH, key=key))
+    eq(sorted(r.status for r in results), [200] * 20, "parallel billed calls")
+    open_rows = "SELECT count(*) FROM usage WHERE workspace_id = '%s' " \
+                "AND outcome IS NULL" % wid
+    deadline = time.time() + 2
+    while int(s.db.query(open_rows)) > 0 and time.time() < deadline:
+        time.sleep(0.05)
+    eq(int(s.db.query(open_rows)), 0, "every charge closed")
+    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+                      "AND outcome = 'earned' AND credits_used = %d"
+                      % (wid, COST))), 30, "30 charges earned in full")
+    at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+    s.seoctl("job", "run", "reconcile", "--at", at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    eq(s.get("/v1/credits", key=key).json(), {"credits": 100 - 30 * COST},
+       "nothing given back by the reconcile job")

@@ -62,10 +62,8 @@ static int has_row(size_t o, const char *name)
 	return 0;
 }
 
-/* Applies the migrations of owner `o`, whose jobs need its tables. */
-static int migrate(PGconn *db, size_t o, acct_err *err)
+int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err)
 {
-	const seo_pg_set *set = owners[o].migrations;
 	char dir[PATH_MAX];
 	int applied;
 
@@ -78,14 +76,6 @@ static int migrate(PGconn *db, size_t o, acct_err *err)
 	}
 	return seo_pg_migrate(db, set, dir, &applied, err->message,
 			      sizeof(err->message));
-}
-
-int seoctl_agent_migrate(PGconn *db, acct_err *err)
-{
-	for (size_t o = 0; o < N_OWNERS; o++)
-		if (owners[o].migrations == &agent_migrations)
-			return migrate(db, o, err);
-	return SEO_ENOTFOUND;
 }
 
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
@@ -113,7 +103,8 @@ int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 	for (size_t o = 0; o < N_OWNERS && rc == 0; o++) {
 		if (!has_row(o, name))
 			continue;
-		rc = migrate(db, o, err);
+		/* the jobs of owner `o` need its tables */
+		rc = seoctl_migrate_set(db, owners[o].migrations, err);
 		for (size_t i = 0; i < *owners[o].n && rc == 0; i++) {
 			const seo_job *job = &owners[o].jobs[i];
 

@@ -252,7 +252,7 @@ static int proposal_decide(PGconn *db, const char *const *v, json_t *out,
 			 "give one of --approve and --skip");
 		return SEO_EINVAL;
 	}
-	rc = seoctl_agent_migrate(db, err);
+	rc = seoctl_migrate_set(db, &agent_migrations, err);
 	if (rc == 0)
 		rc = agent_proposal_decide(db, v[0], v[1] != NULL, seo_now_ms(),
 					   &status, err->message,
@@ -275,6 +275,12 @@ static int job_run(PGconn *db, const char *const *v, json_t *out,
 	return seoctl_job_run(db, v[ARG], v[0], out, err);
 }
 
+static int activity_share(PGconn *db, const char *const *v, json_t *out,
+			  acct_err *err)
+{
+	return seoctl_activity_share(db, v[0], out, err);
+}
+
 static const command commands[] = {
 	{"workspace", "create",
 	 {{"name", "NAME", 1}, {"email", "EMAIL", 1}, {"credits", "N", 0}},
@@ -295,6 +301,7 @@ static const command commands[] = {
 	{"proposal", "decide",
 	 {{"id", "P", 1}, {"approve", NULL, 0}, {"skip", NULL, 0}},
 	 proposal_decide, NULL},
+	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "seo/pg.h"
 
 /*
  * `seoctl job run NAME [--at TIME]`: runs every component's row of job
@@ -21,8 +22,17 @@
 int seoctl_job_run(PGconn *db, const char *name, const char *at, json_t *out,
 		   acct_err *err);
 
-/* Applies svc-agent's migrations on `db`, for commands on its tables.
- * Returns 0, or a failure with *err set. */
-int seoctl_agent_migrate(PGconn *db, acct_err *err);
+/* Applies the migrations of `set` on `db`: 0, or fails with
+ * internal_error (the directory not found, a migration failed). */
+int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err);
+
+/*
+ * `seoctl activity share --id ID`: shares agent note or task summary `id`
+ * with the client (agent_store.h) after applying svc-agent's migrations,
+ * and adds "id", "verb" and "shared" (true) to `out`. Fails with
+ * activity_not_found for an unknown id, not_shareable for another row.
+ */
+int seoctl_activity_share(PGconn *db, const char *id, json_t *out,
+			  acct_err *err);
 
 #endif

@@ -1,0 +1,42 @@
+/*
+ * Sharing a note or a task summary with the client (agent_store.h): the
+ * stand-in for the web app's share button.
+ */
+#include "agent_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "seo/errors.h"
+
+enum { Q_SHARE, Q__COUNT };
+
+static const seo_pg_stmt rows[Q__COUNT] = {
+	/* the row's verb, and whether it is one a person shares */
+	[Q_SHARE] = {"share",
+		"WITH s AS (UPDATE agent_activity SET visible = true "
+		"WHERE id = $1 AND verb IN ('agent.note', 'task.completed') "
+		"RETURNING id) "
+		"SELECT verb, EXISTS (SELECT 1 FROM s) FROM agent_activity "
+		"WHERE id = $1"},
+};
+
+static const seo_pg_stmts stmts = {"agent_sh_", rows, Q__COUNT};
+
+int agent_activity_share(PGconn *pg, const char *id, char *verb,
+			 size_t verb_len)
+{
+	const char *params[] = {id};
+	PGresult *r = NULL;
+	int rc = agent__db_exec(pg, &stmts, Q_SHARE, 1, params, &r);
+
+	if (rc == 0 && PQntuples(r) != 1)
+		rc = SEO_ENOTFOUND;
+	if (rc == 0) {
+		snprintf(verb, verb_len, "%s", PQgetvalue(r, 0, 0));
+		if (strcmp(PQgetvalue(r, 0, 1), "t") != 0)
+			rc = SEO_EINVAL;
+	}
+	PQclear(r);
+	return rc;
+}

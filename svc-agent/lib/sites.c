@@ -1,0 +1,39 @@
+/*
+ * The workspace's websites, from svc-account (agent_int.h).
+ */
+#include "agent_int.h"
+
+#include <string.h>
+
+#include "seo/errors.h"
+
+#define LIST_SITES "/seo.account.v1.Account/ListSites"
+
+int agent__sites(const agent_call *c, Seo__Account__V1__ListSitesResponse **out,
+		 rpc_result *res)
+{
+	Seo__Account__V1__Empty empty = SEO__ACCOUNT__V1__EMPTY__INIT;
+	int rc = rpc_peer_call(c->svc->account, c->ctx, LIST_SITES, &empty.base,
+			       &seo__account__v1__list_sites_response__descriptor,
+			       c->arena, res);
+
+	if (rc == 0)
+		*out = (Seo__Account__V1__ListSitesResponse *)res->response;
+	return rc;
+}
+
+int agent__site_find(const agent_call *c, const char *site_id,
+		     const Seo__Account__V1__Site **out, rpc_result *res)
+{
+	Seo__Account__V1__ListSitesResponse *list;
+	int rc = agent__sites(c, &list, res);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < list->n_sites; i++)
+		if (strcmp(list->sites[i]->id, site_id) == 0) {
+			*out = list->sites[i];
+			return 0;
+		}
+	return SEO_ENOTFOUND;
+}
