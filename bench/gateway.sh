@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Gateway throughput and latency against a static nginx baseline.
+# Gateway throughput and latency against a static nginx baseline, and a
+# billed route against the same route unbilled.
 #
 #   ./seo bench gateway            (builds first)
 #   bash bench/gateway.sh          (after ./seo build release)
 #
 # Starts its own stack on non-default ports (gateway 127.0.0.1:18080, services
-# 127.0.0.1:19101 and up: each registry port plus 10000) with the rate limit off, against a fresh database
-# seo_bench on the server of `./seo pg`, creates a workspace with seoctl, and
+# 127.0.0.1:19101 and up: each registry port plus 10000; BENCH_PORT moves
+# them all) with the rate limit off, against a fresh database
+# seo_bench (seo_bench_PORT with BENCH_PORT) on the server of `./seo pg`,
+# creates a workspace with seoctl, and
 # an nginx (127.0.0.1:18081) serving a file with the very body of the
-# gateway's answer. Then wrk measures GET /v1/credits (with X-API-Key) on both
-# at each connection count, plus one unauthenticated cheap route. Prints a
-# Markdown table; docs/benchmarks.md describes the method.
+# gateway's answer, and gateway-unbilled (127.0.0.1:18082: the same gateway
+# with every route free) on the same services. Then wrk measures, at each
+# connection count, GET /v1/credits (with X-API-Key) and GET /v1/pricing
+# (no key) on the gateway and nginx, and GET /v1/domain-rank (1 credit) on
+# the gateway and on gateway-unbilled, counting the context switches of
+# the gateway, svc-account and svc-graph per request. Prints Markdown
+# tables with the issue 14 targets judged; docs/benchmarks.md describes the
+# method.
 #
 # Environment:
 #   BENCH_SECONDS      duration of each wrk run (default 10)
 #   BENCH_WARMUP       seconds of unreported warm-up per target (default 2)
-#   BENCH_CONNECTIONS  connection counts (default "1 64 512")
+#   BENCH_CONNECTIONS  connection counts (default "16 64")
+#   BENCH_PORT         the gateway's port (default 18080): nginx the next,
+#                      gateway-unbilled the one after, the services the
+#                      registry's shifted alike
 #   BENCH_WRITE_DOCS=1 also appends the table to docs/benchmarks.md
 #   BENCH_KEEP_TMP=1   keeps the temporary directory (logs, wrk output)
 #   BENCH_BIN          directory of the binaries (default build/bin)
@@ -25,10 +36,15 @@ set -euo pipefail
 
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
-CONNECTIONS=${BENCH_CONNECTIONS:-1 64 512}
-GW_PORT=18080
-NGINX_PORT=18081
+CONNECTIONS=${BENCH_CONNECTIONS:-16 64}
+GW_PORT=${BENCH_PORT:-18080}
+NGINX_PORT=$((GW_PORT + 1))
+FREE_PORT=$((GW_PORT + 2))
+# The services' ports are the registry's shifted as the gateway's from 8080.
+SHIFT=$((GW_PORT - 8080))
 
+[[ "$GW_PORT" =~ ^[1-9][0-9]*$ ]] && [ "$GW_PORT" -gt 8080 ] && [ "$GW_PORT" -lt 55000 ] \
+  || bench_die "BENCH_PORT must be a port between 8081 and 54999"
 [[ "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SECONDS must be a positive integer"
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || bench_die "BENCH_WARMUP must be an integer"
 for c in $CONNECTIONS; do
@@ -36,28 +52,28 @@ for c in $CONNECTIONS; do
 done
 
 bench_need_cmd wrk nginx curl python3
-bench_need_bin gateway seoctl
+bench_need_bin gateway gateway-unbilled seoctl
 cd "$BENCH_ROOT"
 
-# Every service of the registry, on its port plus 10000.
+# Every service of the registry, on its port plus SHIFT.
 SERVICES=()
 SVC_PORTS=()
 registry=$(bench_registry) || bench_die "seoctl services failed"
 while read -r p env port; do
   bench_need_bin "$p"
   SERVICES+=("$p")
-  SVC_PORTS+=($((port + 10000)))
-  export "$env=127.0.0.1:$((port + 10000))"
+  SVC_PORTS+=($((port + SHIFT)))
+  export "$env=127.0.0.1:$((port + SHIFT))"
 done <<<"$registry"
 
 bench_traps
 bench_tmpdir
 bench_raise_nofile
-bench_need_free_ports "$GW_PORT" "$NGINX_PORT" "${SVC_PORTS[@]}"
+bench_need_free_ports "$GW_PORT" "$NGINX_PORT" "$FREE_PORT" "${SVC_PORTS[@]}"
 
 # ---- database ---------------------------------------------------------------
 bench_pg
-bench_pg_db "$BENCH_PG_URL" seo_bench
+bench_pg_db "$BENCH_PG_URL" "seo_bench${BENCH_PORT:+_$BENCH_PORT}"
 
 # ---- the stack ----------------------------------------------------------------
 export SEO_PG_URL="$BENCH_DB_URL"
@@ -83,14 +99,18 @@ for s in "${SERVICES[@]}"; do
   bench_start "$s" "$BENCH_BIN/$s"
 done
 bench_start gateway "$BENCH_BIN/gateway"
+SEO_HTTP_ADDR="127.0.0.1:$FREE_PORT" bench_start gateway-unbilled "$BENCH_BIN/gateway-unbilled"
 
 base="http://127.0.0.1:$GW_PORT"
-code=$(bench_wait_http "$base/healthz" 60 200)
-if [ "$code" != 200 ]; then
-  bench_check_alive
-  bench_logs
-  bench_die "GET /healthz answered $code instead of 200 after 60 s"
-fi
+free="http://127.0.0.1:$FREE_PORT"
+for u in "$base" "$free"; do
+  code=$(bench_wait_http "$u/healthz" 60 200)
+  if [ "$code" != 200 ]; then
+    bench_check_alive
+    bench_logs
+    bench_die "GET $u/healthz answered $code instead of 200 after 60 s"
+  fi
+done
 bench_check_alive
 
 # ---- a workspace --------------------------------------------------------------
@@ -128,44 +148,116 @@ ngx="http://127.0.0.1:$NGINX_PORT"
   || { bench_logs; bench_die "nginx did not serve the baseline file"; }
 
 # ---- measurements -------------------------------------------------------------
-bench_say "bench: gateway vs nginx, ${SECONDS_PER_RUN}s per run, connections: $CONNECTIONS"
+bench_say "bench: gateway vs nginx, billed vs unbilled, ${SECONDS_PER_RUN}s per run, connections: $CONNECTIONS"
 if [ "$WARMUP" -gt 0 ]; then
   bench_wrk 64 "$WARMUP" "$base/v1/credits" -H "X-API-Key: $key" >/dev/null
   bench_wrk 64 "$WARMUP" "$ngx/v1/credits" -H "X-API-Key: $key" >/dev/null
+  bench_wrk 64 "$WARMUP" "$free$billed?domain=example.com" -H "X-API-Key: $key" >/dev/null
 fi
 
+# The processes whose context switches are counted: the gateway measured
+# (the billed one or gateway-unbilled), svc-account and svc-graph.
+pid_gateway=$(bench_pid gateway)
+pid_unbilled=$(bench_pid gateway-unbilled)
+pid_account=$(bench_pid svc-account) || pid_account=""
+pid_graph=$(bench_pid svc-graph) || pid_graph=""
+
 rows=()
+brows=()
+crows=()
 notes=()
-# measure LABEL CONNS PATH [wrk args...]
+verdicts=()
+# ctxsw_all GATEWAY_PID: the switches of the three processes, six numbers.
+ctxsw_all() {
+  local p
+  for p in "$1" "$pid_account" "$pid_graph"; do
+    if [ -n "$p" ]; then printf '%s ' "$(bench_ctxsw "$p")"; else printf '0 0 '; fi
+  done
+  echo
+}
+# timed_wrk LABEL GATEWAY_PID CONNS URL [wrk args...]: bench_wrk's line in
+# $wrk_line, and a row of context switches and system calls per request
+# of the three processes in crows.
+timed_wrk() {
+  local label=$1 gpid=$2 conns=$3 url=$4
+  shift 4
+  local before after p i=0 counters=() calls=""
+  for p in "$gpid" "$pid_account" "$pid_graph"; do
+    BENCH_SYSCALLS_PID=""
+    [ -z "$p" ] || bench_syscalls_start "$p" "$BENCH_TMP/log/syscalls-$i.csv" "$SECONDS_PER_RUN"
+    counters+=("$BENCH_SYSCALLS_PID")
+    i=$((i + 1))
+  done
+  before=$(ctxsw_all "$gpid")
+  wrk_line=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$url" "$@")
+  after=$(ctxsw_all "$gpid")
+  for i in 0 1 2; do
+    bench_syscalls_wait "${counters[$i]}" "$BENCH_TMP/log/syscalls-$i.csv"
+    calls+="$BENCH_SYSCALLS "
+    rm -f "$BENCH_TMP/log/syscalls-$i.csv"
+  done
+  crows+=("$(awk -v l="$label" -v b="$before" -v a="$after" -v c="$calls" -v r="${wrk_line##* }" 'BEGIN {
+    split(b, x, " "); split(a, y, " "); split(c, s, " "); if (r <= 0) r = 1; printf "| %s | %d |", l, r
+    for (i = 1; i <= 6; i += 2) printf " %.2f + %.2f |", (y[i] - x[i]) / r, (y[i + 1] - x[i + 1]) / r
+    for (i = 1; i <= 3; i++) if (s[i] == "-") printf " - |"; else printf " %.1f |", s[i] / r }')")
+}
+# check LABEL NAME NON2XX ERRS: notes a row that did not measure successes.
+check() {
+  [ "$3" = 0 ] || notes+=("$1: $2 answered $3 non-2xx responses")
+  [ "$4" = 0 ] || notes+=("$1: wrk counted $4 socket errors against $2")
+}
+
+# measure LABEL CONNS PATH [wrk args...]: the gateway against nginx; leaves
+# their requests/s in g_rps and n_rps.
 measure() {
   local label=$1 conns=$2 path=$3
   shift 3
   local g n
   bench_say "bench:   $label: gateway $path"
-  g=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$base$path" "$@")
+  timed_wrk "$label" "$pid_gateway" "$conns" "$base$path" "$@"
+  g=$wrk_line
   bench_check_alive
   bench_say "bench:   $label: nginx $path"
   n=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$ngx$path" "$@")
-  read -r g_rps g_p50 g_p99 g_bad g_err <<<"$g"
-  read -r n_rps n_p50 n_p99 n_bad n_err <<<"$n"
-  local ratio
+  read -r g_rps g_p50 g_p99 g_bad g_err _ <<<"$g"
+  read -r n_rps n_p50 n_p99 _ n_err _ <<<"$n"
   ratio=$(awk -v a="$g_rps" -v b="$n_rps" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
   rows+=("$(printf '| %s | %.0f | %s ms | %s ms | %.0f | %s ms | %s ms | %s |' \
     "$label" "$g_rps" "$g_p50" "$g_p99" "$n_rps" "$n_p50" "$n_p99" "$ratio")")
-  [ "$g_bad" = 0 ] || notes+=("$label: the gateway answered $g_bad non-2xx responses")
-  [ "$g_err" = 0 ] || notes+=("$label: wrk counted $g_err socket errors against the gateway")
-  [ "$n_err" = 0 ] || notes+=("$label: wrk counted $n_err socket errors against nginx")
+  check "$label" "the gateway" "$g_bad" "$g_err"
+  check "$label" nginx 0 "$n_err"
+}
+
+# billed_vs_free CONNS: the billed route on the gateway and on
+# gateway-unbilled, the same services behind both.
+billed_vs_free() {
+  local conns=$1 b f label="$1, GET $billed"
+  bench_say "bench:   $label: billed"
+  timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" -H "X-API-Key: $key"
+  b=$wrk_line
+  bench_check_alive
+  bench_say "bench:   $label: unbilled"
+  timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
+  f=$wrk_line
+  bench_check_alive
+  read -r b_rps b_p50 b_p99 b_bad b_err _ <<<"$b"
+  read -r f_rps f_p50 f_p99 f_bad f_err _ <<<"$f"
+  local over
+  over=$(awk -v a="$b_p50" -v b="$f_p50" 'BEGIN { if (b > 0) printf "%+.0f %%", (a / b - 1) * 100; else print "-" }')
+  brows+=("$(printf '| %s | %.0f | %s ms | %s ms | %.0f | %s ms | %s ms | %s |' \
+    "$conns" "$b_rps" "$b_p50" "$b_p99" "$f_rps" "$f_p50" "$f_p99" "$over")")
+  verdicts+=("$(awk -v c="$conns" -v a="$b_p50" -v b="$f_p50" 'BEGIN {
+    printf "| billed p50 within 10 %% of unbilled | %s | %.3f ms against %.3f ms | %s |", c, a, b, ((b > 0 && a <= b * 1.1) ? "PASS" : "FAIL") }')")
+  check "$label (billed)" "the gateway" "$b_bad" "$b_err"
+  check "$label (unbilled)" gateway-unbilled "$f_bad" "$f_err"
 }
 
 for c in $CONNECTIONS; do
   measure "$c" "$c" /v1/credits -H "X-API-Key: $key"
-done
-cheap_conns=64
-measure "$cheap_conns, GET $cheap (no key)" "$cheap_conns" "$cheap"
-# Billed one call at a time (each waits for a commit of its own) and many
-# at once (debits share commits).
-for c in 1 "$cheap_conns"; do
-  measure "$c, GET $billed (billed, 1 credit)" "$c" "$billed?domain=example.com" -H "X-API-Key: $key"
+  verdicts+=("$(awk -v c="$c" -v g="$g_rps" -v n="$n_rps" 'BEGIN {
+    printf "| GET /v1/credits at least 0.5x nginx | %s | %.2fx | %s |", c, (n > 0 ? g / n : 0), ((n > 0 && g / n >= 0.5) ? "PASS" : "FAIL") }')")
+  measure "$c, GET $cheap (no key)" "$c" "$cheap"
+  billed_vs_free "$c"
 done
 
 # ---- report ---------------------------------------------------------------------
@@ -179,6 +271,24 @@ report="$BENCH_TMP/report.md"
   echo "| connections | gateway req/s | p50 | p99 | nginx req/s | p50 | p99 | ratio |"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "GET $billed?domain=example.com with X-API-Key (1 credit a call) on the gateway, and the same route unbilled on gateway-unbilled (the same gateway with every route free: the key checked, nothing debited, no outcome reported), the same services behind both:"
+  echo
+  echo "| connections | billed req/s | p50 | p99 | unbilled req/s | p50 | p99 | billed p50 over unbilled |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${brows[@]}"
+  echo
+  echo "Context switches and system calls per request during each gateway run above: context switches voluntary + involuntary, summed over every thread of the process (/proc/PID/task/*/status), system calls counted by perf stat on the raw_syscalls:sys_enter tracepoint for the run's ${SECONDS_PER_RUN} s (\"-\" where perf cannot count them); the gateway columns are gateway-unbilled's on the unbilled rows:"
+  echo
+  echo "| run | requests | gateway switches | svc-account switches | svc-graph switches | gateway syscalls | svc-account syscalls | svc-graph syscalls |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${crows[@]}"
+  echo
+  echo "The targets of issue 14:"
+  echo
+  echo "| target | connections | measured | verdict |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${verdicts[@]}"
   for n in ${notes[@]+"${notes[@]}"}; do
     echo
     echo "Note: $n."
@@ -187,4 +297,3 @@ report="$BENCH_TMP/report.md"
 cat "$report"
 
 if [ "${BENCH_WRITE_DOCS:-0}" = 1 ]; then bench_write_docs gateway "$report"; fi
-

@@ -16,7 +16,9 @@
 # heavy/100k pair, failing when an SQL answer differs from the library's;
 # then svc-graph serves the index and the gateway fronts it (svc-account in
 # that database, on free ports, the rate limit off) and graph-bench times
-# the same queries over gRPC and over HTTP/1.1 keep-alive; every row of
+# the same queries over gRPC and over HTTP/1.1 keep-alive, and under load
+# (BENCH_LOAD_CONNECTIONS at once) through the gateway, billed, beside the
+# same questions on PostgreSQL, the issue 14 targets judged; every row of
 # the service, the gateway and PostgreSQL is timed beside its transport's
 # null round trip (a null call before each of the query's calls), and its
 # work is its latency minus that null. Prints Markdown tables;
@@ -28,6 +30,11 @@
 #   BENCH_MEM_MB       --mem-mb of the second ingest (default 256)
 #   BENCH_REPS         timed runs per query and domain (default 200)
 #   BENCH_BUDGET_MS    time after which a query stops early (default 5000)
+#   BENCH_LOAD_CONNECTIONS  connection counts of the load tables (default
+#                      "16 64"; "" for none)
+#   BENCH_LOAD_SECONDS seconds of each load row and side (default 5)
+#   BENCH_LOAD_TARGETS the domains of the load tables (default "heavy 100k
+#                      median empty heavy+100k")
 #   BENCH_WRITE_DOCS=1 also inserts the table into docs/benchmarks.md
 #   BENCH_KEEP_TMP=1   keeps the temporary directory (crawl, index, logs)
 #   BENCH_KEEP_DB=1    keeps the database
@@ -46,17 +53,30 @@ EDGES=${BENCH_EDGES:-50000000}
 MEM_MB=${BENCH_MEM_MB:-256}
 REPS=${BENCH_REPS:-200}
 BUDGET_MS=${BENCH_BUDGET_MS:-5000}
+LOAD_CONNECTIONS=${BENCH_LOAD_CONNECTIONS-16 64}
+LOAD_SECONDS=${BENCH_LOAD_SECONDS:-5}
+LOAD_TARGETS=${BENCH_LOAD_TARGETS:-heavy 100k median empty heavy+100k}
 # The full release the ingest rate is projected to.
 FULL_DOMAINS=134000000
 FULL_EDGES=5400000000
 
-for v in DOMAINS EDGES MEM_MB REPS BUDGET_MS; do
+for v in DOMAINS EDGES MEM_MB REPS BUDGET_MS LOAD_SECONDS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_$v must be a positive integer"
+done
+for c in $LOAD_CONNECTIONS; do
+  [[ "$c" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_LOAD_CONNECTIONS: '$c' is not a positive integer"
+done
+for l in $LOAD_TARGETS; do
+  [[ " heavy 100k median empty heavy+100k " == *" $l "* ]] \
+    || bench_die "BENCH_LOAD_TARGETS: '$l' is not one of heavy 100k median empty heavy+100k"
 done
 
 bench_need_cmd python3 curl /usr/bin/time
 bench_need_bin graph-bench seo-ingest svc-graph svc-account gateway seoctl
 cd "$BENCH_ROOT"
+
+# The source tree's technology rules, wherever BENCH_BIN points.
+export SEO_TECH_RULES=${SEO_TECH_RULES:-$BENCH_ROOT/data/tech/rules.json}
 
 bench_traps
 bench_tmpdir
@@ -361,6 +381,20 @@ bench_say "bench: timing the queries at svc-graph (gRPC) and through the gateway
 "$BENCH_BIN/graph-bench" http --addr "$SEO_HTTP_ADDR" --key "$key" --reps "$REPS" --budget-ms "$BUDGET_MS" \
   "${targets[@]}" >"$BENCH_TMP/http.tsv" 2>"$BENCH_TMP/log/http.log" \
   || { cat "$BENCH_TMP/log/http.log" >&2; bench_logs; bench_die "graph-bench http failed"; }
+# Under load: each connection count, each row through the gateway then
+# on PostgreSQL, in the same minute.
+load_targets=()
+for t in "${targets[@]}"; do
+  [[ " $LOAD_TARGETS " == *" ${t%%=*} "* ]] && load_targets+=("$t")
+done
+for c in $LOAD_CONNECTIONS; do
+  bench_say "bench: $c connections at once, ${LOAD_SECONDS} s a row and side, through the gateway and on PostgreSQL"
+  "$BENCH_BIN/graph-bench" load --pg "$BENCH_DB_URL" --addr "$SEO_HTTP_ADDR" --key "$key" \
+    --conns "$c" --seconds "$LOAD_SECONDS" "${load_targets[@]}" >"$BENCH_TMP/load-$c.tsv" \
+    2>"$BENCH_TMP/log/load-$c.log" \
+    || { cat "$BENCH_TMP/log/load-$c.log" >&2; bench_logs; bench_die "graph-bench load failed"; }
+  bench_check_alive
+done
 # One line per (domain, query) in the same order on every side: label,
 # query, total, library p50 p99, PostgreSQL p50 p99 and its null's p50
 # p99 (queries.tsv); label, query, service p50 p99, null p50 p99
@@ -434,6 +468,34 @@ report="$BENCH_TMP/report.md"
       "$(fmt_us "$sw99")" "$(fmt_us "$pw99")" "$(ratio "$sw99" "$pw99")" \
       "$(fmt_us "$gw50")" "$(fmt_us "$gw99")"
   done <"$BENCH_TMP/all.tsv"
+  for c in $LOAD_CONNECTIONS; do
+    echo
+    echo "Under load, $c connections at once, ${LOAD_SECONDS} s a row and side: graph-bench load, one thread and one connection each, every thread asking again as soon as it has its answer; through the gateway over HTTP/1.1 keep-alive with the API key, every call billed (the similar-domains and link-audit rows: svc-graph's cached answer), then PostgreSQL over libpq with prepared statements on the same tables (the computed statement for the cached rows), in the same minute; the ratio is the gateway's requests/s over PostgreSQL's:"
+    echo
+    echo "| domain (referring domains) | query | gateway req/s | p50 | p99 | PostgreSQL req/s | p50 | p99 | ratio |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    while IFS=$'\t' read -r label q g g50 g99 p p50 p99; do
+      printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(row_name "$label")" "$q" \
+        "$g" "$(fmt_us "$g50")" "$(fmt_us "$g99")" "$p" "$(fmt_us "$p50")" "$(fmt_us "$p99")" "$(ratio "$g" "$p")"
+    done <"$BENCH_TMP/load-$c.tsv"
+  done
+  if [ -n "$LOAD_CONNECTIONS" ]; then
+    echo
+    echo "The targets of issue 14 (ratios of requests/s under load, the null round trip left out):"
+    echo
+    echo "| target | connections | measured | verdict |"
+    echo "|---|---|---|---|"
+    for c in $LOAD_CONNECTIONS; do
+      awk -F'\t' -v c="$c" '$1 != "null" && $6 > 0 { r = $3 / $6
+          if (!n++ || r < low) { low = r; at = $1 " " $2 } }
+        END { if (n) printf "| every query at least 0.5x PostgreSQL | %s | lowest %.2gx (%s) | %s |\n", c, low, at, (low >= 0.5 ? "PASS" : "FAIL") }' \
+        "$BENCH_TMP/load-$c.tsv"
+      awk -F'\t' '$1 == "heavy" && $6 > 0 { print $3 / $6 }' "$BENCH_TMP/load-$c.tsv" | sort -g |
+        awk -v c="$c" '{ v[NR] = $1 } END { if (!NR) exit
+          m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+          printf "| median of the heaviest domain'"'"'s queries at least 20x PostgreSQL | %s | %.3gx (%d queries) | %s |\n", c, m, NR, (m >= 20 ? "PASS" : "FAIL") }'
+    done
+  fi
 } >"$report"
 cat "$report"
 

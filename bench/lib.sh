@@ -258,8 +258,8 @@ bench_to_ms() {
 }
 
 # bench_wrk CONNS SECONDS URL [wrk args...]: runs wrk --latency and prints
-# one line "REQ_PER_SEC P50_MS P99_MS NON2XX SOCKET_ERRORS"; the raw output is
-# kept in $BENCH_TMP/log/wrk-*.txt.
+# one line "REQ_PER_SEC P50_MS P99_MS NON2XX SOCKET_ERRORS REQUESTS"; the raw
+# output is kept in $BENCH_TMP/log/wrk-*.txt.
 bench_wrk() {
   local conns=$1 secs=$2 url=$3
   shift 3
@@ -268,15 +268,66 @@ bench_wrk() {
   out="$BENCH_TMP/log/wrk-$(date +%s%N).txt"
   wrk --latency -t"$threads" -c"$conns" -d"${secs}s" "$@" "$url" >"$out" 2>&1 \
     || { cat "$out" >&2; bench_die "wrk failed against $url"; }
-  local rps p50 p99 non2xx errs
+  local rps p50 p99 non2xx errs reqs
   rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+  reqs=$(awk '/ requests in / {print $1}' "$out")
   p50=$(awk '$1 == "50%" {print $2}' "$out")
   p99=$(awk '$1 == "99%" {print $2}' "$out")
   non2xx=$(awk '/Non-2xx or 3xx responses:/ {print $NF}' "$out")
   errs=$(awk '/Socket errors:/ {s = 0; for (i = 3; i <= NF; i++) { x = $i; gsub(/,/, "", x); if (x ~ /^[0-9]+$/) s += x } print s}' "$out")
   [ -n "$rps" ] && [ -n "$p50" ] && [ -n "$p99" ] \
     || { cat "$out" >&2; bench_die "could not parse wrk's output"; }
-  echo "$rps $(bench_to_ms "$p50") $(bench_to_ms "$p99") ${non2xx:-0} ${errs:-0}"
+  echo "$rps $(bench_to_ms "$p50") $(bench_to_ms "$p99") ${non2xx:-0} ${errs:-0} ${reqs:-0}"
+}
+
+# bench_ctxsw PID: "VOLUNTARY INVOLUNTARY", the context switches of every
+# thread of PID so far (/proc/PID/task/*/status; a thread's count goes
+# with it when it exits, and the services' threads live as long as they
+# do). perf stat counts the same events but needs perf and the right to
+# read other processes' counters; this needs neither and splits the two
+# kinds: voluntary ones are waits (a wake-up handed across threads or
+# processes), involuntary ones preemption.
+bench_ctxsw() {
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '
+    /^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 }
+    END { printf "%d %d\n", v, n }'
+}
+
+# bench_syscalls_start PID FILE SECONDS: counts PID's system calls (every
+# thread, perf stat on the raw_syscalls:sys_enter tracepoint) for SECONDS
+# from now into FILE; sets BENCH_SYSCALLS_PID to the counter's pid, empty
+# when perf cannot count them here (not installed, no tracepoints, no
+# right to). Not in a $(...): the counter must be this shell's child.
+BENCH_PERF_OK=""
+bench_syscalls_start() {
+  BENCH_SYSCALLS_PID=""
+  if [ -z "$BENCH_PERF_OK" ]; then
+    BENCH_PERF_OK=0
+    command -v perf >/dev/null 2>&1 &&
+      perf stat -x, -e raw_syscalls:sys_enter -o /dev/null -- true >/dev/null 2>&1 &&
+      BENCH_PERF_OK=1
+  fi
+  [ "$BENCH_PERF_OK" = 1 ] || return 0
+  # Timed by a command, not stopped by a signal: a child dying of SIGINT
+  # would make bash act as if Ctrl-C had been pressed.
+  perf stat -x, -e raw_syscalls:sys_enter -p "$1" -o "$2" -- sleep "$3" >/dev/null 2>&1 &
+  BENCH_SYSCALLS_PID=$!
+}
+
+# bench_syscalls_wait PERF_PID FILE: waits for the count and sets
+# BENCH_SYSCALLS to it, "-" when there is none. Not in a $(...).
+bench_syscalls_wait() {
+  [ -z "$1" ] || wait "$1" 2>/dev/null
+  BENCH_SYSCALLS=$(awk -F, '$3 ~ /raw_syscalls/ && $1 ~ /^[0-9]+$/ { n = $1 } END { print (n == "" ? "-" : n) }' "$2" 2>/dev/null) || BENCH_SYSCALLS=-
+}
+
+# bench_pid NAME: the pid bench_start gave NAME.
+bench_pid() {
+  local i
+  for i in "${!BENCH_NAMES[@]}"; do
+    [ "${BENCH_NAMES[$i]}" = "$1" ] && { echo "${BENCH_PIDS[$i]}"; return 0; }
+  done
+  return 1
 }
 
 # One line describing the machine, for result tables.

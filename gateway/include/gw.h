@@ -65,4 +65,10 @@ void gw_gateway_shutdown(gw_gateway *gw);
  * loop was stopped early) fails, its refund with it (logged). */
 void gw_gateway_free(gw_gateway *gw);
 
+/* The gateway process: reads its configuration from the environment
+ * (stopping at a fault, the variable named), serves on one event loop,
+ * drains at the first SIGINT or SIGTERM and stops at the second. Returns
+ * the exit status: 0 after a drain, 1 when it could not start. */
+int gw_main(void);
+
 #endif

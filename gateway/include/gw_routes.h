@@ -194,6 +194,11 @@ typedef struct gw_out_stage {
 				     * (Retry-After), NULL-ended */
 	const char *body_field;  /* GW_OUT_BYTES: the bytes field */
 	const char *content_type; /* GW_OUT_BYTES: e.g. application/pdf */
+	int cache_ms;            /* > 0: the answer is the same for everyone
+				  * and changes rarely; the gateway answers
+				  * from memory for this long after the
+				  * service last answered (a free GET
+				  * without key or input: answer_cache.h) */
 } gw_out_stage;
 
 typedef struct gw_route {

@@ -18,6 +18,7 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "answer_cache.h"
 #include "authfail.h"
 #include "settle.h"
 #include "client_ip.h"
@@ -60,6 +61,7 @@ struct gw_gateway {
 	gw_proxies *proxies; /* SEO_TRUSTED_PROXIES; NULL: none */
 	const char *metrics_token; /* "": /metrics is refused */
 	gw_authfail *authfail; /* failed authentications per address */
+	gw_answer_cache *answers; /* the answers kept in memory */
 	char id_prefix[9];
 	unsigned long long id_counter;
 	/* Idempotency keys of billed calls: never the client's X-Request-Id,
@@ -158,6 +160,10 @@ static void respond(gw_call *c, int status, const char *ctype,
 	memcpy(h + n, c->answer_headers,
 	       c->n_answer_headers * sizeof(*c->answer_headers));
 	n += c->n_answer_headers;
+	/* A service's success on a route whose answer is kept. */
+	if (c->output != NULL && status == c->route->out.status)
+		gw__answer_cache_put(c->gw->answers, c->route, status, body, len,
+				     seo_mono_ms());
 	/* The request is released by gw_http_respond(): log first. */
 	call_log(c, status, len);
 	gw_http_respond(c->req, status, h, n, body, len);
@@ -922,6 +928,16 @@ static void on_request(gw_http_req *req, void *ud)
 		serve_builtin(c);
 		return;
 	}
+	{
+		const gw_cached_answer *kept = gw__answer_cache_get(
+			gw->answers, c->route, seo_mono_ms());
+
+		if (kept != NULL) {
+			respond(c, kept->status, "application/json", kept->body,
+				kept->len);
+			return;
+		}
+	}
 
 	body = gw_http_body(req, &body_len);
 	if (gw_json_decode_request(c->route, c->params, c->n_params,
@@ -1004,7 +1020,8 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	gw->routes = gw_routes(&gw->n_routes);
 	for (size_t i = 0; i < gw->n_routes; i++) {
 		char why[256];
-		if (gw_json_route_check(&gw->routes[i], why, sizeof(why)) != 0) {
+		if (gw_json_route_check(&gw->routes[i], why, sizeof(why)) != 0 ||
+		    gw__answer_cache_check(&gw->routes[i], why, sizeof(why)) != 0) {
 			log_error("route %s %s: %s", gw->routes[i].method,
 				  gw->routes[i].pattern, why);
 			rc = SEO_EINVAL;
@@ -1026,6 +1043,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	}
 	gw->metrics = gw_metrics_new(gw->routes, gw->n_routes);
 	if (gw->metrics == NULL ||
+	    gw__answer_cache_new(gw->routes, gw->n_routes, &gw->answers) != 0 ||
 	    gw__authfail_new(cfg->auth_failures_per_min, &gw->authfail) != 0 ||
 	    gw__settler_new(base, &gw->clients[GW_SVC_ACCOUNT],
 			    gw->rpc_timeout_ms, &gw->settler) != 0) {
@@ -1148,6 +1166,7 @@ void gw_gateway_free(gw_gateway *gw)
 	gw_metrics_free(gw->metrics);
 	gw__proxies_free(gw->proxies);
 	gw__authfail_free(gw->authfail);
+	gw__answer_cache_free(gw->answers);
 	free(gw->openapi);
 	free(gw);
 }

@@ -19,6 +19,9 @@
 #define ACCOUNT(m) "/seo.account.v1.Account/" m
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define MSG(t) (&seo__account__v1__##t##__descriptor)
+/* How long a change of the price tiers may take to show on GET /v1/pricing
+ * (docs/decisions.md, "Answers from the gateway's memory"). */
+#define PRICING_CACHE_MS 5000
 
 static const gw_param_rule usage_params[] = {
 	{"limit", GW_P_DEFAULT | GW_P_RANGE | GW_P_CLAMP, 1, 200, 50, NULL,
@@ -123,7 +126,8 @@ static const gw_route core_routes[] = {
 	 .auth = {.key = GW_KEY_NONE},
 	 .in = {.message = MSG(empty)},
 	 .quota = GW_QUOTA_NONE,
-	 .out = {.message = MSG(pricing_response), .status = 200},
+	 .out = {.message = MSG(pricing_response), .status = 200,
+	         .cache_ms = PRICING_CACHE_MS},
 	 .summary = "Price tiers per credit",
 	 .errors = no_errors},
 	{.method = "POST", .pattern = "/v1/checkout", .endpoint = "checkout",

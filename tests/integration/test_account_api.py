@@ -80,6 +80,31 @@ def pricing_needs_no_key(c):
 
 
 @test
+def pricing_kept_in_the_gateway_for_five_seconds(c):
+    s = c.stack
+    # Whatever an earlier call left in the gateway's memory expires first.
+    time.sleep(5.2)
+    t0 = time.monotonic()
+    first = s.get("/v1/pricing").json()
+    s.db.query("UPDATE price_tiers SET price_per_credit = price_per_credit * 2")
+    try:
+        again = s.get("/v1/pricing").json()
+        if time.monotonic() - t0 < 4.5:
+            eq(again, first, "the kept answer while it is fresh")
+        while time.monotonic() - t0 < 9:
+            now = s.get("/v1/pricing").json()
+            if now != first:
+                break
+            time.sleep(0.2)
+        seen = time.monotonic() - t0
+        eq([t["price_per_credit"] for t in now["tiers"]],
+           [2 * t["price_per_credit"] for t in first["tiers"]], "the new tiers")
+        check(4.8 <= seen <= 7, "the new tiers shown after about 5 s", seen)
+    finally:
+        s.db.query("UPDATE price_tiers SET price_per_credit = price_per_credit / 2")
+
+
+@test
 def missing_unknown_and_malformed_keys_get_401(c):
     for key in (None, "", "seo_" + "x" * 32, "garbage"):
         expect_error(c.stack.get("/v1/credits", key=key), 401, "invalid_api_key")

@@ -9,6 +9,8 @@
  *   graph-bench grpc --addr HOST:PORT [--reps N] [--budget-ms B] TARGET...
  *   graph-bench http --addr HOST:PORT --key KEY [--reps N] [--budget-ms B]
  *               TARGET...
+ *   graph-bench load --pg URL --addr HOST:PORT --key KEY --conns N
+ *               --seconds S TARGET...
  *
  * A TARGET is LABEL=DOMAIN, timed with every single-domain query, or
  * LABEL=A,B, timed with the two-domain ones: link-intersect (domain_a A,
@@ -38,6 +40,10 @@
  * p50 and p99 of the null timed beside that row (microseconds), in the
  * order of `query`.
  *
+ * `load` times the gateway's rows under concurrency beside the same
+ * question on PostgreSQL (cmd_load): label, query, then requests per
+ * second, p50 and p99 of the gateway and of PostgreSQL.
+ *
  * A transport's round trip moves with where the scheduler puts client
  * and server, from one minute to the next: each row's null is timed
  * beside it, a null call before each of its calls (measure), so that the
@@ -52,8 +58,10 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1602,6 +1610,248 @@ out:
 	return rc;
 }
 
+/* ---- load: many connections at once --------------------------------------- */
+
+/*
+ * `load` times the gateway's rows under concurrency, each beside the same
+ * question on PostgreSQL, in the same minute: N connections to each (one
+ * thread and one keep-alive connection or libpq session each, prepared
+ * statements), every thread asking the row's question again as soon as
+ * it has its answer, for S seconds, the gateway first, then PostgreSQL.
+ * The cached rows (the gateway cannot ask past svc-graph's cache) stand
+ * beside the SQL of their computed row.
+ */
+
+/* The row whose statements answer q on PostgreSQL: q's own, else the
+ * computed row of the same RPC. */
+static query sql_row(query q)
+{
+	if (qstmt_count(q) > 0)
+		return q;
+	for (int r = Q_NULL; r < Q_COUNT; r++)
+		if (qstmt_count((query)r) > 0 && qtab[r].rpc == qtab[q].rpc)
+			return (query)r;
+	return q;
+}
+
+/* One connection's thread: its side, and the latencies it measured. */
+typedef struct loader {
+	pthread_t thread;
+	side s;
+	query q;
+	const target *t;
+	atomic_int *stop;
+	double *samples, end_us;
+	size_t n, cap;
+	int rc;
+} loader;
+
+static void *loader_main(void *arg)
+{
+	loader *l = arg;
+	answer none = { 0, NULL };
+
+	while (!atomic_load(l->stop)) {
+		double us;
+
+		if ((l->rc = timed_run(&l->s, l->q, l->t, &none, &us)))
+			break;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 4096;
+			double *ns = realloc(l->samples, cap * sizeof(double));
+
+			if (!ns) {
+				l->rc = SEO_ENOMEM;
+				break;
+			}
+			l->samples = ns;
+			l->cap = cap;
+		}
+		l->samples[l->n++] = us;
+	}
+	l->end_us = now_us();
+	return NULL;
+}
+
+/* Untimed runs on each connection before a load row: its session and
+ * the row's first touches warm (WARMUP each would take minutes at 64
+ * connections). */
+#define LOAD_WARMUP 2
+
+/* Requests per second, p50 and p99 (microseconds) of q for t on the
+ * sides of `ls[0..n)` for `secs` seconds, after LOAD_WARMUP untimed runs
+ * on each connection. */
+static int load_side(loader *ls, size_t n, query q, const target *t,
+		     unsigned secs, double *rps, double *p50, double *p99)
+{
+	atomic_int stop = 0;
+	double start, end = 0, *all;
+	size_t total = 0, at = 0, started = 0;
+	answer none = { 0, NULL };
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		for (int w = 0; w < LOAD_WARMUP && !rc; w++) {
+			double us;
+
+			rc = timed_run(&ls[i].s, q, t, &none, &us);
+		}
+	if (rc)
+		return rc;
+	start = now_us();
+	for (; started < n; started++) {
+		ls[started].q = q;
+		ls[started].t = t;
+		ls[started].stop = &stop;
+		ls[started].n = 0;
+		ls[started].rc = 0;
+		if (pthread_create(&ls[started].thread, NULL, loader_main,
+				   &ls[started])) {
+			rc = SEO_ENOMEM;
+			break;
+		}
+	}
+	if (!rc)
+		sleep(secs);
+	atomic_store(&stop, 1);
+	for (size_t i = 0; i < started; i++) {
+		pthread_join(ls[i].thread, NULL);
+		if (ls[i].rc && !rc)
+			rc = ls[i].rc;
+		if (ls[i].end_us > end)
+			end = ls[i].end_us;
+		total += ls[i].n;
+	}
+	if (rc || total == 0)
+		return rc ? rc : SEO_EIO;
+	if (!(all = malloc(total * sizeof(double))))
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(all + at, ls[i].samples, ls[i].n * sizeof(double));
+		at += ls[i].n;
+	}
+	*rps = (double)total / ((end - start) / 1e6);
+	percentiles(all, (unsigned)total, p50, p99);
+	free(all);
+	return 0;
+}
+
+/* load --pg URL --addr HOST:PORT --key KEY --conns N --seconds S: one
+ * line per row of the gateway: label, query, the gateway's requests/s,
+ * p50 and p99, then PostgreSQL's (microseconds). */
+static int cmd_load(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pg", required_argument, NULL, 'p' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "conns", required_argument, NULL, 'c' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = NULL, *addr = NULL, *key = NULL;
+	unsigned long conns = 0, secs = 0;
+	target *targets = NULL, null_row = { "null", "", NULL };
+	loader *gw = NULL, *pg = NULL;
+	http_side *hs = NULL;
+	int c, rc = SEO_EINVAL, nt;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': url = optarg; break;
+		case 'a': addr = optarg; break;
+		case 'k': key = optarg; break;
+		case 'c': conns = strtoul(optarg, NULL, 10); break;
+		case 's': secs = strtoul(optarg, NULL, 10); break;
+		default: goto usage;
+		}
+	}
+	if (!url || !addr || !key || conns < 1 || conns > 1024 || secs < 1 ||
+	    secs > 3600 || optind >= argc)
+		goto usage;
+	nt = argc - optind;
+	targets = calloc((size_t)nt, sizeof(*targets));
+	gw = calloc(conns, sizeof(*gw));
+	pg = calloc(conns, sizeof(*pg));
+	hs = calloc(conns, sizeof(*hs));
+	if (!targets || !gw || !pg || !hs) {
+		rc = SEO_ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < nt; i++)
+		if ((rc = parse_target(argv[optind + i], 1, &targets[i])))
+			goto out;
+	for (size_t i = 0; i < conns; i++) {
+		PGconn *conn;
+
+		hs[i] = (http_side){ .fd = -1, .addr = addr, .key = key,
+				     .cap = 64 * 1024 };
+		if (!(hs[i].buf = malloc(hs[i].cap))) {
+			rc = SEO_ENOMEM;
+			goto out;
+		}
+		if ((rc = http_connect(&hs[i])))
+			goto out;
+		gw[i].s = (side){ run_http, &hs[i] };
+		conn = PQconnectdb(url);
+		pg[i].s = (side){ run_sql, conn };
+		if (PQstatus(conn) != CONNECTION_OK) {
+			fprintf(stderr, "graph-bench: %s", PQerrorMessage(conn));
+			rc = SEO_EIO;
+			goto out;
+		}
+		if ((rc = prepare_all(conn)))
+			goto out;
+	}
+	for (int i = -1; i < nt; i++) {
+		const target *t = i < 0 ? &null_row : &targets[i];
+
+		for (int q = Q_NULL; q < Q_COUNT; q++) {
+			double g[3], p[3];
+
+			if (!(qtab[q].flags & ON_HTTP) ||
+			    (i < 0) != (q == Q_NULL) ||
+			    (i >= 0 && !(qtab[q].flags & PAIR) != !t->b))
+				continue;
+			if ((rc = load_side(gw, conns, (query)q, t,
+					    (unsigned)secs, &g[0], &g[1],
+					    &g[2])) ||
+			    (rc = load_side(pg, conns, sql_row((query)q), t,
+					    (unsigned)secs, &p[0], &p[1],
+					    &p[2]))) {
+				fprintf(stderr, "graph-bench: load %s %s"
+						" failed: %s\n", t->label,
+					qtab[q].name, seo_strerror(rc));
+				goto out;
+			}
+			printf("%s\t%s\t%.0f\t%.1f\t%.1f\t%.0f\t%.1f\t%.1f\n",
+			       t->label, qtab[q].name, g[0], g[1], g[2], p[0],
+			       p[1], p[2]);
+			fflush(stdout);
+		}
+	}
+	rc = 0;
+	goto out;
+usage:
+	fprintf(stderr, "usage: graph-bench load --pg URL --addr HOST:PORT"
+			" --key KEY --conns 1..1024 --seconds S"
+			" LABEL=DOMAIN|LABEL=A,B...\n");
+out:
+	for (size_t i = 0; gw && pg && hs && i < conns; i++) {
+		PQfinish(pg[i].s.ctx);
+		free(pg[i].samples);
+		free(gw[i].samples);
+		if (hs[i].fd >= 0)
+			close(hs[i].fd);
+		free(hs[i].buf);
+	}
+	free(targets);
+	free(gw);
+	free(pg);
+	free(hs);
+	return rc;
+}
+
 /* ---- dump: what the index serves, for PostgreSQL ---------------------------- */
 
 /* example.co.uk <-> uk.co.example */
@@ -2111,10 +2361,12 @@ int main(int argc, char **argv)
 		return cmd_synth(argc - 1, argv + 1) ? 1 : 0;
 	if (strcmp(cmd, "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1) ? 1 : 0;
+	if (strcmp(cmd, "load") == 0)
+		return cmd_load(argc - 1, argv + 1) ? 1 : 0;
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++)
 		if (strcmp(cmd, timed[i].name) == 0)
 			return cmd_time(timed[i].m, argc - 1, argv + 1) ? 1 : 0;
-	fprintf(stderr, "usage: graph-bench synth|dump|query|check|grpc|http"
+	fprintf(stderr, "usage: graph-bench synth|dump|query|check|grpc|http|load"
 			" ...\n");
 	return 1;
 }
