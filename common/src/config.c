@@ -33,7 +33,7 @@ static const seo_cfg_def cfg_table[SEO__CFG_COUNT] = {
 	ROW(SEO_CFG_CHALLENGE_VERIFY_URL, "SEO_CHALLENGE_VERIFY_URL", SEO_CFG_URL, "", "bot-challenge token verification endpoint", .schemes = WEB),
 	ROW(SEO_CFG_PAGESPEED_URL, "SEO_PAGESPEED_URL", SEO_CFG_URL, "https://www.googleapis.com", "page-performance upstream (PageSpeed Insights v5 base URL)", .schemes = WEB),
 	ROW(SEO_CFG_PAGESPEED_KEY, "SEO_PAGESPEED_KEY", SEO_CFG_SECRET, "", "page-performance upstream key"),
-	ROW(SEO_CFG_INDEXNOW_URL, "SEO_INDEXNOW_URL", SEO_CFG_URL, "", "IndexNow submission endpoint", .schemes = WEB),
+	ROW(SEO_CFG_INDEXNOW_URL, "SEO_INDEXNOW_URL", SEO_CFG_URL, "https://api.indexnow.org/indexnow", "IndexNow submission endpoint (the protocol's shared one)", .schemes = WEB),
 	ROW(SEO_CFG_CONSOLE_API_URL, "SEO_CONSOLE_API_URL", SEO_CFG_URL, "", "search-console upstream", .schemes = WEB),
 	ROW(SEO_CFG_ADS_API_URL, "SEO_ADS_API_URL", SEO_CFG_URL, "", "ads-planner upstream", .schemes = WEB),
 	ROW(SEO_CFG_PAYMENTS_API_URL, "SEO_PAYMENTS_API_URL", SEO_CFG_URL, "", "payment provider (checkout sessions)", .schemes = WEB),

@@ -145,6 +145,8 @@ typedef struct gw_in_stage {
 	unsigned char strict;    /* unknown body fields or query parameters
 				  * are refused */
 	const char *strict_code; /* their code; NULL: invalid_parameter */
+	const char *body_code;   /* GW_IN_JSON: the code of a body that is no
+				  * JSON object; NULL: invalid_json */
 } gw_in_stage;
 
 /* Stage 3, billing: what a call costs and how it is charged. */

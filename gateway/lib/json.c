@@ -784,6 +784,11 @@ static int decode_path(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	return 0;
 }
 
+static const char *body_code(const gw_route *route)
+{
+	return route->in.body_code != NULL ? route->in.body_code : "invalid_json";
+}
+
 static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 		       const char *body, size_t body_len, json_t **root)
 {
@@ -798,14 +803,15 @@ static int decode_body(dec *d, ProtobufCMessage *msg, unsigned char *seen,
 	if (nomem)
 		return oom(d->err);
 	if (*root == NULL)
-		return fail(d->err, "invalid_json",
+		return fail(d->err, body_code(d->route),
 			    "body is not valid json (line %d, column %d): %s",
 			    jerr.line, jerr.column,
 			    seo_utf8_prefix(jerr.text, strlen(jerr.text)) ==
 					    strlen(jerr.text)
 				    ? jerr.text : "malformed text");
 	if (!json_is_object(*root))
-		return fail(d->err, "invalid_json", "body must be a json object");
+		return fail(d->err, body_code(d->route),
+			    "body must be a json object");
 	return decode_object(d, msg, *root, seen);
 }
 

@@ -303,6 +303,8 @@ int gw_json_route_check(const gw_route *route, char *why, size_t why_len)
 			   route->pattern, route->bill.cost);
 	if (route->in.strict_code != NULL && seo_error_lookup(route->in.strict_code) == NULL)
 		return bad(why, why_len, "unknown code %s", route->in.strict_code);
+	if (route->in.body_code != NULL && seo_error_lookup(route->in.body_code) == NULL)
+		return bad(why, why_len, "unknown code %s", route->in.body_code);
 	for (i = 0; route->errors != NULL && route->errors[i] != NULL; i++)
 		if (seo_error_lookup(route->errors[i]) == NULL)
 			return bad(why, why_len, "unknown code %s", route->errors[i]);

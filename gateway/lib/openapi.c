@@ -770,7 +770,7 @@ static int takes_input(const gw_route *r)
 
 static int takes_json(const gw_route *r)
 {
-	return r->in.kind == GW_IN_JSON;
+	return r->in.kind == GW_IN_JSON && r->in.body_code == NULL;
 }
 
 static int needs_key(const gw_route *r)
@@ -834,6 +834,8 @@ static int route_answers(const gw_route *r, const char *code)
 		if (r->in.params[i].error_code != NULL &&
 		    strcmp(r->in.params[i].error_code, code) == 0)
 			return 1;
+	if (r->in.body_code != NULL && strcmp(r->in.body_code, code) == 0)
+		return 1;
 	return r->in.strict && r->in.strict_code != NULL &&
 	       strcmp(r->in.strict_code, code) == 0;
 }

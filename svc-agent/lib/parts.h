@@ -28,6 +28,12 @@ int agent__proposal_expire(PGconn *pg, int64_t at_ms, int64_t *done,
 int agent__proposal_retry(PGconn *pg, int64_t at_ms, int64_t *done,
 			  char *err, size_t err_len);
 
+/* ---- IndexNow (indexnow_rpc.c) ---- */
+int agent__rpc_indexnow_key(rpc_ctx *ctx, const ProtobufCMessage *req,
+			    ProtobufCMessage **resp);
+int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
+			       ProtobufCMessage **resp);
+
 /* ---- events (events.c) ---- */
 /* "retention": activity rows past 400 days (seo/job.h). */
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,

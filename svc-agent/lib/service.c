@@ -82,6 +82,10 @@ const rpc_method agent_methods[] = {
 	 MSG(list_proposals_response), agent__rpc_list_proposals},
 	{AGENT_PATH "GetProposal", MSG(get_proposal_request),
 	 MSG(get_proposal_response), agent__rpc_get_proposal},
+	{AGENT_PATH "CreateIndexNowKey", MSG(index_now_key_request),
+	 MSG(index_now_key), agent__rpc_indexnow_key},
+	{AGENT_PATH "SubmitIndexNow", MSG(submit_index_now_request),
+	 MSG(submit_index_now_response), agent__rpc_submit_indexnow},
 	{AGENT_PATH "GetClientReport", MSG(client_report_request),
 	 MSG(client_report_response), agent__rpc_client_report},
 };

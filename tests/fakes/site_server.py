@@ -8,7 +8,10 @@ sent. For the provider client, GET or POST /echo answers
 JSON {method, path, authorization, content_type, x_api_key, body} of the
 request, and /flaky?id=X&fail=N&status=S answers S to the first N
 requests of id X, then 200 {"attempt": k}; /count?id=X is {"count": k}
-without counting. Listens on 127.0.0.1 on a free port (or argv[1]) and
+without counting. Files a test hosts at run time (IndexNow key files):
+PUT /_hosted?host=H&path=P[&status=S] stores the body, served as text
+with status S (200) to GETs of P with Host H; DELETE /_hosted?host=H&path=P
+removes it; GET /_hosted?host=H&path=P is {"count": GETs served}. Listens on 127.0.0.1 on a free port (or argv[1]) and
 prints the port on its first stdout line. `--tls CERT KEY` serves HTTPS
 instead, with the same sites."""
 import gzip
@@ -131,6 +134,10 @@ HTTPS_ONLY = {"sh1.test"}
 REDIRECTS = {"www.sh1.test": "https://sh1.test"}
 
 
+# (host, path) -> [status, body, GETs served]: files hosted by /_hosted.
+HOSTED = {}
+HOSTED_LOCK = threading.Lock()
+
 # Requests seen per /flaky id.
 ATTEMPTS = {}
 ATTEMPTS_LOCK = threading.Lock()
@@ -167,6 +174,29 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
+    def hosted_control(self):
+        """PUT, DELETE or GET of /_hosted; False for any other path."""
+        u = urllib.parse.urlsplit(self.path)
+        if u.path != "/_hosted":
+            return False
+        q = dict(urllib.parse.parse_qsl(u.query))
+        spot = (q["host"], q["path"])
+        with HOSTED_LOCK:
+            if self.command == "PUT":
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                HOSTED[spot] = [int(q.get("status", "200")), body, 0]
+            elif self.command == "DELETE":
+                HOSTED.pop(spot, None)
+            count = HOSTED[spot][2] if spot in HOSTED else 0
+        self.send_json(200, {"count": count})
+        return True
+
+    def do_PUT(self):
+        if not self.hosted_control():
+            self.send(404, b"not found")
+
+    do_DELETE = do_PUT
+
     def do_POST(self):
         u = urllib.parse.urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -188,8 +218,14 @@ class Handler(BaseHTTPRequestHandler):
         p = u.path
         host = self.headers.get("Host", "").split(":")[0]
         site = SITES.get(host)
-        if self.provider_route(p, q, b""):
+        with HOSTED_LOCK:
+            hosted = HOSTED.get((host, p))
+            if hosted is not None:
+                hosted[2] += 1
+        if self.provider_route(p, q, b"") or self.hosted_control():
             pass
+        elif hosted is not None:
+            self.send(hosted[0], hosted[1], ctype="text/plain; charset=utf-8")
         elif host in REDIRECTS or (host in HTTPS_ONLY and not self.server.tls):
             to = REDIRECTS.get(host, "https://" + host)
             self.send(301, b"", headers=[("Location", to + self.path)])
@@ -276,6 +312,8 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    # tests open tens of connections at once
+    request_queue_size = 128
 
     def handle_error(self, request, client_address):
         pass  # clients hang up on purpose (size limits, timeouts)

@@ -55,6 +55,17 @@ SERVICES = [s["process"] for s in REGISTRY]
 SERVICE_ENV = {s["process"]: s["addr_env"] for s in REGISTRY}
 
 
+def tls_cert(d, hosts):
+    """A self-signed certificate for `hosts` (the HTTPS test sites) and its
+    key, written in directory `d`; returns their paths."""
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=sites.test",
+                    "-addext", "subjectAltName=" + ",".join("DNS:" + n for n in hosts)],
+                   check=True, capture_output=True)
+    return cert, key
+
+
 class Skip(Exception):
     pass
 
@@ -198,6 +209,8 @@ class Stack:
             # No test reaches the real PageSpeed API; those that call it
             # pass their fake (tests/fakes/fake_pagespeed.py) in `env`.
             "SEO_PAGESPEED_URL": "http://127.0.0.1:9",
+            # Nor IndexNow (tests/fakes/fake_indexnow.py).
+            "SEO_INDEXNOW_URL": "http://127.0.0.1:9/indexnow",
             # The shared secrets of this stack (./seo up keeps its own
             # under var/).
             "SEO_INTERNAL_TOKEN": secrets.token_urlsafe(32),

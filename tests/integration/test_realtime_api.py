@@ -7,7 +7,6 @@ costs."""
 
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,20 +24,10 @@ class Ctx:
     pass
 
 
-def make_cert(d):
-    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
-    san = ",".join("DNS:" + n for n in HTTPS_HOSTS)
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=sites.test",
-                    "-addext", "subjectAltName=" + san],
-                   check=True, capture_output=True)
-    return cert, key
-
-
 def setup():
     c = Ctx()
     c.tmp = tempfile.mkdtemp(prefix="seo-it-rt-")
-    cert, key = make_cert(c.tmp)
+    cert, key = h.tls_cert(c.tmp, HTTPS_HOSTS)
     c.plain = h.Fake("site_server.py")
     c.tls = h.Fake("site_server.py", "--tls", cert, key)
     closed = h.free_port()

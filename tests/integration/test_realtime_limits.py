@@ -8,7 +8,6 @@ stated memory bound (svc-realtime's VmHWM); a workspace's active api keys
 are capped, since the rate limit is per key."""
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,15 +29,6 @@ class Ctx:
     pass
 
 
-def make_cert(d, hosts):
-    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=sites.test",
-                    "-addext", "subjectAltName=" + ",".join("DNS:" + n for n in hosts)],
-                   check=True, capture_output=True)
-    return cert, key
-
-
 def stack(c, label, extra=None):
     env = {
         "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
@@ -57,7 +47,7 @@ def stack(c, label, extra=None):
 def setup():
     c = Ctx()
     c.tmp = tempfile.mkdtemp(prefix="seo-it-rtl-")
-    c.cert, key = make_cert(c.tmp, ["bigsm.test"])
+    c.cert, key = h.tls_cert(c.tmp, ["bigsm.test"])
     c.plain = h.Fake("site_server.py")
     c.tls = h.Fake("site_server.py", "--tls", c.cert, key)
     c.stack = stack(c, "rtlimits")
