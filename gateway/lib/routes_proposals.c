@@ -33,7 +33,7 @@ static const gw_param_rule list_params[] = {
 static const int ran[] = {200, 0};
 
 static const char *const create_errors[] = {
-	"invalid_proposal_input", "invalid_json", "site_not_found",
+	"invalid_proposal_input", "site_not_found",
 	"indexnow_key_not_found", NULL};
 static const char *const list_errors[] = {"invalid_proposal_input",
 					  "site_not_found", NULL};
@@ -47,7 +47,7 @@ const gw_route gw__proposals_routes[] = {
 	 .timeout_ms = 50000,
 	 .in = {.kind = GW_IN_JSON, .message = MSG(create_proposal_request),
 	        .params = create_params, .n_params = N(create_params),
-	        .strict = 1, .strict_code = BAD},
+	        .strict = 1, .strict_code = BAD, .body_code = BAD},
 	 .out = {.message = MSG(create_proposal_response), .status = 202,
 	         .statuses = ran},
 	 .summary = "Propose an action for a person to approve",
