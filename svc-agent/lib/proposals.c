@@ -24,9 +24,9 @@
 #define ID_MAX 64
 
 static const agent__kind agent__kinds[] = {
-	{"indexnow_submit", 7 * DAY_MS, 1, "indexnow", agent__indexnow_prepare,
+	{"indexnow_submit", 7 * DAY_MS, 1, "indexnow", 0, agent__indexnow_prepare,
 	 agent__indexnow_run},
-	{"outreach_send", 14 * DAY_MS, 0, "outreach", agent_outreach_prepare,
+	{"outreach_send", 14 * DAY_MS, 0, "outreach", 1, agent_outreach_prepare,
 	 agent_outreach_run},
 };
 
@@ -195,10 +195,11 @@ static int insert(agent_call *c, PGconn *pg, const agent__kind *k,
 	return 0;
 }
 
-/* The answer of a run started at creation (policy automatic). */
+/* Runs the proposal just created executing (policy automatic) and makes
+ * *out its answer. */
 static int run_now(agent_call *c, const agent__kind *k,
 		   const agent_proposal_draft *d, int charge,
-		   agent_proposal_answer *out)
+		   agent_proposal_answer *out, agent_err *err)
 {
 	rpc_identity who = {rpc_ctx_meta(c->ctx, "x-request-id"), c->workspace_id,
 			    c->user_id, c->key_id, c->role};
@@ -209,9 +210,11 @@ static int run_now(agent_call *c, const agent__kind *k,
 		.charge = charge, .attempt = 1, .now_ms = seo_now_ms(),
 	};
 	agent_proposal_outcome *o = &out->outcome;
-	int rc = agent__proposal_execute(k, &r, o);
 
-	if (rc == 0 && o->retry) {
+	if (agent__proposal_execute(k, &r, o) != 0)
+		return agent__err(err, SEO_EDB, "service_unavailable",
+				  "the run's outcome could not be saved");
+	if (o->retry) {
 		out->status = "approved";
 		out->review_url = NULL;
 		out->title = NULL;
@@ -222,20 +225,23 @@ static int run_now(agent_call *c, const agent__kind *k,
 	out->status = "executed";
 	out->message = strcmp(o->status, "failed") == 0 ? "the run failed"
 							: "the run succeeded";
-	return rc;
+	return 0;
 }
 
 /*
- * Creates the proposal of draft `d` for `c` (the kind's checks done) and
- * runs it at once when its policy says so: *out is the answer.
+ * Creates the proposal of draft `d` for `c` (the kind's checks done, its
+ * transaction open on `pg`): *out is the answer, but for a new proposal
+ * its policy runs at once (*run 1; run_now() then answers, without `pg`:
+ * a run takes connections of its own).
  */
 static int create(agent_call *c, PGconn *pg, const agent__kind *k,
-		  const agent_proposal_draft *d, const char *note, int charge,
+		  const agent_proposal_draft *d, const char *note, int *run,
 		  agent_proposal_answer *out, agent_err *err)
 {
 	const char *id = NULL;
 	int rc = insert(c, pg, k, d, note, seo_now_ms(), &id, err);
 
+	*run = 0;
 	if (rc != 0 || id == NULL) {
 		agent__db_rollback(pg);
 		return rc != 0 ? rc : dedupe_answer(c, pg, k, d, out, err);
@@ -247,12 +253,7 @@ static int create(agent_call *c, PGconn *pg, const agent__kind *k,
 	out->review_url = review_url(c->arena, id);
 	if (out->review_url == NULL)
 		return oom(err);
-	if (d->automatic) {
-		if (run_now(c, k, d, charge, out) != 0)
-			return agent__err(err, SEO_EDB, "service_unavailable",
-					  "the run's outcome could not be saved");
-		return 0;
-	}
+	*run = d->automatic;
 	out->status = "awaiting_approval";
 	out->message = "the proposal awaits a person's approval";
 	return 0;
@@ -359,7 +360,7 @@ int agent__rpc_create_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 	seo_pg_conn *conn;
 	agent_call c;
 	agent_err err;
-	int rc;
+	int rc, run = 0;
 
 	if (agent__call_of(ctx, &c) != 0)
 		return -1;
@@ -369,8 +370,10 @@ int agent__rpc_create_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 	}
 	rc = prepare(&c, conn->pg, in, &k, &note, &d, &err);
 	if (rc == 0)
-		rc = create(&c, conn->pg, k, &d, note, 1, &a, &err);
+		rc = create(&c, conn->pg, k, &d, note, &run, &a, &err);
 	agent__db_put(c.svc, conn);
+	if (rc == 0 && run)
+		rc = run_now(&c, k, &d, 1, &a, &err);
 	if (rc != 0)
 		return agent__fail(ctx, &err);
 	m = seo_arena_alloc(c.arena, sizeof(*m));
@@ -394,7 +397,9 @@ int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 				       agent_proposal_answer *out,
 				       agent_err *err)
 {
+	const agent__kind *k = agent__kind_find("indexnow_submit");
 	agent_proposal_draft d;
+	int rc, run;
 
 	memset(out, 0, sizeof(*out));
 	if (agent__indexnow_draft(c->arena, site_id, automatic, host, urls, n,
@@ -402,8 +407,10 @@ int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 		return oom(err);
 	if (agent__db_begin(pg) != 0)
 		return db_failed(err);
-	return create(c, pg, agent__kind_find("indexnow_submit"), &d, NULL, 0,
-		      out, err);
+	rc = create(c, pg, k, &d, NULL, &run, out, err);
+	if (rc == 0 && run)
+		rc = run_now(c, k, &d, 0, out, err);
+	return rc;
 }
 
 int agent_proposal_cancel(PGconn *pg, const char *proposal_id, int64_t at_ms)

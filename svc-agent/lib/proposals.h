@@ -102,7 +102,8 @@ typedef struct agent_proposal_outcome {
 } agent_proposal_outcome;
 
 /*
- * Runs `r` on `pg` (idle, left idle: a run opens its own transactions).
+ * Runs `r` on `pg` (idle, left idle: a run opens its own transactions;
+ * NULL for a kind whose row asks for none, IndexNow).
  * Returns 0 with *out set, whatever the outcome; a negative SEO_E* only
  * for a failure of our own (logged), which fails the proposal with
  * error_code internal_error.

@@ -1,7 +1,9 @@
 /*
- * The IndexNow kind of proposals (proposals_int.h): the draft of a list of
- * URLs; its prepare and run arrive with the indexnow part.
+ * The IndexNow kind of proposals (proposals_int.h): its prepare checks the
+ * URLs, the website and the key with the indexnow part's rules
+ * (indexnow.h), and its run submits through that part.
  */
+#include "indexnow.h"
 #include "proposals_int.h"
 
 #include <stdlib.h>
@@ -11,6 +13,10 @@
 #include "seo/json_text.h"
 #include "seo/util.h"
 
+/* The stored list's cap: about 1.9 MB of URLs. */
+#define URLS_MAX_BYTES 1900000
+
+#define INVALID "invalid_proposal_input"
 
 static int by_text(const void *a, const void *b)
 {
@@ -74,24 +80,106 @@ int agent__indexnow_prepare(agent_call *c, PGconn *pg,
 			    Seo__Account__V1__Site *const *sites, size_t n_sites,
 			    agent_proposal_draft *out, agent_err *err)
 {
-	(void)c;
-	(void)pg;
-	(void)req;
+	agent_inow_urls u;
+	agent_site site;
+	size_t bytes = 0, bad;
+	int reason, rc;
+
 	(void)sites;
 	(void)n_sites;
-	(void)out;
-	return agent__err(err, SEO_EIO, "internal_error",
-			  "indexnow proposals arrive with the indexnow part");
+	if (req->campaign_name != NULL || req->campaign_id != NULL ||
+	    req->n_contacts > 0)
+		return agent__err(err, SEO_EINVAL, INVALID,
+				  "campaign_name, campaign_id and contacts "
+				  "belong to outreach_send");
+	for (size_t i = 0; i < req->n_urls; i++)
+		bytes += strlen(req->urls[i]);
+	if (bytes > URLS_MAX_BYTES)
+		return agent__err(err, SEO_EINVAL, INVALID,
+				  "urls exceed about 1.9 MB");
+	rc = agent_indexnow_check_urls(c->svc->fetch,
+				       (const char *const *)req->urls,
+				       req->n_urls, c->arena, &u, &reason, &bad);
+	if (rc == SEO_ENOMEM)
+		return agent__err(err, rc, "internal_error", "out of memory");
+	if (rc != 0 && (reason == AGENT_INOW_URLS_NONE ||
+			reason == AGENT_INOW_URLS_TOO_MANY ||
+			reason == AGENT_INOW_URLS_HOSTS))
+		return agent__err(err, rc, INVALID, "urls: %s",
+				  agent_indexnow_reason_text(reason));
+	if (rc != 0)
+		return agent__err(err, rc, INVALID, "urls[%zu]: %s", bad,
+				  agent_indexnow_reason_text(reason));
+	rc = agent_indexnow_site_of(c, u.host, 1, &site, err);
+	if (rc == SEO_ENOTFOUND)
+		return agent__err(err, SEO_EINVAL, INVALID,
+				  "the urls' host %s is not a website of the "
+				  "workspace", u.host);
+	if (rc != 0)
+		return rc;
+	if (req->site_id != NULL && strcmp(req->site_id, site.id) != 0)
+		return agent__err(err, SEO_EINVAL, INVALID,
+				  "site_id is not the website of the urls' host");
+	rc = agent_indexnow_key_get(pg, c->workspace_id, u.host, seo_now_ms(),
+				    c->arena, NULL);
+	if (rc == SEO_ENOTFOUND)
+		return agent__err(err, rc, "indexnow_key_not_found",
+				  "%s has no indexnow key: create one first",
+				  u.host);
+	if (rc != 0)
+		return agent__err(err, rc, "service_unavailable",
+				  "the indexnow keys are unavailable");
+	if (agent__indexnow_draft(c->arena, site.id,
+				  strcmp(site.indexnow_policy, "automatic") == 0,
+				  u.host, u.urls, u.n, out) != 0)
+		return agent__err(err, SEO_ENOMEM, "internal_error", "out of memory");
+	return 0;
+}
+
+/* Failures that pass: the upstream's rate limit or absence, ours. */
+static int passing(const char *code)
+{
+	static const char *const codes[] = {"indexnow_rate_limited",
+					    "indexnow_unavailable",
+					    "service_unavailable"};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(code, codes[i]) == 0)
+			return 1;
+	return 0;
 }
 
 int agent__indexnow_run(const agent_proposal_run *r, PGconn *pg,
 			agent_proposal_outcome *out)
 {
-	(void)r;
+	json_t *payload = json_loads(r->payload_json, 0, NULL);
+	json_t *urls = json_object_get(payload, "urls");
+	const char *host = json_string_value(json_object_get(payload, "host"));
+	size_t n = json_array_size(urls);
+	const char **v = seo_arena_alloc(r->arena, (n + 1) * sizeof(*v));
+	agent_inow_submit in = {r->workspace_id, r->site_id, host, v, n};
+	agent_inow_result res;
+	int rc;
+
 	(void)pg;
 	memset(out, 0, sizeof(*out));
-	out->status = "failed";
-	agent__err(&out->err, SEO_EIO, "internal_error",
-		   "indexnow proposals arrive with the indexnow part");
-	return 0;
+	if (host == NULL || n == 0 || v == NULL) {
+		json_decref(payload);
+		return SEO_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_string_value(json_array_get(urls, i));
+	rc = agent_indexnow_submit(r->svc, &in, r->arena, &res, &out->err);
+	json_decref(payload);
+	if (rc != 0) {
+		out->status = "failed";
+		out->retry = passing(out->err.code);
+		return 0;
+	}
+	out->status = "succeeded";
+	out->result_json = json_text(r->arena,
+				     json_pack("{s:s, s:I, s:s}", "host", res.host,
+					       "url_count", (json_int_t)res.url_count,
+					       "key_location", res.key_location));
+	return out->result_json != NULL ? 0 : SEO_ENOMEM;
 }

@@ -13,6 +13,9 @@ typedef struct agent__kind {
 	int64_t expiry_ms;         /* a pending proposal's life */
 	int64_t credits;           /* estimated_credits, charged per run */
 	const char *usage;         /* the charge's usage row endpoint */
+	int run_pg;                /* 1: its run is lent a connection; 0: it
+				    * takes its own (a pool's connection held
+				    * across a long run would starve others) */
 	agent_proposal_prepare_fn prepare;
 	agent_proposal_run_fn run;
 } agent__kind;

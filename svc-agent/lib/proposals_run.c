@@ -138,7 +138,9 @@ int agent__proposal_execute(const agent__kind *k, const agent_proposal_run *r,
 	memset(out, 0, sizeof(*out));
 	if (r->charge && k->credits > 0)
 		rc = charge(k, r, &charge_id, out);
-	if (rc == 0) {
+	if (rc == 0 && !k->run_pg) {
+		rc = k->run(r, NULL, out);
+	} else if (rc == 0) {
 		rc = agent__db_get(r->svc, &conn);
 		if (rc == 0) {
 			rc = k->run(r, conn->pg, out);
