@@ -101,16 +101,6 @@ void agent__db_rollback(PGconn *pg);
  * `arena`. NULL when out of memory or randomness. */
 char *agent__new_id(seo_arena *arena, const char *prefix);
 
-/* ---- text ------------------------------------------------------------------ */
-
-/*
- * A copy of `in` (valid UTF-8) on `arena` without control characters (C0,
- * DEL, C1) and, when `invisible`, without invisible format characters
- * (zero-width ones, bidirectional controls, the byte-order mark, the soft
- * hyphen), then cut to `max_chars` code points. NULL when out of memory.
- */
-char *agent__clean_text(seo_arena *arena, const char *in, size_t max_chars,
-			int invisible);
 /* ---- text from agents and people (clean.c) ---------------------------------- */
 
 /*

@@ -317,6 +317,7 @@ static int prepare(agent_call *c, PGconn *pg,
 		   agent_proposal_draft *d, agent_err *err)
 {
 	Seo__Account__V1__ListSitesResponse *sites;
+	char *cleaned = NULL;
 	rpc_result res;
 	int rc;
 
@@ -326,12 +327,10 @@ static int prepare(agent_call *c, PGconn *pg,
 	if (in->client_request_id != NULL && !request_id_ok(in->client_request_id))
 		return invalid(err, "client_request_id must be 1 to 64 characters "
 				    "of A-Z a-z 0-9 _ -");
-	*note = NULL;
-	if (in->note != NULL) {
-		*note = agent__clean_text(c->arena, in->note, NOTE_MAX_CHARS, 0);
-		if (*note == NULL)
-			return oom(err);
-	}
+	if (in->note != NULL &&
+	    agent__text_clean(c->arena, in->note, NOTE_MAX_CHARS, &cleaned) != 0)
+		return oom(err);
+	*note = cleaned;
 	if (agent__sites(c, &sites, &res) != 0)
 		return peer_failed(&res, err);
 	if (in->site_id != NULL && !site_known(sites, in->site_id))

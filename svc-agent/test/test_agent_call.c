@@ -1,6 +1,5 @@
 /*
- * test_agent_call: ids, errors and text cleaning shared by svc-agent's
- * parts.
+ * test_agent_call: ids and errors shared by svc-agent's parts.
  */
 #include <string.h>
 
@@ -35,27 +34,6 @@ static void test_err(void)
 	CU_ASSERT_STRING_EQUAL(e.message, "kind must be indexnow_submit");
 }
 
-static void test_clean_text(void)
-{
-	seo_arena *a = seo_arena_new(0);
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-	/* C0 (newline, tab, bell), DEL and C1 go; letters stay */
-	CU_ASSERT_STRING_EQUAL(agent__clean_text(a, "a\nb\tc\x07" "d\x7f\xc2\x85" "e", 100, 0),
-			       "abcde");
-	/* invisible ones only when asked */
-	CU_ASSERT_STRING_EQUAL(agent__clean_text(a, "x\xe2\x80\x8by\xef\xbb\xbfz", 100, 0),
-			       "x\xe2\x80\x8by\xef\xbb\xbfz");
-	CU_ASSERT_STRING_EQUAL(agent__clean_text(a, "x\xe2\x80\x8by\xef\xbb\xbfz\xe2\x80\xaeq",
-						 100, 1),
-			       "xyzq");
-	/* the cut counts code points kept, not bytes */
-	CU_ASSERT_STRING_EQUAL(agent__clean_text(a, "\xc3\xa9\x01\xc3\xa9\xc3\xa9", 2, 0),
-			       "\xc3\xa9\xc3\xa9");
-	CU_ASSERT_STRING_EQUAL(agent__clean_text(a, "", 5, 1), "");
-	seo_arena_free(a);
-}
-
 int main(void)
 {
 	CU_pSuite s;
@@ -66,7 +44,6 @@ int main(void)
 	s = CU_add_suite("agent_call", NULL, NULL);
 	CU_add_test(s, "new_id", test_new_id);
 	CU_add_test(s, "err", test_err);
-	CU_add_test(s, "clean_text", test_clean_text);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
