@@ -22,10 +22,13 @@
 #include "seo/rpc.h"
 #include "seo/rpc_peer.h"
 
+struct agent__worker;
+
 struct agent_svc {
 	seo_pg_pool *pool;
 	rpc_peer *account;
 	const seo_fetch_config *fetch; /* the caller's */
+	struct agent__worker *worker;  /* runs approved proposals */
 };
 
 /* Who a call acts for: the identity the gateway sent (borrowed from the
