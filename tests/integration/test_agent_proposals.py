@@ -175,8 +175,8 @@ def note_is_cleaned_and_cut(c):
     a = c.created(note=note)
     stored = c.stack.db.query("SELECT note FROM agent_proposals WHERE id = '%s'"
                               % a["proposal_id"])
-    # line breaks and tabs read as spaces (\u0085 too), a run of them as
-    # one, the bell is gone
+    # line breaks and tabs read as spaces (\u0085 too, a run as one), the
+    # bell is gone
     want = ("line one line two " + "é" * 1200)[:1000]
     eq(stored, want, "note without control characters, 1000 characters")
 
