@@ -4,6 +4,7 @@
  * web app's review screen.
  */
 #include "agent_int.h"
+#include "proposals.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 #include "seo/errors.h"
 
-enum { Q_PROPOSAL, Q_REMOVE, Q_CONTACT, Q_LEFT, Q_CANCEL, Q__COUNT };
+enum { Q_PROPOSAL, Q_REMOVE, Q_CONTACT, Q_LEFT, Q__COUNT };
 
 static const seo_pg_stmt rows[Q__COUNT] = {
 	[Q_PROPOSAL] = {"proposal",
@@ -31,11 +32,6 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 	[Q_LEFT] = {"left",
 		"SELECT count(*) FROM agent_outreach_held WHERE hold_id = $1 "
 		"AND removed_at IS NULL"},
-	/* The specification's "reviewer removes every email": nothing left
-	 * to send. */
-	[Q_CANCEL] = {"cancel",
-		"UPDATE agent_proposals SET status = 'cancelled', "
-		"finished_at = $2::bigint WHERE id = $1 AND status = 'pending'"},
 };
 
 static const seo_pg_stmts stmts = {"agent_rv_", rows, Q__COUNT};
@@ -91,7 +87,6 @@ static int remove_in_tx(PGconn *pg, const char *id, const char *email,
 {
 	char at[24], hold[32];
 	const char *left[] = {hold};
-	const char *cancel[] = {id, at};
 	PGresult *r = NULL;
 	int rc;
 
@@ -112,7 +107,7 @@ static int remove_in_tx(PGconn *pg, const char *id, const char *email,
 	out->status = "pending";
 	/* Nothing left to send: the proposal ends cancelled. */
 	if (rc == 0 && out->held == 0) {
-		rc = agent__db_exec(pg, &stmts, Q_CANCEL, 2, cancel, NULL);
+		rc = agent_proposal_cancel(pg, id, at_ms);
 		out->status = "cancelled";
 	}
 	if (rc != 0 && err[0] == '\0')

@@ -38,9 +38,10 @@ int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err);
 
 /*
  * `seoctl activity share --id ID`: shares agent note or task summary `id`
- * with the client (agent_store.h) after applying svc-agent's migrations,
- * and adds "id", "verb" and "shared" (true) to `out`. Fails with
- * activity_not_found for an unknown id, not_shareable for another row.
+ * (an activity id, or a done task's) with the client (agent_store.h)
+ * after applying svc-agent's migrations, and adds "id" (the activity's),
+ * "verb" and "shared" (true) to `out`. Fails with activity_not_found for
+ * an unknown id, not_shareable for another row.
  */
 int seoctl_activity_share(PGconn *db, const char *id, json_t *out,
 			  acct_err *err);
