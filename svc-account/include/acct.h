@@ -171,6 +171,7 @@ typedef struct acct_authorize_req {
 	 * (a refusal before it, cost 0) they are not. Borrowed. */
 	const char *const *earned;
 	size_t n_earned;
+	int no_balance;            /* cost 0: credits_remaining not wanted */
 } acct_authorize_req;
 
 typedef struct acct_rate {

@@ -8,6 +8,7 @@
 #define AGENT_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "seo/job.h"
 #include "seo/mail.h"
@@ -41,6 +42,19 @@ int agent_activity_share(PGconn *pg, const char *id, char *act_id,
  * (seo/mail.h). */
 extern const seo_outbox agent_outbox;
 
+/*
+ * `seoctl proposal decide`: what a reviewer does in the web app, on `pg`
+ * (migrated) as of `at_ms`. Approving (`approve` 1) makes a pending
+ * proposal, or a failed one (the app's retry), approved: svc-agent's
+ * worker runs it. Skipping makes a pending one skipped. *status is the new
+ * status (a static string). Returns 0; SEO_ENOTFOUND (no such proposal);
+ * SEO_EINVAL (its status allows no such decision); SEO_EEXIST (approving a
+ * failed proposal while an identical one is open); SEO_EDB. `err` (not
+ * NULL) receives a lowercase message on failure.
+ */
+int agent_proposal_decide(PGconn *pg, const char *id, int approve,
+			  int64_t at_ms, const char **status, char *err,
+			  size_t err_len);
 /* ---- agent tasks (seoctl task create, task cancel) -------------------------- */
 
 /* A task id ("tsk_" + 24 characters) with its NUL. */

@@ -6,8 +6,6 @@
 #include "agent_int.h"
 #include "parts.h"
 
-#include <stdio.h>
-
 #define DAY_MS ((int64_t)86400 * 1000)
 #define NOTE_RETENTION_MS (90 * DAY_MS)
 #define RETENTION_MS (400 * DAY_MS)
@@ -22,10 +20,10 @@
 enum { Q_CLEAR_NOTES, Q_DELETE, Q__COUNT };
 
 static const seo_pg_stmt rows[Q__COUNT] = {
-	[Q_CLEAR_NOTES] = {"clear_notes",
+	[Q_CLEAR_NOTES] = {"proposal_note_clearing",
 		"UPDATE agent_proposals SET note = NULL WHERE note IS NOT NULL "
 		"AND " FINISHED_BEFORE_1},
-	[Q_DELETE] = {"delete",
+	[Q_DELETE] = {"proposal_retention",
 		"DELETE FROM agent_proposals WHERE " FINISHED_BEFORE_1},
 };
 
@@ -34,21 +32,13 @@ static const seo_pg_stmts stmts = {"agent_pr_", rows, Q__COUNT};
 int agent__proposal_note_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 				   char *err, size_t err_len)
 {
-	int rc = agent__db_count_at(pg, &stmts, Q_CLEAR_NOTES,
-				    at_ms - NOTE_RETENTION_MS, done);
-
-	if (rc != 0)
-		snprintf(err, err_len, "proposal note retention failed");
-	return rc;
+	return agent__db_count_at(pg, &stmts, Q_CLEAR_NOTES,
+				  at_ms - NOTE_RETENTION_MS, done, err, err_len);
 }
 
 int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			      char *err, size_t err_len)
 {
-	int rc = agent__db_count_at(pg, &stmts, Q_DELETE, at_ms - RETENTION_MS,
-				    done);
-
-	if (rc != 0)
-		snprintf(err, err_len, "proposal retention failed");
-	return rc;
+	return agent__db_count_at(pg, &stmts, Q_DELETE, at_ms - RETENTION_MS,
+				  done, err, err_len);
 }
