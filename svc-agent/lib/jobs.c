@@ -22,10 +22,6 @@ const seo_job agent_jobs[] = {
 	 * next hour's. */
 	{"freeze", "svc-agent", HOUR, 0, agent__report_freeze},
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__report_retention},
-	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60,
-	 agent__proposal_note_retention},
-	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60,
-	 agent__proposal_retention},
 };
 
 const size_t agent_n_jobs = sizeof(agent_jobs) / sizeof(agent_jobs[0]);

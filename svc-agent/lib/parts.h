@@ -66,11 +66,5 @@ int agent__report_freeze(PGconn *pg, int64_t at_ms, int64_t *done,
 /* "retention": saved weeks past 400 days. */
 int agent__report_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			    char *err, size_t err_len);
-/* "retention" (proposal_retention.c): notes of proposals finished 90
- * days ago cleared; proposals finished 400 days ago deleted. */
-int agent__proposal_note_retention(PGconn *pg, int64_t at_ms, int64_t *done,
-				   char *err, size_t err_len);
-int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
-			      char *err, size_t err_len);
 
 #endif

@@ -1,9 +1,7 @@
 """Periodic jobs run by hand, as ../shared/CONTRACT.md defines
 `seoctl job run NAME [--at TIME]`: retention at an instant set with --at
 (expired page-performance results, old daily counters, old delivered mail),
-reconcile (debits left open past their settle time and the grace), the
-agent's notes on proposals cleared 90 days after they finished and the
-proposals deleted after 400,
+reconcile (debits left open past their settle time and the grace),
 two seoctl processes competing for one job at the same instant (one does the
 work, the other counts 0), and unknown names refused."""
 
@@ -141,39 +139,6 @@ def reconcile_refunds_debits_left_open(c):
     eq(c.count("SELECT balance FROM workspaces WHERE id = 'ws_rc'"), 15, "refunded")
     eq(c.count("SELECT sum(delta) FROM ledger WHERE workspace_id = 'ws_rc'"), 15, "ledger")
     eq(c.job("reconcile"), {"job": "reconcile", "at": AT, "done": 0}, "idempotent")
-
-
-@test
-def proposals_notes_cleared_at_90_days_rows_deleted_at_400(c):
-    # svc-agent's proposals, finished before AT by 90 days less a second,
-    # exactly, after; one never finished; 400 days less a second, exactly
-    rows = [("prp_n_old", "succeeded", T - 90 * DAY - 1000, "n"),
-            ("prp_n_edge", "skipped", T - 90 * DAY, "n"),
-            ("prp_n_new", "failed", T - 89 * DAY, "n"),
-            ("prp_n_open", "pending", None, "n"),
-            ("prp_n_none", "expired", T - 100 * DAY, None),
-            ("prp_n_gone", "cancelled", T - 400 * DAY - 1000, None),
-            ("prp_n_year", "superseded", T - 400 * DAY, None)]
-    c.db.query("INSERT INTO agent_proposals (id, workspace_id, kind, status, title, source, "
-               "estimated_credits, payload, dedupe_key, note, created_at, finished_at, "
-               "created_user_id, created_role) VALUES " + ", ".join(
-                   "('%s', 'ws_n', 'indexnow_submit', '%s', 't', 'agent', 1, '{}', '%s', %s, "
-                   "%d, %s, 'usr_n', 'owner')"
-                   % (i, st, i, "'%s'" % n if n else "NULL", T - 500 * DAY,
-                      fin if fin is not None else "NULL") for i, st, fin, n in rows))
-
-    def left(sql):
-        return c.db.query("SELECT string_agg(id, ',' ORDER BY id) FROM agent_proposals "
-                          "WHERE id LIKE 'prp_n_%%' %s" % sql)
-
-    eq(c.job("retention")["done"], 2, "done")
-    eq(left("AND note IS NOT NULL"), "prp_n_edge,prp_n_new,prp_n_open", "notes left")
-    eq(left(""), "prp_n_edge,prp_n_new,prp_n_none,prp_n_old,prp_n_open,prp_n_year",
-       "proposals left")
-    eq(c.job("retention", "2026-12-07T07:00:01Z")["done"], 2, "a second later")
-    eq(left("AND note IS NOT NULL"), "prp_n_new,prp_n_open", "notes then")
-    eq(left(""), "prp_n_edge,prp_n_new,prp_n_none,prp_n_old,prp_n_open", "proposals then")
-    eq(c.job("retention", "2026-12-07T07:00:01Z")["done"], 0, "a second run")
 
 
 @test
