@@ -84,13 +84,13 @@ int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 		   const char *const *params, PGresult **res);
 
 /*
- * Runs row `q` of `t`, a statement whose one parameter $1 is an instant
- * (Unix ms; a DELETE or UPDATE of the rows before it, say), with `ms` on
- * `pg`, and counts the rows it changed into *done. Returns 0 or SEO_EDB
- * (logged).
+ * A job's statement (seo/job.h): runs row `q` of `t`, whose one parameter
+ * $1 is an instant (Unix ms; a DELETE or UPDATE of the rows before it,
+ * say), with `ms` on `pg`, and counts the rows it changed into *done.
+ * Returns 0, or SEO_EDB (logged) with "<the row's name> failed" in `err`.
  */
 int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
-		       int64_t *done);
+		       int64_t *done, char *err, size_t err_len);
 
 /* BEGIN / COMMIT (0 or SEO_EDB, logged) and ROLLBACK on `pg`. */
 int agent__db_begin(PGconn *pg);

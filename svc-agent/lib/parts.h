@@ -22,11 +22,14 @@ int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 /* The jobs (proposals_store.c; seo/job.h). "expire": pending proposals
  * past expires_at become expired, runs cut off fail. "indexnow-retry":
- * queued runs are run again. */
+ * queued runs are run again. "retention": finished proposals go after 400
+ * days, their notes after 90. */
 int agent__proposal_expire(PGconn *pg, int64_t at_ms, int64_t *done,
 			   char *err, size_t err_len);
 int agent__proposal_retry(PGconn *pg, int64_t at_ms, int64_t *done,
 			  char *err, size_t err_len);
+int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			      char *err, size_t err_len);
 /* ---- agent tasks and activity notes (tasks.c, tasks_store.c, activity.c) ---- */
 int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
 				ProtobufCMessage **resp);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "seo/errors.h"
 #include "seo/log.h"
 #include "seo/util.h"
@@ -386,6 +388,21 @@ int agent__rpc_create_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+/* out's host, url_count and key_location from its IndexNow result. */
+static int submitted(seo_arena *arena, agent_proposal_answer *out,
+		     agent_err *err)
+{
+	json_t *r = json_loads(out->outcome.result_json, 0, NULL);
+	const char *host = json_string_value(json_object_get(r, "host"));
+	const char *loc = json_string_value(json_object_get(r, "key_location"));
+
+	out->url_count = json_integer_value(json_object_get(r, "url_count"));
+	out->host = host != NULL ? seo_arena_strdup(arena, host) : NULL;
+	out->key_location = loc != NULL ? seo_arena_strdup(arena, loc) : NULL;
+	json_decref(r);
+	return out->host != NULL && out->key_location != NULL ? 0 : oom(err);
+}
+
 int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 				       const char *site_id, int automatic,
 				       const char *host,
@@ -406,6 +423,8 @@ int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 	rc = create(c, pg, k, &d, NULL, &run, out, err);
 	if (rc == 0 && run)
 		rc = run_now(c, k, &d, 0, out, err);
+	if (rc == 0 && out->outcome.result_json != NULL)
+		rc = submitted(c->arena, out, err);
 	return rc;
 }
 

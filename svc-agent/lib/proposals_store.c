@@ -2,10 +2,11 @@
  * Proposals' changes that need no service process: a person's decision
  * (`seoctl proposal decide`, agent_store.h), the cancel of an outreach
  * proposal whose reviewer removed every email (proposals.h), the expiry
- * of pending proposals and of runs that stopped, and the hourly retry of
- * queued runs (the jobs `expire` and `indexnow-retry`, parts.h). An approval and a
- * retry notify channel agent_proposals, on which svc-agent's worker
- * waits (proposals_worker.c).
+ * of pending proposals and of runs that stopped, the hourly retry of
+ * queued runs and the retention of finished proposals and their notes
+ * (the jobs `expire`, `indexnow-retry` and `retention`, parts.h). An
+ * approval and a retry notify channel agent_proposals, on which
+ * svc-agent's worker waits (proposals_worker.c).
  */
 #include "agent_int.h"
 #include "parts.h"
@@ -24,6 +25,14 @@
 /* A run still executing after this long was cut off (the process ended
  * during it): it fails with run_interrupted. */
 #define RUN_LOST_MS ((int64_t)15 * 60 * 1000)
+/* The specification's retention: finished proposals 400 days, the
+ * agent's note on them 90. */
+#define KEEP_MS ((int64_t)400 * 24 * 3600 * 1000)
+#define KEEP_NOTE_MS ((int64_t)90 * 24 * 3600 * 1000)
+
+#define FINISHED                                                            \
+	"status IN ('succeeded', 'partially_succeeded', 'failed', "         \
+	"'skipped', 'expired', 'superseded', 'cancelled')"
 
 enum {
 	Q_APPROVE,
@@ -33,6 +42,8 @@ enum {
 	Q_LOST,
 	Q_GIVE_UP,
 	Q_RETRY,
+	Q_FORGET,
+	Q_FORGET_NOTE,
 	Q_CANCEL,
 	Q__COUNT
 };
@@ -72,6 +83,12 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 		"WITH u AS (UPDATE agent_proposals SET queued_at = NULL "
 		"WHERE status = 'approved' AND queued_at IS NOT NULL "
 		"AND queued_at <= $1::bigint RETURNING id) " NOTIFY_EACH},
+	[Q_FORGET] = {"forget",
+		"DELETE FROM agent_proposals WHERE " FINISHED
+		" AND finished_at <= $1::bigint - $2::bigint"},
+	[Q_FORGET_NOTE] = {"forget_note",
+		"UPDATE agent_proposals SET note = NULL WHERE " FINISHED
+		" AND note IS NOT NULL AND finished_at <= $1::bigint - $2::bigint"},
 	[Q_CANCEL] = {"cancel",
 		"UPDATE agent_proposals SET status = 'cancelled', "
 		"finished_at = $2::bigint WHERE id = $1 AND status = 'pending'"},
@@ -174,6 +191,16 @@ int agent__proposal_retry(PGconn *pg, int64_t at_ms, int64_t *done,
 	if (run_count(pg, Q_GIVE_UP, at_ms, RETRY_FOR_MS, done, err, err_len) != 0)
 		return SEO_EDB;
 	return run_count(pg, Q_RETRY, at_ms, 0, done, err, err_len);
+}
+
+int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			      char *err, size_t err_len)
+{
+	*done = 0;
+	if (run_count(pg, Q_FORGET, at_ms, KEEP_MS, done, err, err_len) != 0)
+		return SEO_EDB;
+	return run_count(pg, Q_FORGET_NOTE, at_ms, KEEP_NOTE_MS, done, err,
+			 err_len);
 }
 
 int agent_proposal_cancel(PGconn *pg, const char *proposal_id, int64_t at_ms)

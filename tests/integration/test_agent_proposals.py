@@ -315,6 +315,25 @@ def expire_leaves_decided_proposals(c):
     eq(c.proposal(a["proposal_id"])["status"], "skipped", "skipped stays")
 
 
+@test
+def retention_clears_notes_then_forgets(c):
+    a = c.created(note="an agent's note")
+    open_one = c.created(note="still pending")
+    c.decide(a["proposal_id"], "skip")
+    note = "SELECT coalesce(note, '-') FROM agent_proposals WHERE id = '%s'"
+    now = int(time.time() * 1000)
+    c.job("retention", now + 89 * DAY)
+    eq(c.stack.db.query(note % a["proposal_id"]), "an agent's note", "kept 89 days")
+    c.job("retention", now + 91 * DAY)
+    eq(c.stack.db.query(note % a["proposal_id"]), "-", "cleared after 90 days")
+    eq(c.proposal(a["proposal_id"])["status"], "skipped", "the proposal stays")
+    eq(c.stack.db.query(note % open_one["proposal_id"]), "still pending",
+       "an open proposal keeps its note")
+    c.job("retention", now + 401 * DAY)
+    expect_error(c.get("/v1/proposals/" + a["proposal_id"]), 404, "proposal_not_found")
+    eq(c.proposal(open_one["proposal_id"])["status"], "pending", "open ones stay")
+
+
 # ---- reading -----------------------------------------------------------------------
 
 @test

@@ -181,6 +181,21 @@ def list_is_stored_deduplicated_and_sorted(c):
     eq(w.credits(), 100, "proposals are free")
 
 
+@test
+def concurrent_identical_proposals_make_one(c):
+    w = W(c)
+    urls = w.urls("same-1", "same-2")
+    res = h.parallel(10, lambda i: w.propose(urls if i % 2 else urls[::-1]))
+    check(all(not isinstance(r, Exception) and r.status == 202 for r in res),
+          "answers", res)
+    answers = [r.json() for r in res]
+    eq(len({a["proposal_id"] for a in answers}), 1, "one proposal")
+    eq(sorted(a["dedupe_hit"] for a in answers), [False] + [True] * 9,
+       "one creation, nine hits")
+    eq(c.stack.db.query("SELECT count(*) FROM agent_proposals WHERE workspace_id = "
+                        "'%s'" % w.ws), "1", "one row")
+
+
 # ---- approval and the worker ---------------------------------------------------------
 
 @test
