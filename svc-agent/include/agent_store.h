@@ -23,6 +23,28 @@ extern const seo_pg_set agent_migrations;
 extern const seo_job agent_jobs[];
 extern const size_t agent_n_jobs;
 
+/* What `seoctl proposal remove-email` did. */
+typedef struct agent_outreach_removal {
+	const char *status; /* "pending", or "cancelled" when none is left */
+	int64_t removed;    /* held contacts of that address (one per domain) */
+	int64_t held;       /* contacts the proposal still holds */
+} agent_outreach_removal;
+
+/*
+ * `seoctl proposal remove-email`: the reviewer of pending outreach proposal
+ * `id` takes address `email` (any case) out of it, on `pg` (migrated) as
+ * of `at_ms`, as the web app's review screen would. The campaign's contact
+ * stops being copy-ready (no proposal sends it) until a later proposal
+ * brings it again. When nothing is left to send the proposal becomes
+ * cancelled. Fills *out (static strings). Returns 0; SEO_ENOTFOUND (no
+ * outreach proposal `id`); SEO_EINVAL (not pending, past its expiry, or
+ * it holds no such address still); SEO_EDB. `err` (not NULL) receives a
+ * lowercase message on failure.
+ */
+int agent_outreach_remove(PGconn *pg, const char *id, const char *email,
+			  int64_t at_ms, agent_outreach_removal *out, char *err,
+			  size_t err_len);
+
 /*
  * `seoctl activity share --id ID`: a team member shares an agent note or
  * a task summary with the client: activity row `id` (verb agent.note or

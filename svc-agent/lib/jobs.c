@@ -14,6 +14,8 @@ const seo_job agent_jobs[] = {
 	{"expire", "svc-agent", HOUR, 5 * 60, agent__proposal_expire},
 	{"indexnow-retry", "svc-agent", HOUR, 35 * 60, agent__proposal_retry},
 	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__proposal_retention},
+	/* outreach */
+	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__outreach_retention},
 	/* tasks */
 	{"expire", "svc-agent", HOUR, 5 * 60, agent__task_expire},
 	{"retention", "svc-agent", DAY, 3 * HOUR + 25 * 60, agent__task_retention},

@@ -67,4 +67,10 @@ int agent__report_freeze(PGconn *pg, int64_t at_ms, int64_t *done,
 int agent__report_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			    char *err, size_t err_len);
 
+/* ---- outreach (outreach_retention.c) ---- */
+/* "retention": outreach mail delivered more than 30 days ago (unsent mail
+ * stays) and the copies held for proposals no longer kept. */
+int agent__outreach_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			      char *err, size_t err_len);
+
 #endif

@@ -50,7 +50,7 @@ const agent__kind *agent__kind_find(const char *name)
 	return NULL;
 }
 
-enum { Q_INSERT, Q_OPEN, Q_SUPERSEDE, Q_GET, Q_LIST, Q_CANCEL, Q__COUNT };
+enum { Q_INSERT, Q_OPEN, Q_SUPERSEDE, Q_GET, Q_LIST, Q__COUNT };
 
 #define COLUMNS                                                              \
 	"id, kind, status, title, site_id, source, estimated_credits, "     \
@@ -85,9 +85,6 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 		"AND ($2::text IS NULL OR status = $2) "
 		"AND ($3::text IS NULL OR site_id = $3) "
 		"ORDER BY created_at DESC, id DESC LIMIT $4::integer"},
-	[Q_CANCEL] = {"cancel",
-		"UPDATE agent_proposals SET status = 'cancelled', "
-		"finished_at = $2::bigint WHERE id = $1 AND status = 'pending'"},
 };
 
 static const seo_pg_stmts stmts = {"agent_prc_", rows, Q__COUNT};
@@ -428,21 +425,6 @@ int agent_proposal_indexnow_from_agent(agent_call *c, PGconn *pg,
 		rc = run_now(c, k, &d, 0, out, err);
 	if (rc == 0 && out->outcome.result_json != NULL)
 		rc = submitted(c->arena, out, err);
-	return rc;
-}
-
-int agent_proposal_cancel(PGconn *pg, const char *proposal_id, int64_t at_ms)
-{
-	char at[24];
-	const char *params[] = {proposal_id, at};
-	PGresult *r = NULL;
-	int rc;
-
-	snprintf(at, sizeof(at), "%" PRId64, at_ms);
-	rc = agent__db_exec(pg, &stmts, Q_CANCEL, 2, params, &r);
-	if (rc == 0 && strcmp(PQcmdTuples(r), "1") != 0)
-		rc = SEO_ENOTFOUND;
-	PQclear(r);
 	return rc;
 }
 

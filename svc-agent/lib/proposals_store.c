@@ -1,14 +1,16 @@
 /*
  * Proposals' changes that need no service process: a person's decision
- * (`seoctl proposal decide`, agent_store.h), the expiry of pending
- * proposals and of runs that stopped, the hourly retry of queued runs and
- * the retention of finished proposals and their notes (the jobs `expire`,
- * `indexnow-retry` and `retention`, parts.h). An approval and a
- * retry notify channel agent_proposals, on which svc-agent's worker
- * waits (proposals_worker.c).
+ * (`seoctl proposal decide`, agent_store.h), the cancel of an outreach
+ * proposal whose reviewer removed every email (proposals.h), the expiry
+ * of pending proposals and of runs that stopped, the hourly retry of
+ * queued runs and the retention of finished proposals and their notes
+ * (the jobs `expire`, `indexnow-retry` and `retention`, parts.h). An
+ * approval and a retry notify channel agent_proposals, on which
+ * svc-agent's worker waits (proposals_worker.c).
  */
 #include "agent_int.h"
 #include "parts.h"
+#include "proposals.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ enum {
 	Q_RETRY,
 	Q_FORGET,
 	Q_FORGET_NOTE,
+	Q_CANCEL,
 	Q__COUNT
 };
 
@@ -86,6 +89,9 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 	[Q_FORGET_NOTE] = {"forget_note",
 		"UPDATE agent_proposals SET note = NULL WHERE " FINISHED
 		" AND note IS NOT NULL AND finished_at <= $1::bigint - $2::bigint"},
+	[Q_CANCEL] = {"cancel",
+		"UPDATE agent_proposals SET status = 'cancelled', "
+		"finished_at = $2::bigint WHERE id = $1 AND status = 'pending'"},
 };
 
 static const seo_pg_stmts stmts = {"agent_prp_", rows, Q__COUNT};
@@ -195,4 +201,19 @@ int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 		return SEO_EDB;
 	return run_count(pg, Q_FORGET_NOTE, at_ms, KEEP_NOTE_MS, done, err,
 			 err_len);
+}
+
+int agent_proposal_cancel(PGconn *pg, const char *proposal_id, int64_t at_ms)
+{
+	char at[24];
+	const char *params[] = {proposal_id, at};
+	PGresult *r = NULL;
+	int rc;
+
+	snprintf(at, sizeof(at), "%" PRId64, at_ms);
+	rc = agent__db_exec(pg, &stmts, Q_CANCEL, 2, params, &r);
+	if (rc == 0 && strcmp(PQcmdTuples(r), "1") != 0)
+		rc = SEO_ENOTFOUND;
+	PQclear(r);
+	return rc;
 }

@@ -224,6 +224,17 @@ def new_contacts_supersede_the_pending_proposal(c):
     eq(c.proposal(second["proposal_id"])["status"], "pending", "new one")
 
 
+@test
+def outreach_is_never_approved_automatically(c):
+    c.stack.seoctl("website", "policy", "--site", c.site, "--indexnow", "automatic")
+    try:
+        a = c.created()
+        eq(a["status"], "awaiting_approval", "outreach waits for a person")
+        eq(c.proposal(a["proposal_id"])["status"], "pending", "pending")
+    finally:
+        c.stack.seoctl("website", "policy", "--site", c.site, "--indexnow", "approval")
+
+
 # ---- decisions and runs ------------------------------------------------------------
 
 @test

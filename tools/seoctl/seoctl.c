@@ -275,6 +275,12 @@ static int job_run(PGconn *db, const char *const *v, json_t *out,
 	return seoctl_job_run(db, v[ARG], v[0], out, err);
 }
 
+static int proposal_remove_email(PGconn *db, const char *const *v,
+				 json_t *out, acct_err *err)
+{
+	return seoctl_outreach_remove(db, v[0], v[1], out, err);
+}
+
 static int activity_share(PGconn *db, const char *const *v, json_t *out,
 			  acct_err *err)
 {
@@ -301,7 +307,8 @@ static const command commands[] = {
 	{"proposal", "decide",
 	 {{"id", "P", 1}, {"approve", NULL, 0}, {"skip", NULL, 0}},
 	 proposal_decide, NULL},
-	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
+	{"proposal", "remove-email", {{"id", "P", 1}, {"email", "EMAIL", 1}},
+	 proposal_remove_email, NULL},
 	{"task", "create",
 	 {{"workspace", "W", 1}, {"site", "S", 0}, {"prompt", "TEXT", 1},
 	  {"origin", "ORIGIN", 0}},

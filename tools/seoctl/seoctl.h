@@ -12,6 +12,16 @@
 #include "seo/pg.h"
 
 /*
+ * `seoctl proposal remove-email --id P --email EMAIL`: a reviewer takes an
+ * address out of a pending outreach proposal (agent_outreach_remove());
+ * adds "proposal_id", "status" (pending, or cancelled when nothing is left
+ * to send), "removed" and "held" to `out`. Fails with proposal_not_found
+ * or invalid_parameter.
+ */
+int seoctl_outreach_remove(PGconn *db, const char *id, const char *email,
+			   json_t *out, acct_err *err);
+
+/*
  * `seoctl job run NAME [--at TIME]`: runs every component's row of job
  * `name` on `db` as of `at` (ISO 8601 UTC, "2026-12-07T07:00:00Z"; NULL:
  * now), after applying those components' migrations, and adds "job", "at"
