@@ -90,6 +90,19 @@ static size_t digits(unsigned long long v, char *end)
 	return (size_t)(end - p);
 }
 
+size_t seo_fmt_int(char *out, long long v)
+{
+	char buf[SEO_INT_TEXT_MAX];
+	unsigned long long mag =
+		v < 0 ? (unsigned long long)-(v + 1) + 1 : (unsigned long long)v;
+	size_t n = digits(mag, buf + sizeof(buf));
+
+	if (v < 0)
+		buf[sizeof(buf) - ++n] = '-';
+	memcpy(out, buf + sizeof(buf) - n, n);
+	return n;
+}
+
 void seo_jw_uint(seo_jw *w, unsigned long long v)
 {
 	char buf[20];
@@ -100,14 +113,10 @@ void seo_jw_uint(seo_jw *w, unsigned long long v)
 
 void seo_jw_int(seo_jw *w, long long v)
 {
-	char buf[21];
-	unsigned long long mag =
-		v < 0 ? (unsigned long long)-(v + 1) + 1 : (unsigned long long)v;
-	size_t n = digits(mag, buf + sizeof(buf));
-
-	if (v < 0)
-		buf[sizeof(buf) - ++n] = '-';
-	seo_jw_raw(w, buf + sizeof(buf) - n, n);
+	if (w->cap - w->len < SEO_INT_TEXT_MAX &&
+	    seo_jw_reserve(w, SEO_INT_TEXT_MAX) != 0)
+		return;
+	w->len += seo_fmt_int(w->buf + w->len, v);
 }
 
 /* ---- reals --------------------------------------------------------------- */

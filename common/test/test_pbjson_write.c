@@ -135,7 +135,7 @@ static void test_integers(void)
 {
 	static const long long fixed[] = {0, 1, -1, 9, 10, 99, 100, -100,
 					  LLONG_MAX, LLONG_MIN, INT_MAX, INT_MIN};
-	char want[48], *got;
+	char want[48], text[SEO_INT_TEXT_MAX], *got;
 	seo_jw w = SEO_JW_INIT;
 	size_t i;
 	long failures = 0;
@@ -155,6 +155,11 @@ static void test_integers(void)
 		if ((w.len != strlen(want) || memcmp(w.buf, want, w.len) != 0) &&
 		    failures++ < 10)
 			fprintf(stderr, "\n  want %s\n", want);
+		snprintf(want, sizeof(want), "%lld", v);
+		if ((seo_fmt_int(text, v) != strlen(want) ||
+		     memcmp(text, want, strlen(want)) != 0) &&
+		    failures++ < 10)
+			fprintf(stderr, "\n  seo_fmt_int: want %s\n", want);
 	}
 	CU_ASSERT_EQUAL(failures, 0);
 	got = seo_jw_finish(&w, NULL);

@@ -17,6 +17,7 @@
 
 #include "http_internal.h"
 #include "seo/errors.h"
+#include "seo/json_write.h"
 #include "seo/log.h"
 
 enum { TOK_NONE, TOK_URL, TOK_FIELD, TOK_VALUE };
@@ -413,28 +414,34 @@ void gw__h1_start(struct gw__conn *c)
 
 /* ---- answering --------------------------------------------------------- */
 
+/* A string literal's bytes, without printf and without strlen(). */
+#define ADD_LITERAL(out, lit) evbuffer_add((out), (lit), sizeof(lit) - 1)
+
 static void write_response(struct gw__conn *c, struct evbuffer *out,
 			   gw_http_req *req, int status,
 			   const gw_http_header *hdrs, size_t n,
 			   const char *body, size_t len)
 {
 	int bodyless = status == 204 || status == 304 || status < 200;
+	const char *reason = seo_http_reason(status);
+	const char *date = gw__date(c->srv);
+	char num[SEO_INT_TEXT_MAX];
 
-	if (bodyless)
-		evbuffer_add_printf(out,
-				    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
-				    "Connection: %s\r\n",
-				    status, seo_http_reason(status),
-				    gw__date(c->srv),
-				    req->keep_alive ? "keep-alive" : "close");
+	ADD_LITERAL(out, "HTTP/1.1 ");
+	evbuffer_add(out, num, seo_fmt_int(num, status));
+	ADD_LITERAL(out, " ");
+	evbuffer_add(out, reason, strlen(reason));
+	ADD_LITERAL(out, "\r\nDate: ");
+	evbuffer_add(out, date, strlen(date));
+	if (req->keep_alive)
+		ADD_LITERAL(out, "\r\nConnection: keep-alive\r\n");
 	else
-		evbuffer_add_printf(out,
-				    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
-				    "Connection: %s\r\nContent-Length: %zu\r\n",
-				    status, seo_http_reason(status),
-				    gw__date(c->srv),
-				    req->keep_alive ? "keep-alive" : "close",
-				    len);
+		ADD_LITERAL(out, "\r\nConnection: close\r\n");
+	if (!bodyless) {
+		ADD_LITERAL(out, "Content-Length: ");
+		evbuffer_add(out, num, seo_fmt_int(num, (long long)len));
+		ADD_LITERAL(out, "\r\n");
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (gw__reserved_header(hdrs[i].name))
 			continue;

@@ -29,6 +29,7 @@
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/arena.h"
 #include "seo/config.h"
+#include "seo/json_write.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
 #include "seo/log.h"
@@ -140,16 +141,27 @@ static void call_log(gw_call *c, int status, size_t len);
 
 /* ---- answers ------------------------------------------------------------ */
 
+/* v in decimal, NUL-terminated, owned by the arena (NULL when out of
+ * memory). */
+static char *arena_int(seo_arena *a, long long v)
+{
+	char *s = seo_arena_alloc(a, SEO_INT_TEXT_MAX + 1);
+
+	if (s != NULL)
+		s[seo_fmt_int(s, v)] = '\0';
+	return s;
+}
+
 static size_t add_rate_headers(gw_call *c, gw_http_header *h, size_t n)
 {
 	if (!c->have_rate)
 		return n;
 	h[n].name = "RateLimit-Limit";
-	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_limit);
+	h[n++].value = arena_int(c->arena, c->rate_limit);
 	h[n].name = "RateLimit-Remaining";
-	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_remaining);
+	h[n++].value = arena_int(c->arena, c->rate_remaining);
 	h[n].name = "RateLimit-Reset";
-	h[n++].value = seo_arena_printf(c->arena, "%lld", c->rate_reset);
+	h[n++].value = arena_int(c->arena, c->rate_reset);
 	return n;
 }
 

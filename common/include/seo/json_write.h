@@ -44,6 +44,14 @@ static inline void seo_jw_char(seo_jw *w, char c)
 	w->buf[w->len++] = c;
 }
 
+/* The most bytes seo_fmt_int() writes ("-9223372036854775808"). */
+#define SEO_INT_TEXT_MAX 20
+
+/* Writes v in decimal, as "%lld" does, to out[0..SEO_INT_TEXT_MAX), not
+ * NUL-terminated; returns how many bytes it wrote. For text outside a
+ * writer (HTTP header values and the status line). */
+size_t seo_fmt_int(char *out, long long v);
+
 /* Integers in decimal, as "%lld" and "%llu" write them. */
 void seo_jw_int(seo_jw *w, long long v);
 void seo_jw_uint(seo_jw *w, unsigned long long v);
