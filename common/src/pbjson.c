@@ -17,11 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pbjson_int.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
 
-#define MEMBER(msg, f) ((char *)(msg) + (f)->offset)
-#define QUANT(msg, f) ((char *)(msg) + (f)->quantifier_offset)
+#define MEMBER SEO_PBJSON_MEMBER
+#define QUANT SEO_PBJSON_QUANT
 
 /* ---- UTF-8 ------------------------------------------------------------- */
 
@@ -173,7 +174,7 @@ seo_pbjson_oneof_other(const ProtobufCMessage *msg,
 
 /* seo.common.RawJson, by name: linking the generated code here would tie
  * every user of seo_common to all of seo_proto. */
-static int is_raw_json(const ProtobufCMessageDescriptor *desc)
+int seo_pbjson__is_raw_json(const ProtobufCMessageDescriptor *desc)
 {
 	return desc->n_fields == 1 &&
 	       desc->fields[0].type == PROTOBUF_C_TYPE_STRING &&
@@ -335,15 +336,10 @@ static int b64_value(char c)
 	return -1;
 }
 
-/* Returns a malloc()ed encoding of data (caller frees), NULL when out of
- * memory; *out_len is its length. */
-static char *b64_encode(const uint8_t *data, size_t len, size_t *out_len)
+void seo_pbjson__b64_put(const uint8_t *data, size_t len, char *s)
 {
-	size_t n = (len + 2) / 3 * 4, i, o = 0;
-	char *s = malloc(n + 1);
+	size_t i, o = 0;
 
-	if (s == NULL)
-		return NULL;
 	for (i = 0; i < len; i += 3) {
 		unsigned v = (unsigned)data[i] << 16;
 		if (i + 1 < len)
@@ -355,9 +351,6 @@ static char *b64_encode(const uint8_t *data, size_t len, size_t *out_len)
 		s[o++] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
 		s[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
 	}
-	s[o] = '\0';
-	*out_len = o;
-	return s;
 }
 
 int seo_pbjson_b64_decode(seo_arena *a, const char *s, size_t len,
@@ -490,7 +483,7 @@ static int value(const dec *d, const ProtobufCFieldDescriptor *f,
 		*(protobuf_c_boolean *)slot = json_is_true(v);
 		return 0;
 	case PROTOBUF_C_TYPE_MESSAGE:
-		if (is_raw_json(f->descriptor))
+		if (seo_pbjson__is_raw_json(f->descriptor))
 			return raw_json_decode(d, f->descriptor, v, slot);
 		if (!json_is_object(v))
 			return fault(d, SEO_PBJSON_TYPE, NULL, f, at);
@@ -654,22 +647,27 @@ static json_t *real_json(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-/* The shortest decimal that reads back as the same float, as a double:
- * 0.1f becomes 0.1, not 0.10000000149011612. */
-static json_t *float_json(float v)
+/* Floats are rare in answers (none today): printf is good enough. */
+double seo_pbjson__float_double(float v)
 {
 	char buf[32];
 	int prec;
 
-	if (!isfinite(v))
-		return json_null();
 	for (prec = 6; prec < 9; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
 		if (strtof(buf, NULL) == v)
 			break;
 	}
 	snprintf(buf, sizeof(buf), "%.*g", prec, (double)v);
-	return json_real(strtod(buf, NULL));
+	return strtod(buf, NULL);
+}
+
+/* 0.1f becomes 0.1, not 0.10000000149011612. */
+static json_t *float_json(float v)
+{
+	if (!isfinite(v))
+		return json_null();
+	return json_real(seo_pbjson__float_double(v));
 }
 
 /* Services should send UTF-8; bytes that are not become U+FFFD rather than
@@ -706,12 +704,13 @@ static json_t *string_json(const char *s)
 
 static json_t *bytes_json(const ProtobufCBinaryData *b)
 {
-	size_t len;
-	char *s = b64_encode(b->data, b->len, &len);
+	size_t len = seo_pbjson__b64_len(b->len);
+	char *s = malloc(len + 1);
 	json_t *v;
 
 	if (s == NULL)
 		return NULL;
+	seo_pbjson__b64_put(b->data, b->len, s);
 	v = json_stringn_nocheck(s, len);
 	free(s);
 	return v;
@@ -742,7 +741,7 @@ static json_t *message_json(const ProtobufCMessage *m,
 
 	if (m == NULL)
 		return json_null();
-	if (!is_raw_json(m->descriptor))
+	if (!seo_pbjson__is_raw_json(m->descriptor))
 		return encode(m, nullable);
 	text = *(char *const *)MEMBER(m, &m->descriptor->fields[0]);
 	if (text == NULL)
@@ -808,11 +807,9 @@ static json_t *array_json(const ProtobufCFieldDescriptor *f,
 	return a;
 }
 
-/* Whether an optional field without a value is written as null rather than
- * left out. */
-static int null_kept(const ProtobufCMessageDescriptor *desc,
-		     const ProtobufCFieldDescriptor *f,
-		     seo_pbjson_nullable_fn nullable)
+int seo_pbjson__null_kept(const ProtobufCMessageDescriptor *desc,
+			  const ProtobufCFieldDescriptor *f,
+			  seo_pbjson_nullable_fn nullable)
 {
 	return !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && nullable != NULL &&
 	       nullable(desc, f);
@@ -833,9 +830,9 @@ static json_t *encode(const ProtobufCMessage *msg, seo_pbjson_nullable_fn nullab
 			/* A value without a JSON form (not finite, an enum
 			 * value this build does not know) is no value. */
 			if (json_is_null(v) && !seo_pb_always(f) &&
-			    !null_kept(desc, f, nullable))
+			    !seo_pbjson__null_kept(desc, f, nullable))
 				continue;
-		} else if (null_kept(desc, f, nullable)) {
+		} else if (seo_pbjson__null_kept(desc, f, nullable)) {
 			v = json_null();
 		} else {
 			continue;

@@ -2,11 +2,13 @@
  * test_pbjson_failmalloc.c: the shared JSON <-> protobuf-c conversion
  * (seo/pbjson.h) when allocations fail (tests/support/failmalloc.h). Each
  * run decodes a valid JSON object onto a fresh arena and encodes the
- * message back: a run whose allocation failed must answer SEO_ENOMEM or
- * NULL, never SEO_EINVAL (the input is valid) nor a JSON value missing
- * parts; none may crash or, under ASan, leak.
+ * message back, as a tree and as text written straight from it: a run
+ * whose allocation failed must answer SEO_ENOMEM or NULL, never SEO_EINVAL
+ * (the input is valid) nor a JSON value or text missing parts; none may
+ * crash or, under ASan, leak.
  */
 #include <CUnit/Basic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "failmalloc.h"
@@ -34,6 +36,8 @@ static int run_round_trip(void *ud)
 	ProtobufCMessage *m = NULL;
 	seo_pbjson_error err;
 	json_t *back = NULL;
+	seo_jw w = SEO_JW_INIT;
+	char *want = NULL, *got = NULL;
 	int rc;
 
 	if (a == NULL)
@@ -46,7 +50,19 @@ static int run_round_trip(void *ud)
 		rc = SEO_ENOMEM;
 	if (rc == 0 && !json_equal(back, t->json))
 		rc = 1;
+	/* the text written straight from the message: the tree's bytes */
+	if (rc == 0 && (want = seo_json_dumps(back, JSON_COMPACT, NULL)) == NULL)
+		rc = SEO_ENOMEM;
+	if (rc == 0)
+		rc = seo_pbjson_write(&w, m, seo_proto_nullable);
+	if (rc == 0 && (got = seo_jw_finish(&w, NULL)) == NULL)
+		rc = SEO_ENOMEM;
+	if (rc == 0 && strcmp(got, want) != 0)
+		rc = 1;
 	failmalloc_settle();
+	seo_jw_free(&w);
+	free(want);
+	free(got);
 	json_decref(back);
 	seo_arena_free(a);
 	return rc;
@@ -84,6 +100,21 @@ static void test_repeated(void)
 	     RT(sitemap_response));
 }
 
+/* Text past the writer's first buffer, which then grows twice. */
+static void test_long_text(void)
+{
+#define X16 "\\u00e9\\t\\\"0123456789"
+#define X64 X16 X16 X16 X16
+	loop("{\"data\": [{\"url\": \"" X64 X64 X64 X64 X64 "\"}], \"total\": 1,"
+	     " \"sitemap_url\": \"" X64 X64 "\", \"child_sitemaps\": [],"
+	     " \"child_sitemaps_fetched\": [], \"sitemap_type\": \"x\","
+	     " \"child_sitemaps_total\": 0, \"truncated\": false,"
+	     " \"source\": \"none\", \"billed\": 0}",
+	     RT(sitemap_response));
+#undef X64
+#undef X16
+}
+
 static void test_bytes(void)
 {
 	loop("{\"payload\": \"aGVsbG8gd29ybGQ=\", \"signature\": \"s\"}",
@@ -110,6 +141,7 @@ int main(void)
 	s = CU_add_suite("pbjson under failing allocations", NULL, NULL);
 	CU_add_test(s, "nested message", test_nested);
 	CU_add_test(s, "repeated fields", test_repeated);
+	CU_add_test(s, "text past the first buffer", test_long_text);
 	CU_add_test(s, "bytes", test_bytes);
 	CU_add_test(s, "RawJson", test_raw_json);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -53,11 +53,24 @@ int gw_json_decode_request(const gw_route *route, const gw_kv *path_params,
 			   const char *signature, seo_arena *arena,
 			   ProtobufCMessage **out, gw_json_error *err);
 
+/* An integer member the gateway adds to an answer (credits_used). */
+typedef struct gw_json_member {
+	const char *name; /* an identifier: written without escapes */
+	long long value;
+} gw_json_member;
+
 /*
- * Encodes `msg` as a new JSON object (caller json_decref()s it), or NULL
- * when out of memory.
+ * Writes the answer of `msg` as compact JSON text, straight from the
+ * message: its object without the top-level field named `hide` (NULL:
+ * none), then the `n_extra` members of `extra`, whose names no top-level
+ * field of msg has (gw_json_route_check() sees to it for an envelope).
+ * The text (NUL-terminated, caller free()s it) in *text, its length in
+ * *len. Returns 0, or SEO_ENOMEM, also when a RawJson in msg holds text
+ * that is not JSON (a bug of the service).
  */
-json_t *gw_json_encode_message(const ProtobufCMessage *msg);
+int gw_json_write_answer(const ProtobufCMessage *msg, const char *hide,
+			 const gw_json_member *extra, size_t n_extra,
+			 char **text, size_t *len);
 
 /*
  * Reads an integer field (or the length of a repeated field) named

@@ -1077,9 +1077,29 @@ out:
 
 /* ---- encoding ---------------------------------------------------------- */
 
-json_t *gw_json_encode_message(const ProtobufCMessage *msg)
+int gw_json_write_answer(const ProtobufCMessage *msg, const char *hide,
+			 const gw_json_member *extra, size_t n_extra,
+			 char **text, size_t *len)
 {
-	return seo_pbjson_encode(msg, seo_proto_nullable);
+	seo_jw w = SEO_JW_INIT;
+	size_t n = 0, i;
+
+	seo_jw_char(&w, '{');
+	if (seo_pbjson_write_members(&w, msg, seo_proto_nullable, hide, &n) != 0) {
+		seo_jw_free(&w);
+		return SEO_ENOMEM;
+	}
+	for (i = 0; i < n_extra; i++, n++) {
+		if (n > 0)
+			seo_jw_char(&w, ',');
+		seo_jw_char(&w, '"');
+		seo_jw_raw(&w, extra[i].name, strlen(extra[i].name));
+		seo_jw_raw(&w, "\":", 2);
+		seo_jw_int(&w, extra[i].value);
+	}
+	seo_jw_char(&w, '}');
+	*text = seo_jw_finish(&w, len);
+	return *text != NULL ? 0 : SEO_ENOMEM;
 }
 
 /* ---- reading fields back ----------------------------------------------- */

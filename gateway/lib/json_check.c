@@ -217,6 +217,14 @@ static int check_output(const gw_route *route, char *why, size_t n)
 	if (check_headers(route, "output", out->headers, own_headers, why,
 			  n) != 0)
 		return SEO_EINVAL;
+	/* gw_json_write_answer() appends them: a field of that name would
+	 * be written twice */
+	if (route->bill.envelope && out->message != NULL &&
+	    (field(out->message, "credits_used") != NULL ||
+	     field(out->message, "credits_remaining") != NULL))
+		return bad(why, n, "%s %s: an envelope's output has its own "
+			   "credits_used or credits_remaining", route->method,
+			   route->pattern);
 	if (out->kind != GW_OUT_BYTES)
 		return 0;
 	f = field(out->message, out->body_field);

@@ -768,6 +768,8 @@ static int takes_input(const gw_route *r)
 	return r->in.message != NULL && r->in.message->n_fields > 0;
 }
 
+/* A body that is not JSON gets invalid_json, unless the route names its
+ * own code. */
 static int takes_json(const gw_route *r)
 {
 	return r->in.kind == GW_IN_JSON && r->in.body_code == NULL;

@@ -18,6 +18,7 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "gw_http.h"
 #include "gw_json.h"
+#include "access_log.h"
 #include "answer_cache.h"
 #include "authfail.h"
 #include "settle.h"
@@ -244,30 +245,27 @@ static void respond_rpc_error(gw_call *c, const rpc_result *res)
 static void call_log(gw_call *c, int status, size_t len)
 {
 	int64_t us = seo_mono_us() - c->start_us;
-	json_t *line;
+	seo_jw w = SEO_JW_INIT;
 	char *text;
 
 	gw_metrics_observe(c->gw->metrics, c->route, status, us);
 	if (seo_log_min_level <= SEO_LOG_INFO) {
-		line = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:s?, s:s?}",
-				 "ts", (json_int_t)seo_now_ms(),
-				 "request_id", c->request_id,
-				 "method", gw_http_method(c->req),
-				 "path", gw_http_path(c->req),
-				 "route", c->route ? c->route->pattern : "",
-				 "status", status,
-				 "duration_ms", (double)us / 1000.0,
-				 "bytes", (json_int_t)len,
-				 "credits", (json_int_t)(c->charged - c->refunded),
-				 "workspace_id", c->workspace_id,
-				 "key_id", c->key_id);
-		if (line != NULL) {
-			text = json_dumps(line, JSON_COMPACT);
-			if (text != NULL)
-				seo_log_raw_line(text);
-			free(text);
-			json_decref(line);
-		}
+		gw__access_line(&w, &(gw_access){
+			.ts_ms = seo_now_ms(),
+			.request_id = c->request_id,
+			.method = gw_http_method(c->req),
+			.path = gw_http_path(c->req),
+			.route = c->route ? c->route->pattern : "",
+			.status = status,
+			.duration_us = us,
+			.bytes = (long long)len,
+			.credits = c->charged - c->refunded,
+			.workspace_id = c->workspace_id,
+			.key_id = c->key_id});
+		text = seo_jw_finish(&w, NULL);
+		if (text != NULL)
+			seo_log_raw_line(text);
+		free(text);
 	}
 }
 
@@ -336,27 +334,30 @@ static void answer_bytes(gw_call *c, int status)
 static void answer_success(gw_call *c)
 {
 	int status = c->status != 0 ? c->status : c->route->out.status;
-	json_t *obj;
+	const gw_bill_stage *bill = &c->route->bill;
+	gw_json_member env[2];
+	size_t n_env = 0, len;
+	char *text;
 
 	if (c->route->out.kind == GW_OUT_BYTES) {
 		answer_bytes(c, status);
 		return;
 	}
-	obj = gw_json_encode_message(c->output);
-	if (obj == NULL) {
+	if (bill->envelope) {
+		env[n_env++] = (gw_json_member){"credits_used",
+						c->charged - c->refunded};
+		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
+			env[n_env++] = (gw_json_member){"credits_remaining",
+							c->credits_remaining};
+	}
+	if (gw_json_write_answer(c->output,
+				 bill->hide_billed ? bill->billed_field : NULL,
+				 env, n_env, &text, &len) != 0) {
 		respond_error(c, "internal_error", "out of memory", NULL);
 		return;
 	}
-	if (c->route->bill.hide_billed)
-		json_object_del(obj, c->route->bill.billed_field);
-	if (c->route->bill.envelope) {
-		json_object_set_new(obj, "credits_used",
-				    json_integer(c->charged - c->refunded));
-		if (gw_role_bit(c->role) & GW_ROLES_BALANCE)
-			json_object_set_new(obj, "credits_remaining",
-					    json_integer(c->credits_remaining));
-	}
-	respond_json(c, status, obj);
+	respond(c, status, "application/json", text, len);
+	free(text);
 }
 
 /* What the call finally costs by its answer: per item or billed after,

@@ -278,12 +278,35 @@ static void json_is(const json_t *j, const char *want)
 	free(got);
 }
 
+/* The answer text of msg, loaded back as a tree for the checks; NULL when
+ * it could not be written. */
+static json_t *encode(const void *msg)
+{
+	char *text;
+	size_t len;
+	json_t *j;
+
+	if (gw_json_write_answer(msg, NULL, NULL, 0, &text, &len) != 0)
+		return NULL;
+	j = json_loadb(text, len, 0, NULL);
+	CU_ASSERT_PTR_NOT_NULL(j);
+	free(text);
+	return j;
+}
+
 static void encodes_as(const void *msg, const char *want)
 {
-	json_t *j = gw_json_encode_message(msg);
+	char *got = NULL;
+	size_t len;
 
-	json_is(j, want);
-	json_decref(j);
+	CU_ASSERT_EQUAL(gw_json_write_answer(msg, NULL, NULL, 0, &got, &len), 0);
+	if (got == NULL)
+		return;
+	CU_ASSERT_EQUAL(len, strlen(got));
+	CU_ASSERT_STRING_EQUAL(got, want);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "\n  got  %s\n  want %s\n", got, want);
+	free(got);
 }
 
 /* ---- query decoding ------------------------------------------------------ */
@@ -619,6 +642,29 @@ static void test_json_checkout(void)
 	fails_prefix(R_CHECKOUT, "{\"a\": \"\xff\"}", "invalid_json",
 		     "body is not valid json (line 1, column ");
 	CU_ASSERT_EQUAL(err.http_status, 400);
+}
+
+/* A route naming the code of a body that is not a JSON object. */
+static void test_json_body_code(void)
+{
+	gw_route r = routes[R_CHECKOUT];
+	ProtobufCMessage *m;
+	static const char *const bodies[] = {"[1]", "\"x\"", "{\"credits\": 1"};
+
+	r.in.body_code = "invalid_activity_input";
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", bodies[i],
+						       strlen(bodies[i]), NULL,
+						       arena, &m, &err),
+				SEO_EINVAL);
+		CU_ASSERT_STRING_EQUAL(err.code, "invalid_activity_input");
+		CU_ASSERT_EQUAL(err.http_status, 400);
+	}
+	/* Other faults keep their codes. */
+	CU_ASSERT_EQUAL(gw_json_decode_request(&r, NULL, 0, "", "{}", 2, NULL,
+					       arena, &m, &err),
+			SEO_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.code, "invalid_credits");
 }
 
 static void test_json_types(void)
@@ -1011,6 +1057,37 @@ static void test_encode_account(void)
 	encodes_as(&ok_, "{\"success\":true}");
 }
 
+/* An answer with a field hidden and the envelope's members after the
+ * message's own. */
+static void test_answer_envelope(void)
+{
+	Seo__Account__V1__User u = SEO__ACCOUNT__V1__USER__INIT;
+	Seo__Account__V1__Success ok_ = SEO__ACCOUNT__V1__SUCCESS__INIT;
+	const gw_json_member env[] = {{"credits_used", 3},
+				      {"credits_remaining", LLONG_MIN}};
+	char *text;
+	size_t len;
+
+	u.id = "u\"1";
+	u.created_at = -1;
+	CU_ASSERT_EQUAL_FATAL(gw_json_write_answer(&u.base, "email", env, 2,
+						   &text, &len), 0);
+	CU_ASSERT_STRING_EQUAL(text, "{\"id\":\"u\\\"1\",\"credits\":null,"
+			       "\"created_at\":-1,\"credits_used\":3,"
+			       "\"credits_remaining\":-9223372036854775808}");
+	CU_ASSERT_EQUAL(len, strlen(text));
+	free(text);
+	/* nothing left of the message but the envelope */
+	CU_ASSERT_EQUAL_FATAL(gw_json_write_answer(&ok_.base, "success", env, 1,
+						   &text, &len), 0);
+	CU_ASSERT_STRING_EQUAL(text, "{\"credits_used\":3}");
+	free(text);
+	CU_ASSERT_EQUAL_FATAL(gw_json_write_answer(&ok_.base, "success", NULL, 0,
+						   &text, &len), 0);
+	CU_ASSERT_STRING_EQUAL(text, "{}");
+	free(text);
+}
+
 static void test_encode_types(void)
 {
 	Seo__Test__V1__AllTypes t = SEO__TEST__V1__ALL_TYPES__INIT;
@@ -1096,7 +1173,7 @@ static void test_encode_types(void)
 	t.str = "a\xff" "b\xe2\x82";
 	t.pick_case = SEO__TEST__V1__ALL_TYPES__PICK_PICK_NAME;
 	t.pick_name = "pn";
-	j = gw_json_encode_message(&t.base);
+	j = encode(&t.base);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(j);
 	CU_ASSERT(json_is_real(json_object_get(j, "u64")) &&
 		  json_real_value(json_object_get(j, "u64")) == 18446744073709551616.0);
@@ -1106,7 +1183,7 @@ static void test_encode_types(void)
 	CU_ASSERT_PTR_NULL(json_object_get(j, "dbl"));
 	json_decref(j);
 	t.flt = NAN;
-	j = gw_json_encode_message(&t.base);
+	j = encode(&t.base);
 	CU_ASSERT_PTR_NULL(json_object_get(j, "flt"));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "str")),
 			       "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
@@ -1252,7 +1329,7 @@ static void round_trip(const ProtobufCMessage *msg)
 		      .in = {.kind = GW_IN_JSON, .message = d},
 		      .out = {.message = d, .status = 200},
 		      .summary = "round trip"};
-	json_t *j1 = gw_json_encode_message(msg), *j2, *j3;
+	json_t *j1 = encode(msg), *j2, *j3;
 	char *s1 = dump(j1), *s2 = NULL, *s3 = NULL;
 	ProtobufCMessage *back = NULL, *wire;
 	ProtobufCAllocator alloc;
@@ -1270,7 +1347,7 @@ static void round_trip(const ProtobufCMessage *msg)
 		goto out;
 	}
 	CU_ASSERT_TRUE(protobuf_c_message_check(back));
-	j2 = gw_json_encode_message(back);
+	j2 = encode(back);
 	s2 = dump(j2);
 	json_decref(j2);
 	CU_ASSERT_STRING_EQUAL(s1, s2);
@@ -1281,7 +1358,7 @@ static void round_trip(const ProtobufCMessage *msg)
 	seo_arena_pb_allocator(arena, &alloc);
 	wire = protobuf_c_message_unpack(d, &alloc, len, buf);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(wire);
-	j3 = gw_json_encode_message(wire);
+	j3 = encode(wire);
 	s3 = dump(j3);
 	json_decref(j3);
 	CU_ASSERT_STRING_EQUAL(s1, s3);
@@ -1547,6 +1624,9 @@ static void test_route_check(void)
 	r.in.strict_code = "nope";
 	check_fails(&r, "unknown code nope");
 	r = routes[R_CHECKOUT];
+	r.in.body_code = "nope";
+	check_fails(&r, "unknown code nope");
+	r = routes[R_CHECKOUT];
 	r.in.kind = GW_IN_RAW;
 	check_fails(&r, "raw input needs payload bytes");
 	r.in.message = ACCT(payment_webhook_response);
@@ -1564,6 +1644,11 @@ static void test_route_check(void)
 	r = routes[R_TYPES_Q];
 	r.bill.cost = 0;
 	check_fails(&r, "GET /v1/test/types: cost 0");
+	r = routes[R_ME];
+	r.bill.envelope = 1;
+	r.out.message = ACCT(refund_response);
+	check_fails(&r, "GET /v1/me: an envelope's output has its own "
+		    "credits_used or credits_remaining");
 	r = routes[R_ME];
 	r.out.status = 0;
 	check_fails(&r, "GET /v1/me: success status 0");
@@ -2126,7 +2211,7 @@ static void test_raw_json(void)
 	e.source = "top_level";
 	e.properties = &raw;
 	raw.json = "{\"@type\":\"Thing\",\"n\":[1,2]}";
-	o = gw_json_encode_message(&e.base);
+	o = encode(&e.base);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
 	CU_ASSERT_EQUAL(json_integer_value(json_array_get(json_object_get(
 		json_object_get(o, "properties"), "n"), 1)), 2);
@@ -2134,7 +2219,7 @@ static void test_raw_json(void)
 	json_decref(o);
 	/* text that does not load fails the answer: out of memory, or a bug */
 	raw.json = "{oops";
-	CU_ASSERT_PTR_NULL(gw_json_encode_message(&e.base));
+	CU_ASSERT_PTR_NULL(encode(&e.base));
 }
 
 /* The stages in the OpenAPI document: an optional key, a second success
@@ -2258,12 +2343,14 @@ int main(void)
 	    CU_add_test(s, "domain rule", test_domain_rule) == NULL ||
 	    CU_add_test(s, "query types", test_query_types) == NULL ||
 	    CU_add_test(s, "json checkout", test_json_checkout) == NULL ||
+	    CU_add_test(s, "json body code", test_json_body_code) == NULL ||
 	    CU_add_test(s, "json types", test_json_types) == NULL ||
 	    CU_add_test(s, "path and raw", test_path_and_raw) == NULL ||
 	    CU_add_test(s, "error message cut", test_error_message_cut) == NULL ||
 	    CU_add_test(s, "rule messages", test_rule_messages) == NULL ||
 	    CU_add_test(s, "encode account", test_encode_account) == NULL ||
 	    CU_add_test(s, "encode types", test_encode_types) == NULL ||
+	    CU_add_test(s, "answer envelope", test_answer_envelope) == NULL ||
 	    CU_add_test(s, "round trips", test_round_trips) == NULL ||
 	    CU_add_test(s, "field count and usage", test_field_count_and_usage) == NULL ||
 	    CU_add_test(s, "route check", test_route_check) == NULL ||

@@ -361,6 +361,12 @@ int acct_website_add(PGconn *db, const char *workspace_id, const char *host,
 int acct_website_policy(PGconn *db, const char *site_id, const char *policy,
 			acct_err *err);
 
+/* The host of `site_id`, an active website of `workspace_id`, into
+ * host_out (site_id NULL: only the workspace is looked for);
+ * workspace_not_found, site_not_found. */
+int acct_website_host(PGconn *db, const char *workspace_id, const char *site_id,
+		      char host_out[ACCT_HOST_LEN], acct_err *err);
+
 /*
  * Canonical host: lowercase, without scheme, port, path, query, fragment
  * or trailing dots; letters, digits, '-' and '.' only, at least one dot.

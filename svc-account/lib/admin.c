@@ -312,3 +312,28 @@ int acct_website_policy(PGconn *db, const char *site_id, const char *policy,
 	PQclear(r);
 	return rc;
 }
+
+int acct_website_host(PGconn *db, const char *workspace_id, const char *site_id,
+		      char host_out[ACCT_HOST_LEN], acct_err *err)
+{
+	seo_pg_conn c = oneshot(db);
+	PGresult *r = NULL;
+	int rc = workspace_exists(&c, workspace_id, err);
+
+	if (rc != 0 || site_id == NULL)
+		return rc;
+	rc = acct__exec(&c, ACCT_Q_SITE_LIST, 1, &workspace_id, &r, err);
+	for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
+		if (strcmp(PQgetvalue(r, i, 0), site_id) != 0)
+			continue;
+		snprintf(host_out, ACCT_HOST_LEN, "%s", PQgetvalue(r, i, 1));
+		PQclear(r);
+		return 0;
+	}
+	PQclear(r);
+	if (rc != 0)
+		return rc;
+	return acct__fail(err, SEO_ENOTFOUND, "site_not_found",
+			  "website \"%s\" is not an active website of workspace \"%s\"",
+			  site_id, workspace_id);
+}

@@ -10,6 +10,7 @@
 
 #include "grpc/health/v1/health.pb-c.h"
 #include "payments.h"
+#include "usage_claim.h"
 #include "seo/errors.h"
 #include "seo/log.h"
 
@@ -394,6 +395,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "ListSites", MSG(empty), MSG(list_sites_response), rpc_list_sites},
 	{ACCOUNT_PATH "CreateCheckout", MSG(checkout_request), MSG(checkout_response), acct_rpc_create_checkout},
 	{ACCOUNT_PATH "PaymentWebhook", MSG(payment_webhook_request), MSG(payment_webhook_response), acct_rpc_payment_webhook},
+	{ACCOUNT_PATH "ClaimUsage", MSG(claim_usage_request), MSG(claim_usage_response), acct_rpc_claim_usage},
 	{"/grpc.health.v1.Health/Check", &grpc__health__v1__health_check_request__descriptor,
 	 &grpc__health__v1__health_check_response__descriptor, rpc_health},
 };

@@ -40,4 +40,38 @@ int agent_activity_share(PGconn *pg, const char *id, char *verb,
  * (seo/mail.h). */
 extern const seo_outbox agent_outbox;
 
+/* ---- agent tasks (seoctl task create, task cancel) -------------------------- */
+
+/* A task id ("tsk_" + 24 characters) with its NUL. */
+#define AGENT_TASK_ID_LEN 29
+
+/* What a person queues for an agent. */
+typedef struct agent_task_spec {
+	const char *workspace_id;
+	const char *site_id;   /* NULL: workspace-wide */
+	const char *site_host; /* the website's host, with site_id */
+	const char *prompt;    /* cleaned as summaries are; 1 to 4000 characters */
+	const char *origin;    /* task_box (NULL), proposal, rankings_row,
+				* domain_view */
+} agent_task_spec;
+
+/*
+ * Creates an open task of *spec on `db` (idle; svc-agent's migrations
+ * applied), expiring 7 days later, into id_out. Returns 0, or SEO_EINVAL
+ * (invalid_parameter: prompt or origin), SEO_ENOMEM or SEO_EDB with *code
+ * (static) and err (err_len bytes) set.
+ */
+int agent_task_create(PGconn *db, const agent_task_spec *spec,
+		      char id_out[AGENT_TASK_ID_LEN], const char **code,
+		      char *err, size_t err_len);
+
+/*
+ * Cancels task `task_id` (open or claimed) on `db`, as a person withdrawing
+ * it in the web app; cancelling a cancelled task again does nothing.
+ * Returns 0, or SEO_ENOTFOUND (task_not_found), SEO_EDENIED
+ * (task_not_claimable: done or expired) or SEO_EDB, with *code and err.
+ */
+int agent_task_cancel(PGconn *db, const char *task_id, const char **code,
+		      char *err, size_t err_len);
+
 #endif

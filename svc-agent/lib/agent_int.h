@@ -98,6 +98,19 @@ void agent__db_rollback(PGconn *pg);
  * `arena`. NULL when out of memory or randomness. */
 char *agent__new_id(seo_arena *arena, const char *prefix);
 
+/* ---- text from agents and people (clean.c) ---------------------------------- */
+
+/*
+ * `in` (NUL-terminated) without control characters and invisible ones
+ * (format characters, fillers, variation selectors, tags), line breaks and
+ * tabs read as spaces, without blanks at either end, cut to its first
+ * `max_chars` characters (code points); bytes that are not UTF-8 are
+ * dropped. *out is on `arena`, possibly "" (whether empty is allowed is
+ * the caller's rule). Returns 0 or SEO_ENOMEM.
+ */
+int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
+		      char **out);
+
 /* ---- the workspace's websites (sites.c) ------------------------------------- */
 
 /*

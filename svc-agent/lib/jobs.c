@@ -10,6 +10,9 @@
 
 const seo_job agent_jobs[] = {
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+	/* tasks */
+	{"expire", "svc-agent", HOUR, 5 * 60, agent__task_expire},
+	{"retention", "svc-agent", DAY, 3 * HOUR + 25 * 60, agent__task_retention},
 	/* Hourly: a week is saved by the first run from the Monday 07:00 UTC
 	 * that ends it, and a week whose first event is shared later by the
 	 * next hour's. */

@@ -20,6 +20,22 @@ int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
 int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 			    ProtobufCMessage **resp);
 
+/* ---- agent tasks and activity notes (tasks.c, tasks_store.c, activity.c) ---- */
+int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
+				ProtobufCMessage **resp);
+int agent__rpc_claim_agent_task(rpc_ctx *ctx, const ProtobufCMessage *req,
+				ProtobufCMessage **resp);
+int agent__rpc_complete_agent_task(rpc_ctx *ctx, const ProtobufCMessage *req,
+				   ProtobufCMessage **resp);
+int agent__rpc_log_activity(rpc_ctx *ctx, const ProtobufCMessage *req,
+			    ProtobufCMessage **resp);
+/* "expire": open and claimed tasks past their expiry become expired. */
+int agent__task_expire(PGconn *pg, int64_t at_ms, int64_t *done, char *err,
+		       size_t err_len);
+/* "retention": tasks done, expired or cancelled more than 400 days ago. */
+int agent__task_retention(PGconn *pg, int64_t at_ms, int64_t *done, char *err,
+			  size_t err_len);
+
 /* ---- IndexNow (indexnow_rpc.c) ---- */
 int agent__rpc_indexnow_key(rpc_ctx *ctx, const ProtobufCMessage *req,
 			    ProtobufCMessage **resp);

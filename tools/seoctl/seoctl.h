@@ -35,4 +35,12 @@ int seoctl_migrate_set(PGconn *db, const seo_pg_set *set, acct_err *err);
 int seoctl_activity_share(PGconn *db, const char *id, json_t *out,
 			  acct_err *err);
 
+/* `seoctl task create --workspace W [--site S] --prompt TEXT [--origin
+ * ORIGIN]` -> {"task_id"}, and `seoctl task cancel --id T` -> {"task_id",
+ * "status"}: what a person does in the web app (task.c). */
+int seoctl_task_create(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
+int seoctl_task_cancel(PGconn *db, const char *const *v, json_t *out,
+		       acct_err *err);
+
 #endif

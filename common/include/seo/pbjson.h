@@ -24,6 +24,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "seo/arena.h"
+#include "seo/json_write.h"
 
 /* Decoding flags. Without them a member naming no field is skipped, null
  * stands for absent everywhere, and an integer field takes a real without
@@ -103,6 +104,26 @@ typedef int (*seo_pbjson_nullable_fn)(const ProtobufCMessageDescriptor *m,
  * counts as no value, except in an "always" field, where it is null. */
 json_t *seo_pbjson_encode(const ProtobufCMessage *msg,
 			  seo_pbjson_nullable_fn nullable);
+
+/*
+ * Writes the JSON object seo_pbjson_encode() would build of `msg` into
+ * `w`, byte for byte as json_dumps(..., JSON_COMPACT) would write it,
+ * without building it. Returns 0; SEO_ENOMEM (w failed); SEO_EINVAL when
+ * a RawJson's text is not JSON (the tree encoder's NULL). On an error `w`
+ * holds a part of the text.
+ */
+int seo_pbjson_write(seo_jw *w, const ProtobufCMessage *msg,
+		     seo_pbjson_nullable_fn nullable);
+
+/*
+ * The same members without the braces (each after the first preceded by
+ * ','), leaving out the field named `skip` (NULL: none), for callers that
+ * add members of their own; *n (when not NULL) gets how many were written.
+ * Returns as seo_pbjson_write().
+ */
+int seo_pbjson_write_members(seo_jw *w, const ProtobufCMessage *msg,
+			     seo_pbjson_nullable_fn nullable, const char *skip,
+			     size_t *n);
 
 /* ---- pieces for callers with rules of their own (the gateway) ---------- */
 
