@@ -284,8 +284,9 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		    acct_err *err);
 
 /* DELETE /v1/keys/:id: immediate in this process, and through NOTIFY in
- * the others; key_not_found when unknown, revoked, of another workspace
- * or (members) of another person. */
+ * the others; answered once every gateway watching this process forgot
+ * the key (at most 2 s later); key_not_found when unknown,
+ * revoked, of another workspace or (members) of another person. */
 int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 		    acct_err *err);
 

@@ -262,11 +262,13 @@ int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 	 * revocation, or its cache insert is refused by the new epoch. */
 	acct__keycache_evict_key(&a->cache, key_id);
 	acct__limiter_forget(&a->limiter, key_id);
-	/* The answer leaves once every gateway watching forgot the key. */
-	acct__watch_key(&a->watch, key_id, 1);
 out:
 	PQclear(k);
 	PQclear(u);
 	seo_pg_pool_put(a->pool, c);
+	/* The answer leaves once every gateway watching forgot the key (the
+	 * connection already back in the pool: this may take 2 s). */
+	if (rc == 0)
+		acct__watch_key(&a->watch, key_id, 1);
 	return rc;
 }
