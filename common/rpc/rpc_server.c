@@ -9,8 +9,7 @@
  * back through a mutex-protected list and an eventfd the loop reads. Not
  * event_active(): from a worker it takes the event_base's lock, which the
  * loop holds between callbacks, and a thread blocked on it costs two more
- * system calls and a wake-up per call. The calls one wake-up hands back
- * are answered together: one write per connection, not one per call.
+ * system calls and a wake-up per call.
  *
  * A call has up to two owners, counted in `refs` (touched on the loop
  * thread only): its open stream, and a worker job. A deadline or a reset
@@ -118,9 +117,6 @@ struct srv_conn {
 	seo_h2io *io;
 	struct rpc_ctx *calls; /* open streams */
 	struct srv_conn *prev, *next;
-	/* done_cb: answers submitted, the write still to do */
-	struct srv_conn *flush_next;
-	unsigned flush_due : 1;
 };
 
 struct rpc_server {
@@ -476,7 +472,6 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	rpc_server *srv = arg;
 	struct rpc_ctx *call, *next;
-	struct srv_conn *flush = NULL;
 	uint64_t n;
 
 	(void)fd;
@@ -489,25 +484,13 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	srv->done = NULL;
 	pthread_mutex_unlock(&srv->lock);
 	for (; call != NULL; call = next) {
-		struct srv_conn *conn = call->conn;
-
 		next = call->job_next;
 		srv->jobs_out--;
-		if (conn != NULL && !call->replied) {
+		if (call->conn != NULL && !call->replied) {
 			reply_outcome(call);
-			if (!conn->flush_due) {
-				conn->flush_due = 1;
-				conn->flush_next = flush;
-				flush = conn;
-			}
+			seo_h2io_flush(call->conn->io);
 		}
 		call_unref(call);
-	}
-	/* One write per connection for all the answers of this wake-up (a
-	 * connection is freed only from its close event, never in here). */
-	for (; flush != NULL; flush = flush->flush_next) {
-		flush->flush_due = 0;
-		seo_h2io_flush(flush->io);
 	}
 }
 

@@ -145,7 +145,7 @@ static void test_integers(void)
 				      ? fixed[i]
 				      : (long long)(rnd() >> below(64));
 		unsigned long long u = rnd() >> below(64);
-		if (i % 2)
+		if (i % 2 && v != LLONG_MIN)
 			v = -v;
 		seo_jw_reset(&w);
 		seo_jw_int(&w, v);

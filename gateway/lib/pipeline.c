@@ -21,6 +21,7 @@
 #include "access_log.h"
 #include "answer_cache.h"
 #include "authfail.h"
+#include "keys.h"
 #include "settle.h"
 #include "client_ip.h"
 #include "gw_routes.h"
@@ -70,6 +71,7 @@ struct gw_gateway {
 	char key_prefix[17];
 	unsigned long long key_counter;
 	gw_settler *settler; /* outcome reports retried until applied */
+	gw_keys *keys;       /* keys checked in memory, and their watch */
 
 	/* Calls begun and not yet answered. */
 	size_t n_calls;
@@ -107,6 +109,10 @@ typedef struct gw_call {
 	const char *charge_id;
 	long long charged, refunded, credits_remaining;
 	long long used; /* the outcome being reported */
+	/* The key's hash, and the kept keys' epoch when svc-account was
+	 * asked. */
+	char key_hash[65];
+	uint64_t keys_epoch;
 	/* Earlier calls' earned charges this call's debit carries. */
 	gw_earned *earned;
 	size_t n_earned;
@@ -623,6 +629,57 @@ static void rate_from_extra(gw_call *c, const char *extra_json)
 	json_decref(extra);
 }
 
+/* Keeps the key svc-account just authorized (keys.h). */
+static void keep_key(gw_call *c)
+{
+	gw_kept_key k = {.rate_limit = c->rate_limit,
+		    .rate_remaining = c->rate_remaining,
+		    .rate_reset = c->rate_reset};
+
+	if (!c->have_rate || strlen(c->workspace_id) >= sizeof(k.workspace_id) ||
+	    strlen(c->user_id) >= sizeof(k.user_id) ||
+	    strlen(c->role) >= sizeof(k.role))
+		return;
+	strcpy(k.workspace_id, c->workspace_id);
+	strcpy(k.user_id, c->user_id);
+	strcpy(k.role, c->role);
+	gw__keys_put(c->gw->keys, c->key_hash, &k, c->keys_epoch);
+}
+
+/*
+ * A free call of a kept key goes to its service without svc-account: its
+ * route debits nothing and shows no balance, its role may call it, and no
+ * rate limit counts it (svc-account's bucket is the one all gateways
+ * share). 1 when the call went on, else 0 (ask svc-account).
+ */
+static int authorize_kept(gw_call *c)
+{
+	const gw_route *r = c->route;
+	gw_kept_key k;
+
+	if (r->bill.kind != GW_BILL_FREE || r->bill.envelope ||
+	    !gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
+	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k.role)) == 0) ||
+	    (r->quota == GW_QUOTA_KEY && k.rate_limit != 0))
+		return 0;
+	c->workspace_id = seo_arena_strdup(c->arena, k.workspace_id);
+	c->user_id = seo_arena_strdup(c->arena, k.user_id);
+	c->role = seo_arena_strdup(c->arena, k.role);
+	c->key_id = c->key_hash;
+	if (c->workspace_id == NULL || c->user_id == NULL || c->role == NULL)
+		return 0;
+	c->have_rate = 1;
+	c->rate_limit = k.rate_limit;
+	c->rate_remaining = k.rate_remaining;
+	c->rate_reset = k.rate_reset;
+	c->charged = 0;
+	if (c->decode_failed)
+		respond_error(c, c->decode_err.code, c->decode_err.message, NULL);
+	else
+		call_service(c);
+	return 1;
+}
+
 static void on_authorize(const rpc_result *res, void *ud)
 {
 	gw_call *c = ud;
@@ -652,6 +709,7 @@ static void on_authorize(const rpc_result *res, void *ud)
 		c->rate_remaining = a->rate->remaining;
 		c->rate_reset = a->rate->reset_s;
 	}
+	keep_key(c);
 	if (c->charge_id != NULL)
 		gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	else
@@ -712,10 +770,11 @@ static void authorize(gw_call *c, const char *key)
 	Seo__Account__V1__AuthorizeRequest req =
 		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
-	char hash[65];
-
-	seo_sha256_hex(key, strlen(key), hash);
-	req.key_hash = hash;
+	seo_sha256_hex(key, strlen(key), c->key_hash);
+	if (authorize_kept(c))
+		return;
+	c->keys_epoch = gw__keys_epoch(c->gw->keys);
+	req.key_hash = c->key_hash;
 	req.endpoint = (char *)c->route->endpoint;
 	c->charged = cost_before(c);
 	req.cost = c->charged;
@@ -731,6 +790,9 @@ static void authorize(gw_call *c, const char *key)
 	req.settle_within_ms = service_timeout(c) + c->gw->rpc_timeout_ms;
 	if (c->charged > 0)
 		carry_earned(c, &req);
+	/* Only an envelope shows the balance; billed after, Charge gives it. */
+	req.no_balance = c->charged == 0 && (!c->route->bill.envelope ||
+					     c->route->bill.kind == GW_BILL_AFTER);
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
@@ -1010,6 +1072,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	gw_http_config hc = {0};
 	json_t *doc = NULL;
 	char server_url[300];
+	char watcher[40];
 	int rc = SEO_ENOMEM;
 
 	if (gw == NULL)
@@ -1057,6 +1120,10 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		if (rc != 0)
 			goto out;
 	}
+	snprintf(watcher, sizeof(watcher), "gw-%s", gw->key_prefix);
+	rc = gw__keys_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher, &gw->keys);
+	if (rc != 0)
+		goto out;
 	snprintf(server_url, sizeof(server_url), "%s://%s",
 		 cfg->tls_cert && *cfg->tls_cert ? "https" : "http",
 		 cfg->http_addr);
@@ -1158,9 +1225,11 @@ void gw_gateway_free(gw_gateway *gw)
 		cut_service_calls(gw);
 	/* Reports failed by the client's end are not tried again. */
 	gw__settler_close(gw->settler);
+	gw__keys_close(gw->keys);
 	rpc_client_free(gw->clients[GW_SVC_ACCOUNT]);
 	gw->clients[GW_SVC_ACCOUNT] = NULL;
 	gw__settler_free(gw->settler);
+	gw__keys_free(gw->keys);
 	gw_http_server_free(gw->http);
 	if (gw->drain_ev != NULL)
 		event_free(gw->drain_ev);

@@ -164,6 +164,7 @@ static const struct {
 	{core_routes, &core_routes_count},
 	{gw__graph_routes, &gw__graph_routes_count},
 	{gw__realtime_routes, &gw__realtime_routes_count},
+	{gw__proposals_routes, &gw__proposals_routes_count},
 	{gw__tasks_routes, &gw__tasks_routes_count},
 	{gw__report_routes, &gw__report_routes_count},
 	{gw__indexnow_routes, &gw__indexnow_routes_count},

@@ -15,11 +15,14 @@ extern const size_t gw__graph_routes_count;
 extern const gw_route gw__realtime_routes[];
 extern const size_t gw__realtime_routes_count;
 
+extern const gw_route gw__proposals_routes[];
+extern const size_t gw__proposals_routes_count;
 extern const gw_route gw__tasks_routes[];
 extern const size_t gw__tasks_routes_count;
 
 extern const gw_route gw__indexnow_routes[];
 extern const size_t gw__indexnow_routes_count;
+
 extern const gw_route gw__report_routes[];
 extern const size_t gw__report_routes_count;
 

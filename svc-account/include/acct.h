@@ -171,6 +171,7 @@ typedef struct acct_authorize_req {
 	 * (a refusal before it, cost 0) they are not. Borrowed. */
 	const char *const *earned;
 	size_t n_earned;
+	int no_balance;            /* cost 0: credits_remaining not wanted */
 } acct_authorize_req;
 
 typedef struct acct_rate {
@@ -195,7 +196,9 @@ typedef struct acct_authorization {
  * removed (invalid_api_key); the key's rate when req->rate_limited
  * (rate_limited, out->retry_after >= 1); the role (capability_missing);
  * then debits req->cost (insufficient_credits: nothing charged). A debit
- * is durable when this returns; it writes a usage row whose id is
+ * is committed when this returns (not waiting for the disk: a crash of
+ * PostgreSQL may lose the last moments' debits whole, docs/decisions.md);
+ * it writes a usage row whose id is
  * out->charge_id. On a refusal, *out holds what the checks established:
  * once the key resolved (out->key_id not empty), the identity and the
  * rate state too.
@@ -231,7 +234,8 @@ int acct_settle(acct_service *a, const acct_caller *who, const char *charge_id,
  * Reports many calls that earned their whole charge at once: each of
  * `ids` still open is closed earned, nothing moves; one closed already
  * (an earlier report, the reconcile job) or unknown is left as it is. One
- * ledger operation for all, durable when it returns. `deadline_ms` as in
+ * ledger operation for all, committed when it returns (as a debit is).
+ * `deadline_ms` as in
  * acct_call.
  */
 int acct_settle_earned(acct_service *a, const char *const *ids, size_t n,
@@ -280,8 +284,9 @@ int acct_create_key(acct_service *a, const acct_caller *who, const char *name,
 		    acct_err *err);
 
 /* DELETE /v1/keys/:id: immediate in this process, and through NOTIFY in
- * the others; key_not_found when unknown, revoked, of another workspace
- * or (members) of another person. */
+ * the others; answered once every gateway watching this process forgot
+ * the key (at most 2 s later); key_not_found when unknown,
+ * revoked, of another workspace or (members) of another person. */
 int acct_revoke_key(acct_service *a, const acct_caller *who, const char *key_id,
 		    acct_err *err);
 

@@ -48,6 +48,7 @@ typedef enum acct__q {
 	ACCT_Q_LEDGER_LOCK_WORKSPACES,
 	ACCT_Q_LEDGER_BY_REQUEST,
 	ACCT_Q_LEDGER_TIMEOUT,
+	ACCT_Q_LEDGER_DURABLE,
 	ACCT_Q_LEDGER_INSERT,
 	ACCT_Q_USAGE_INSERT,
 	ACCT_Q_USAGE_REFUND,
@@ -293,6 +294,76 @@ int acct__ledger_refund(acct__ledger *l, const acct__refund *r,
 int acct__ledger_close(acct__ledger *l, const char *const *ids, size_t n,
 		       int64_t deadline_ms, acct_err *err);
 
+/* ---- the watch (watch.c) ---------------------------------------------- */
+
+/*
+ * Gateways keep the keys they have seen and forget one when this says so
+ * (Account/Watch). Every event that stops a key is numbered; a gateway
+ * asks for what follows the last number it read. A revocation made here
+ * waits until every live watcher has read past it.
+ */
+#define ACCT_WATCHERS_MAX 64
+/* A watcher that asked within this is live: a revocation waits for it. */
+#define ACCT_WATCH_LIVE_MS 3000
+/* The longest a revocation waits for the live watchers. */
+#define ACCT_WATCH_ACK_MS 2000
+/* The longest a watch is held without news; the gateway trusts its keys
+ * for GW_KEYS_TRUST_MS (below ACCT_WATCH_ACK_MS) after each answer. */
+#define ACCT_WATCH_WAIT_MS 1000
+/* Events one answer carries; more make it a reset. */
+#define ACCT_WATCH_BATCH 256
+
+typedef struct acct__watch_ev acct__watch_ev;
+
+typedef struct acct__watch {
+	pthread_mutex_t mu;
+	pthread_cond_t changed; /* an event, or a watcher read */
+	char instance[17];      /* this process, random */
+	uint64_t seq;           /* the last event's number */
+	acct__watch_ev *log;    /* WATCH_LOG slots, by seq */
+	struct {
+		char id[40];
+		uint64_t read;
+		int64_t seen_ms; /* seo_mono_ms() of its last ask */
+	} watchers[ACCT_WATCHERS_MAX];
+	size_t n_watchers;
+} acct__watch;
+
+int acct__watch_init(acct__watch *w, acct_err *err);
+void acct__watch_destroy(acct__watch *w);
+/* A key revoked; with `wait`, returns once every live watcher read it,
+ * or after ACCT_WATCH_ACK_MS. */
+void acct__watch_key(acct__watch *w, const char *hash, int wait);
+/* A user removed: every key of theirs. */
+void acct__watch_user(acct__watch *w, const char *user_id);
+/* Events may have been lost: watchers forget everything. */
+void acct__watch_reset(acct__watch *w);
+
+/* One answer: the events after `since`, or reset. */
+typedef struct acct__watch_batch {
+	char instance[17];
+	uint64_t seq;
+	int reset;
+	size_t n;
+	struct acct__watch_ev {
+		uint64_t seq;
+		int kind;
+		char id[ACCT_HASH_LEN];
+	} ev[ACCT_WATCH_BATCH];
+} acct__watch_batch;
+
+/* The kinds of acct__watch_ev. */
+enum { ACCT_WATCH_KEY, ACCT_WATCH_USER, ACCT_WATCH_RESET };
+
+/*
+ * Records that `watcher` read up to `since` of `instance` (NULL or another
+ * instance's: nothing), then answers what follows, waiting up to
+ * `wait_ms` for it. Always 0.
+ */
+int acct__watch_wait(acct__watch *w, const char *watcher,
+		     const char *instance, uint64_t since, int64_t wait_ms,
+		     acct__watch_batch *out);
+
 /* ---- the seo_auth listener (listener.c) ------------------------------- */
 
 typedef struct acct__listener {
@@ -301,12 +372,15 @@ typedef struct acct__listener {
 	char *url;
 	int wake[2]; /* self-pipe: a byte asks the thread to stop */
 	acct__keycache *cache;
+	acct__watch *watch;
 	atomic_uint_fast64_t notifications;
 } acct__listener;
 
-/* Connects and LISTENs before returning, then watches in a thread. */
+/* Connects and LISTENs before returning, then watches in a thread: what
+ * it hears leaves `cache` and goes to the watchers of `watch`. */
 int acct__listener_start(acct__listener *l, const char *url,
-			 acct__keycache *cache, acct_err *err);
+			 acct__keycache *cache, acct__watch *watch,
+			 acct_err *err);
 void acct__listener_stop(acct__listener *l);
 
 /* The channel, and the payload prefix of a user removal. */
@@ -340,6 +414,7 @@ struct acct_service {
 	acct__limiter limiter;
 	acct__ledger ledger;
 	acct__listener listener;
+	acct__watch watch;
 	atomic_uint_fast64_t key_db_lookups;
 	unsigned started; /* bits of the parts to tear down */
 };

@@ -78,6 +78,9 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	/* The batch's statement timeout (ms), for its transaction only. */
 	[ACCT_Q_LEDGER_TIMEOUT] = {"ledger_timeout",
 		"SELECT set_config('statement_timeout', $1, true)"},
+	/* A batch that gives credits back waits for the disk at COMMIT. */
+	[ACCT_Q_LEDGER_DURABLE] = {"ledger_durable",
+		"SELECT set_config('synchronous_commit', 'on', true)"},
 	[ACCT_Q_LEDGER_LOCK_WORKSPACES] = {"ledger_lock_workspaces",
 		"SELECT id, balance FROM workspaces "
 		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},

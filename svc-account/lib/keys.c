@@ -266,5 +266,9 @@ out:
 	PQclear(k);
 	PQclear(u);
 	seo_pg_pool_put(a->pool, c);
+	/* The answer leaves once every gateway watching forgot the key (the
+	 * connection already back in the pool: this may take 2 s). */
+	if (rc == 0)
+		acct__watch_key(&a->watch, key_id, 1);
 	return rc;
 }

@@ -12,6 +12,13 @@
  * (acct__debit.earned) or of a close of many (acct__ledger_close()),
  * never a transaction of their own per call.
  *
+ * Durability (docs/decisions.md): a batch of debits and closed outcomes
+ * commits without waiting for the disk (synchronous_commit off, the
+ * writer's session setting): a crash of PostgreSQL may lose its last
+ * fraction of a second of them, whole transactions, which then cost the
+ * customer nothing. A batch with a refund waits for the disk, and so
+ * makes everything before it durable too.
+ *
  * Invariants kept here: a workspace balance equals the sum of its ledger
  * rows and never goes negative; a charge's credits_used never drops below
  * zero; nothing is answered before its commit; rows are locked charges
@@ -362,7 +369,8 @@ static size_t changed_rows(const row *rows, size_t n, int charges,
 
 /*
  * The writer's session: STATEMENT_TIMEOUT_MS for every batch (a batch
- * whose callers wait less sets its own), and no sequential scan. Every
+ * whose callers wait less sets its own), commits that do not wait for
+ * the disk (a batch with a refund does), and no sequential scan. Every
  * statement of a batch reaches its rows by key, and a plan prepared while
  * a table was small (a new database, before autovacuum's first analyze)
  * would scan the whole table at every batch as it grows: usage's scan made
@@ -370,11 +378,12 @@ static size_t changed_rows(const row *rows, size_t n, int charges,
  */
 static int connect_writer(acct__ledger *l, acct_err *err)
 {
-	char sql[96];
+	char sql[128];
 	int rc = acct__connect(l->url, &l->conn.pg, err);
 
 	snprintf(sql, sizeof(sql),
-		 "SET statement_timeout = %d; SET enable_seqscan = off",
+		 "SET statement_timeout = %d; SET synchronous_commit = off; "
+		 "SET enable_seqscan = off",
 		 STATEMENT_TIMEOUT_MS);
 	if (rc == 0 && acct__exec_sql(l->conn.pg, sql) != 0)
 		rc = acct__fail(err, SEO_EDB, "internal_error",
@@ -537,6 +546,8 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 				acct__pgarr_add(&keys, ops[i]->debit.request_id);
 		}
 	}
+	if (refunds > 0)
+		seo_pg_pipe_add(&p, ACCT_Q_LEDGER_DURABLE, 0, NULL);
 	if (charge_ids.len > 0 &&
 	    (ch_slot = add_lock(&p, ACCT_Q_LEDGER_LOCK_CHARGES, &charge_ids)) < 0)
 		goto oom;

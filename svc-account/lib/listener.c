@@ -37,10 +37,13 @@ static void handle(acct__listener *l, const char *payload)
 {
 	size_t plen = strlen(ACCT_AUTH_USER_PREFIX);
 
-	if (strncmp(payload, ACCT_AUTH_USER_PREFIX, plen) == 0)
+	if (strncmp(payload, ACCT_AUTH_USER_PREFIX, plen) == 0) {
 		acct__keycache_evict_user(l->cache, payload + plen);
-	else
+		acct__watch_user(l->watch, payload + plen);
+	} else {
 		acct__keycache_evict_key(l->cache, payload);
+		acct__watch_key(l->watch, payload, 0);
+	}
 	atomic_fetch_add(&l->notifications, 1);
 }
 
@@ -76,6 +79,7 @@ static void *listener_main(void *arg)
 			/* Notifications sent while we were away are lost:
 			 * whatever is cached may be stale. */
 			acct__keycache_clear(l->cache);
+			acct__watch_reset(l->watch);
 			log_info("seo_auth listener reconnected");
 		}
 		if (wait_for(l, PQsocket(l->pg), -1))
@@ -99,12 +103,14 @@ static void *listener_main(void *arg)
 }
 
 int acct__listener_start(acct__listener *l, const char *url,
-			 acct__keycache *cache, acct_err *err)
+			 acct__keycache *cache, acct__watch *watch,
+			 acct_err *err)
 {
 	int rc;
 
 	memset(l, 0, sizeof(*l));
 	l->cache = cache;
+	l->watch = watch;
 	l->url = strdup(url);
 	if (l->url == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",

@@ -100,6 +100,7 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 			 rpc_ctx_deadline(ctx)},
 		.earned = (const char *const *)in->earned,
 		.n_earned = in->n_earned,
+		.no_balance = in->no_balance,
 	};
 	seo_arena *arena = rpc_ctx_arena(ctx);
 	acct_authorization az;
@@ -176,6 +177,45 @@ static int rpc_settle(rpc_ctx *ctx, const ProtobufCMessage *req,
 	if (out == NULL)
 		return oom(ctx);
 	*resp = out;
+	return 0;
+}
+
+/* A gateway's long poll for what stops the keys it holds (watch.c). */
+static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
+		     ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__WatchRequest *in = (const void *)req;
+	acct_service *a = rpc_ctx_service(ctx);
+	seo_arena *arena = rpc_ctx_arena(ctx);
+	acct__watch_batch *b = seo_arena_alloc(arena, sizeof(*b));
+	Seo__Account__V1__WatchResponse *out =
+		msg_new(ctx, &seo__account__v1__watch_response__descriptor);
+	size_t nk = 0, nu = 0;
+
+	if (b == NULL || out == NULL)
+		return oom(ctx);
+	acct__watch_wait(&a->watch, in->watcher, in->instance, in->since,
+			 ACCT_WATCH_WAIT_MS, b);
+	out->instance = seo_arena_strdup(arena, b->instance);
+	out->keys = seo_arena_alloc(arena, (b->n + 1) * sizeof(char *));
+	out->users = seo_arena_alloc(arena, (b->n + 1) * sizeof(char *));
+	if (out->instance == NULL || out->keys == NULL || out->users == NULL)
+		return oom(ctx);
+	for (size_t i = 0; i < b->n; i++) {
+		char *id = seo_arena_strdup(arena, b->ev[i].id);
+
+		if (id == NULL)
+			return oom(ctx);
+		if (b->ev[i].kind == ACCT_WATCH_USER)
+			out->users[nu++] = id;
+		else
+			out->keys[nk++] = id;
+	}
+	out->n_keys = nk;
+	out->n_users = nu;
+	out->seq = b->seq;
+	out->reset = b->reset;
+	*resp = &out->base;
 	return 0;
 }
 
@@ -383,6 +423,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Authorize", MSG(authorize_request), MSG(authorize_response), rpc_authorize},
 	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
 	{ACCOUNT_PATH "Settle", MSG(settle_request), MSG(settle_response), rpc_settle},
+	{ACCOUNT_PATH "Watch", MSG(watch_request), MSG(watch_response), rpc_watch},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},

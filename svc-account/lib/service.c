@@ -22,6 +22,7 @@ enum {
 	PART_LIMITER = 4,
 	PART_LEDGER = 8,
 	PART_LISTENER = 16,
+	PART_WATCH = 32,
 };
 
 void acct_options_init(acct_options *opt)
@@ -63,7 +64,11 @@ int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
 	if (rc != 0)
 		goto fail;
 	a->started |= PART_LEDGER;
-	rc = acct__listener_start(&a->listener, url, &a->cache, err);
+	rc = acct__watch_init(&a->watch, err);
+	if (rc != 0)
+		goto fail;
+	a->started |= PART_WATCH;
+	rc = acct__listener_start(&a->listener, url, &a->cache, &a->watch, err);
 	if (rc != 0)
 		goto fail;
 	a->started |= PART_LISTENER;
@@ -82,6 +87,8 @@ void acct_free(acct_service *a)
 		return;
 	if (a->started & PART_LISTENER)
 		acct__listener_stop(&a->listener);
+	if (a->started & PART_WATCH)
+		acct__watch_destroy(&a->watch);
 	if (a->started & PART_LEDGER)
 		acct__ledger_stop(&a->ledger);
 	if (a->started & PART_POOL)
@@ -219,9 +226,11 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 	if (req->cost < 0)
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "cost must not be negative");
+	/* A free call that shows no balance costs no database work. */
 	if (req->cost == 0)
-		return acct__read_balance(a, id.workspace_id,
-					  &out->credits_remaining, err);
+		return req->no_balance ? 0 : acct__read_balance(a, id.workspace_id,
+								 &out->credits_remaining,
+								 err);
 	if (req->endpoint == NULL || req->endpoint[0] == '\0')
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "a debit needs an endpoint");

@@ -17,7 +17,8 @@ typedef struct agent_svc agent_svc;
 /*
  * The service on the database at `pg_url` (copied; connected lazily, the
  * migrations applied on the first connection) and its peer svc-account,
- * opened now (a refusal stops the process). `fetch` (key-file checks,
+ * opened now (a refusal stops the process), and the worker running
+ * approved proposals started. `fetch` (key-file checks,
  * IndexNow) is the caller's and must outlive the service. *out is freed
  * with agent_svc_free(). Returns 0, SEO_ENOMEM, or the rpc_peer_open()
  * failure (logged).

@@ -22,10 +22,13 @@
 #include "seo/rpc.h"
 #include "seo/rpc_peer.h"
 
+struct agent__worker;
+
 struct agent_svc {
 	seo_pg_pool *pool;
 	rpc_peer *account;
 	const seo_fetch_config *fetch; /* the caller's */
+	struct agent__worker *worker;  /* runs approved proposals */
 };
 
 /* Who a call acts for: the identity the gateway sent (borrowed from the
@@ -81,13 +84,13 @@ int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 		   const char *const *params, PGresult **res);
 
 /*
- * Runs row `q` of `t`, a statement whose one parameter $1 is an instant
- * (Unix ms; a DELETE or UPDATE of the rows before it, say), with `ms` on
- * `pg`, and counts the rows it changed into *done. Returns 0 or SEO_EDB
- * (logged).
+ * A job's statement (seo/job.h): runs row `q` of `t`, whose one parameter
+ * $1 is an instant (Unix ms; a DELETE or UPDATE of the rows before it,
+ * say), with `ms` on `pg`, and counts the rows it changed into *done.
+ * Returns 0, or SEO_EDB (logged) with "<the row's name> failed" in `err`.
  */
 int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
-		       int64_t *done);
+		       int64_t *done, char *err, size_t err_len);
 
 /* BEGIN / COMMIT (0 or SEO_EDB, logged) and ROLLBACK on `pg`. */
 int agent__db_begin(PGconn *pg);
@@ -103,10 +106,10 @@ char *agent__new_id(seo_arena *arena, const char *prefix);
 /*
  * `in` (NUL-terminated) without control characters and invisible ones
  * (format characters, fillers, variation selectors, tags), line breaks and
- * tabs read as spaces, without blanks at either end, cut to its first
- * `max_chars` characters (code points); bytes that are not UTF-8 are
- * dropped. *out is on `arena`, possibly "" (whether empty is allowed is
- * the caller's rule). Returns 0 or SEO_ENOMEM.
+ * tabs read as spaces, a run of spaces as one, without blanks at either
+ * end, cut to its first `max_chars` characters (code points); bytes that
+ * are not UTF-8 are dropped. *out is on `arena`, possibly "" (whether empty
+ * is allowed is the caller's rule). Returns 0 or SEO_ENOMEM.
  */
 int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
 		      char **out);

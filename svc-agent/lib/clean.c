@@ -25,7 +25,8 @@ static const cp_range invisible[] = {
 	{0x1d173, 0x1d17a}, {0xe0000, 0xe0fff},
 };
 
-/* Line and tab breaks among them separate words: a space instead. */
+/* Line and tab breaks among them separate words: a space instead (one
+ * for a run of them and spaces). */
 static const uint32_t breaks[] = {'\t', '\n', 0x0b, 0x0c, '\r', 0x85,
 				  0x2028, 0x2029};
 
@@ -93,7 +94,7 @@ int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
 	if (buf == NULL)
 		return SEO_ENOMEM;
 	/* `end` is the length without trailing spaces; leading ones are
-	 * never written. */
+	 * never written, nor one after another. */
 	while (*s != '\0' && chars < max_chars) {
 		n = utf8_next(s, &c);
 		if (n == 0) {
@@ -101,7 +102,7 @@ int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
 			continue;
 		}
 		if (is_break(c) || c == ' ') {
-			if (o > 0) {
+			if (o > 0 && buf[o - 1] != ' ') {
 				buf[o++] = ' ';
 				chars++;
 			}

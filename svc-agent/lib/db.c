@@ -52,7 +52,7 @@ int agent__db_exec(PGconn *pg, const seo_pg_stmts *t, int q, int n,
 }
 
 int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
-		       int64_t *done)
+		       int64_t *done, char *err, size_t err_len)
 {
 	char at[24];
 	const char *params[] = {at};
@@ -63,6 +63,8 @@ int agent__db_count_at(PGconn *pg, const seo_pg_stmts *t, int q, int64_t ms,
 	rc = agent__db_exec(pg, t, q, 1, params, &r);
 	if (rc == 0)
 		*done = strtoll(PQcmdTuples(r), NULL, 10);
+	else
+		snprintf(err, err_len, "%s failed", t->rows[q].name);
 	PQclear(r);
 	return rc;
 }

@@ -49,10 +49,6 @@ int agent__event_add(PGconn *pg, const agent_event *e, char *id_out)
 int agent__event_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			   char *err, size_t err_len)
 {
-	int rc = agent__db_count_at(pg, &stmts, Q_RETENTION, at_ms - RETENTION_MS,
-				    done);
-
-	if (rc != 0)
-		snprintf(err, err_len, "activity retention failed");
-	return rc;
+	return agent__db_count_at(pg, &stmts, Q_RETENTION,
+				  at_ms - RETENTION_MS, done, err, err_len);
 }

@@ -10,6 +10,12 @@
 
 const seo_job agent_jobs[] = {
 	{"retention", "svc-agent", DAY, 3 * HOUR + 20 * 60, agent__event_retention},
+	/* proposals */
+	{"expire", "svc-agent", HOUR, 5 * 60, agent__proposal_expire},
+	{"indexnow-retry", "svc-agent", HOUR, 35 * 60, agent__proposal_retry},
+	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__proposal_retention},
+	/* outreach */
+	{"retention", "svc-agent", DAY, 3 * HOUR + 30 * 60, agent__outreach_retention},
 	/* tasks */
 	{"expire", "svc-agent", HOUR, 5 * 60, agent__task_expire},
 	{"retention", "svc-agent", DAY, 3 * HOUR + 25 * 60, agent__task_retention},

@@ -391,7 +391,7 @@ int agent_outreach_prepare(agent_call *c, PGconn *pg,
 	memset(out, 0, sizeof(*out));
 	rc = agent__outreach_read(req, c->arena, &in, err);
 	if (rc == 0 && in.site_id != NULL && site_host(&list, in.site_id) == NULL)
-		rc = agent__err(err, SEO_ENOTFOUND, "site_not_found",
+		rc = agent__err(err, SEO_EINVAL, "site_not_found",
 				"site_id is not a website of the workspace");
 	if (rc == 0)
 		rc = prepare(c, pg, &in, &list, out, err);

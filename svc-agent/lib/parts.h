@@ -20,6 +20,16 @@ int agent__rpc_list_proposals(rpc_ctx *ctx, const ProtobufCMessage *req,
 int agent__rpc_get_proposal(rpc_ctx *ctx, const ProtobufCMessage *req,
 			    ProtobufCMessage **resp);
 
+/* The jobs (proposals_store.c; seo/job.h). "expire": pending proposals
+ * past expires_at become expired, runs cut off fail. "indexnow-retry":
+ * queued runs are run again. "retention": finished proposals go after 400
+ * days, their notes after 90. */
+int agent__proposal_expire(PGconn *pg, int64_t at_ms, int64_t *done,
+			   char *err, size_t err_len);
+int agent__proposal_retry(PGconn *pg, int64_t at_ms, int64_t *done,
+			  char *err, size_t err_len);
+int agent__proposal_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			      char *err, size_t err_len);
 /* ---- agent tasks and activity notes (tasks.c, tasks_store.c, activity.c) ---- */
 int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
 				ProtobufCMessage **resp);
@@ -56,5 +66,11 @@ int agent__report_freeze(PGconn *pg, int64_t at_ms, int64_t *done,
 /* "retention": saved weeks past 400 days. */
 int agent__report_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			    char *err, size_t err_len);
+
+/* ---- outreach (outreach_retention.c) ---- */
+/* "retention": outreach mail delivered more than 30 days ago (unsent mail
+ * stays) and the copies held for proposals no longer kept. */
+int agent__outreach_retention(PGconn *pg, int64_t at_ms, int64_t *done,
+			      char *err, size_t err_len);
 
 #endif

@@ -48,11 +48,13 @@ typedef struct agent_proposal_draft {
 				    * new one (outreach: the campaign id) */
 	const char *title;         /* counts and host only: never a URL, an
 				    * address, a subject or a body */
+	int automatic;             /* 1: the website's policy runs it at once
+				    * (IndexNow only; outreach leaves 0) */
 } agent_proposal_draft;
 
 /*
  * Prepares the kind-specific part of `req` (kind, site_id, note and
- * client_request_id are checked already) for the workspace of `c`, inside
+ * client_request_id are checked already; *out is zeroed) for the workspace of `c`, inside
  * the creating transaction on `pg` (a kind may write its own rows there:
  * they stay only if the proposal is created). `sites` are the workspace's
  * active websites (Account/ListSites), `n_sites` of them.
@@ -100,7 +102,8 @@ typedef struct agent_proposal_outcome {
 } agent_proposal_outcome;
 
 /*
- * Runs `r` on `pg` (idle, left idle: a run opens its own transactions).
+ * Runs `r` on `pg` (idle, left idle: a run opens its own transactions;
+ * NULL for a kind whose row asks for none, IndexNow).
  * Returns 0 with *out set, whatever the outcome; a negative SEO_E* only
  * for a failure of our own (logged), which fails the proposal with
  * error_code internal_error.

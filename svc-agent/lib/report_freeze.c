@@ -33,7 +33,7 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 		"AND NOT EXISTS (SELECT 1 FROM agent_report_weeks w "
 		"WHERE w.site_id = a.site_id AND w.week_start = " WEEK_OF_ROW ") "
 		"ORDER BY week_start, site_id"},
-	[Q_RETENTION] = {"retention",
+	[Q_RETENTION] = {"report_week_retention",
 		"DELETE FROM agent_report_weeks WHERE week_start < $1::bigint"},
 };
 
@@ -75,10 +75,6 @@ int agent__report_freeze(PGconn *pg, int64_t at_ms, int64_t *done,
 int agent__report_retention(PGconn *pg, int64_t at_ms, int64_t *done,
 			    char *err, size_t err_len)
 {
-	int rc = agent__db_count_at(pg, &stmts, Q_RETENTION, first_kept(at_ms),
-				    done);
-
-	if (rc != 0)
-		snprintf(err, err_len, "client-report week retention failed");
-	return rc;
+	return agent__db_count_at(pg, &stmts, Q_RETENTION, first_kept(at_ms),
+				  done, err, err_len);
 }

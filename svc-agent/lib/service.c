@@ -3,6 +3,7 @@
  */
 #include "agent_int.h"
 #include "parts.h"
+#include "proposals_int.h"
 
 #include <stdlib.h>
 
@@ -41,6 +42,8 @@ int agent_svc_new(const char *pg_url, const seo_fetch_config *fetch,
 	rc = seo_pg_pool_new(&opt, &s->pool);
 	if (rc == 0)
 		rc = rpc_peer_open(SEO_SVC_AGENT, SEO_SVC_ACCOUNT, &s->account);
+	if (rc == 0)
+		rc = agent__worker_start(s, pg_url, &s->worker);
 	if (rc != 0) {
 		agent_svc_free(s);
 		return rc;
@@ -53,6 +56,7 @@ void agent_svc_free(agent_svc *s)
 {
 	if (s == NULL)
 		return;
+	agent__worker_stop(s->worker);
 	rpc_peer_free(s->account);
 	seo_pg_pool_free(s->pool);
 	free(s);

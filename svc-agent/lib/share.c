@@ -12,19 +12,22 @@
 enum { Q_SHARE, Q__COUNT };
 
 static const seo_pg_stmt rows[Q__COUNT] = {
-	/* the row's verb, and whether it is one a person shares */
+	/* the row (a task's id names its summary), its verb, and whether it
+	 * is one a person shares */
 	[Q_SHARE] = {"share",
-		"WITH s AS (UPDATE agent_activity SET visible = true "
-		"WHERE id = $1 AND verb IN ('agent.note', 'task.completed') "
-		"RETURNING id) "
-		"SELECT verb, EXISTS (SELECT 1 FROM s) FROM agent_activity "
-		"WHERE id = $1"},
+		"WITH t AS (SELECT coalesce((SELECT event_id FROM agent_tasks "
+		"WHERE id = $1), $1) AS id), "
+		"s AS (UPDATE agent_activity a SET visible = true FROM t "
+		"WHERE a.id = t.id AND a.verb IN ('agent.note', 'task.completed') "
+		"RETURNING a.id) "
+		"SELECT a.id, a.verb, EXISTS (SELECT 1 FROM s) FROM agent_activity a "
+		"JOIN t ON a.id = t.id"},
 };
 
 static const seo_pg_stmts stmts = {"agent_sh_", rows, Q__COUNT};
 
-int agent_activity_share(PGconn *pg, const char *id, char *verb,
-			 size_t verb_len)
+int agent_activity_share(PGconn *pg, const char *id, char *act_id,
+			 size_t act_len, char *verb, size_t verb_len)
 {
 	const char *params[] = {id};
 	PGresult *r = NULL;
@@ -33,8 +36,9 @@ int agent_activity_share(PGconn *pg, const char *id, char *verb,
 	if (rc == 0 && PQntuples(r) != 1)
 		rc = SEO_ENOTFOUND;
 	if (rc == 0) {
-		snprintf(verb, verb_len, "%s", PQgetvalue(r, 0, 0));
-		if (strcmp(PQgetvalue(r, 0, 1), "t") != 0)
+		snprintf(act_id, act_len, "%s", PQgetvalue(r, 0, 0));
+		snprintf(verb, verb_len, "%s", PQgetvalue(r, 0, 1));
+		if (strcmp(PQgetvalue(r, 0, 2), "t") != 0)
 			rc = SEO_EINVAL;
 	}
 	PQclear(r);

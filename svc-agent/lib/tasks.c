@@ -155,7 +155,7 @@ int agent__rpc_list_agent_tasks(rpc_ctx *ctx, const ProtobufCMessage *req,
 		rc = agent__site_find(&call, in->site_id, &site, &res);
 		if (rc == SEO_ENOTFOUND)
 			return rpc_ctx_fail(ctx, "site_not_found",
-					    "no website %s in this workspace",
+					    "no website %.100s in this workspace",
 					    in->site_id);
 		if (rc != 0)
 			return rpc_peer_fail(ctx, &res);

@@ -10,11 +10,13 @@ Only the standard library is used, so that Debian's /usr/bin/python3 runs it.
 """
 
 import atexit
+import datetime
 import http.client
 import json
 import os
 import random
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -402,6 +404,102 @@ class Fake:
 
 
 # ---- a tiny runner -----------------------------------------------------
+
+class PgCluster:
+    """A PostgreSQL cluster of this test alone, under a temporary directory
+    on a free port, so that it can be stopped and started (as the postgres
+    user when run as root, as ./seo pg does)."""
+
+    def __init__(self):
+        self.initdb = pg_bin("initdb")
+        if not os.path.exists(self.initdb):
+            raise Skip("initdb is not installed")
+        self.home = tempfile.mkdtemp(prefix="seo-it-pg-")
+        self.data = os.path.join(self.home, "data")
+        self.port = free_port()
+        if os.getuid() == 0:
+            shutil.chown(self.home, "postgres")
+        self.run(self.initdb, "-D", self.data, "-U", "seo", "-A", "trust", "-E", "UTF8",
+                 "--no-locale")
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
+                    "unix_socket_directories = ''\n" % self.port)
+        self.start()
+        self.url = "postgresql://seo@127.0.0.1:%d/postgres" % self.port
+
+    def run(self, *argv):
+        if os.getuid() == 0:
+            argv = ("runuser", "-u", "postgres", "--") + argv
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (argv[0], r.stderr[-2000:]))
+
+    def start(self):
+        self.run(pg_bin("pg_ctl"), "-D", self.data, "-l",
+                 os.path.join(self.home, "log"), "-w", "-t", "60", "start")
+
+    def stop(self):
+        self.run(pg_bin("pg_ctl"), "-D", self.data, "-m", "fast", "-w", "stop")
+
+    def close(self):
+        try:
+            self.stop()
+        except RuntimeError:
+            pass
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def reconcile_tomorrow(s):
+    """The reconcile job as of tomorrow: past every settle time and grace.
+    How many debits it refunded."""
+    at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1))
+    return s.seoctl("job", "run", "reconcile", "--at",
+                    at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
+
+
+def billed_load(s, path, key, fault, ports=(None,), per_port=8, after_s=2):
+    """`per_port` clients per gateway port (None: the first) calling `path`
+    with `key` while fault() runs, 1 s into the load and `after_s` before
+    its end; their statuses (0: no answer)."""
+    stop = threading.Event()
+    statuses = []
+    lock = threading.Lock()
+
+    def client(port):
+        while not stop.is_set():
+            try:
+                st = s.get(path, key=key, port=port, timeout=60).status
+            except OSError:
+                st = 0
+            with lock:
+                statuses.append(st)
+
+    threads = [threading.Thread(target=client, args=(p,))
+               for p in ports for _ in range(per_port)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1)
+        fault()
+        time.sleep(after_s)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    return statuses
+
+
+def conserved(s, wid, granted):
+    """Checks that the ledger sums to the balance and that the balance plus
+    what usage rows say was earned is `granted`; (balance, earned)."""
+    balance = int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid))
+    earned = int(s.db.query("SELECT coalesce(sum(credits_used), 0) FROM usage "
+                            "WHERE workspace_id = '%s'" % wid))
+    ledger = int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid))
+    eq(ledger, balance, "ledger sum equals the balance")
+    eq(balance + earned, granted, "balance plus credits earned equals the grant")
+    return balance, earned
+
 
 _tests = []
 

@@ -9,12 +9,9 @@ database connection; the same through a restart of PostgreSQL itself
 (a throwaway cluster of this test, never the shared server); a debit held
 by a lock past its caller's deadline is never written."""
 
-import datetime
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -68,50 +65,13 @@ def database_up(s):
     d.psql(d.admin_url, "ALTER DATABASE %s ALLOW_CONNECTIONS true" % d.name)
 
 
-def reconcile(s):
-    """The reconcile job as of tomorrow: past every settle time and grace."""
-    at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1))
-    return s.seoctl("job", "run", "reconcile", "--at",
-                    at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
+reconcile = h.reconcile_tomorrow
+conserved = h.conserved
 
 
 def billed_load(s, key, fault):
     """8 clients calling PATH while fault() runs; their statuses."""
-    stop = threading.Event()
-    statuses = []
-    lock = threading.Lock()
-
-    def client():
-        while not stop.is_set():
-            try:
-                st = s.get(PATH, key=key, timeout=60).status
-            except OSError:
-                st = 0
-            with lock:
-                statuses.append(st)
-
-    threads = [threading.Thread(target=client) for _ in range(8)]
-    for t in threads:
-        t.start()
-    try:
-        time.sleep(1)
-        fault()
-        time.sleep(2)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    return statuses
-
-
-def conserved(s, wid, granted):
-    balance = int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid))
-    earned = int(s.db.query("SELECT coalesce(sum(credits_used), 0) FROM usage "
-                            "WHERE workspace_id = '%s'" % wid))
-    ledger = int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid))
-    eq(ledger, balance, "ledger sum equals the balance")
-    eq(balance + earned, granted, "balance plus credits earned equals the grant")
-    return balance, earned
+    return h.billed_load(s, PATH, key, fault)
 
 
 @test
@@ -184,48 +144,7 @@ def billed_load_through_a_killed_svc_account(s):
     paid_what_was_answered(s, ws, granted, statuses)
 
 
-class Cluster:
-    """A PostgreSQL cluster of this test alone, under a temporary directory
-    on a free port, so that it can be stopped and started (as the postgres
-    user when run as root, as ./seo pg does)."""
-
-    def __init__(self):
-        self.initdb = h.pg_bin("initdb")
-        if not os.path.exists(self.initdb):
-            raise h.Skip("initdb is not installed")
-        self.home = tempfile.mkdtemp(prefix="seo-it-pg-")
-        self.data = os.path.join(self.home, "data")
-        self.port = h.free_port()
-        if os.getuid() == 0:
-            shutil.chown(self.home, "postgres")
-        self.run(self.initdb, "-D", self.data, "-U", "seo", "-A", "trust", "-E", "UTF8",
-                 "--no-locale")
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
-                    "unix_socket_directories = ''\n" % self.port)
-        self.start()
-        self.url = "postgresql://seo@127.0.0.1:%d/postgres" % self.port
-
-    def run(self, *argv):
-        if os.getuid() == 0:
-            argv = ("runuser", "-u", "postgres", "--") + argv
-        r = subprocess.run(argv, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError("%s failed: %s" % (argv[0], r.stderr[-2000:]))
-
-    def start(self):
-        self.run(h.pg_bin("pg_ctl"), "-D", self.data, "-l",
-                 os.path.join(self.home, "log"), "-w", "-t", "60", "start")
-
-    def stop(self):
-        self.run(h.pg_bin("pg_ctl"), "-D", self.data, "-m", "fast", "-w", "stop")
-
-    def close(self):
-        try:
-            self.stop()
-        except RuntimeError:
-            pass
-        shutil.rmtree(self.home, ignore_errors=True)
+Cluster = h.PgCluster
 
 
 @test

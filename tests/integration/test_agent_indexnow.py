@@ -11,13 +11,12 @@ import json
 import os
 import ssl
 import sys
-import tempfile
 import urllib.parse
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
 from harness import check, eq, expect_error, test  # noqa: E402
+from indexnow_env import Env  # noqa: E402
 
 # Hosts served by the local HTTPS site (key files are put there per test).
 HOSTS = ["inow.test", "www.inow.test", "blog.inow.test", "deep.blog.inow.test",
@@ -30,44 +29,21 @@ class Ctx:
 
 def setup():
     c = Ctx()
-    c.tmp = tempfile.mkdtemp(prefix="seo-it-inow-")
-    cert, key = h.tls_cert(c.tmp, HOSTS)
-    c.tls = h.Fake("site_server.py", "--tls", cert, key)
-    c.tls_ctx = ssl.create_default_context(cafile=cert)
-    c.upstream = h.Fake("fake_indexnow.py")
-    closed = h.free_port()
-    connect_to = (["%s:443:127.0.0.1:%d" % (n, c.tls.port) for n in HOSTS] +
-                  ["down.test:443:127.0.0.1:%d" % closed])
-    c.stack = h.Stack("indexnow", env={
-        "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
-        "SEO_FETCH_CONNECT_TO": ",".join(connect_to),
-        "SEO_FETCH_CA_FILE": cert,
-        "SEO_INDEXNOW_URL": c.upstream.url + "/indexnow",
-        "SEO_RATE_LIMIT_PER_MIN": "100000",
-    })
+    c.env = Env("indexnow", HOSTS, closed_hosts=["down.test"])
+    c.stack, c.tls, c.upstream = c.env.stack, c.env.tls, c.env.upstream
+    c.tls_ctx = ssl.create_default_context(cafile=c.env.cert)
     c.logs = c.stack.logs
     return c
 
 
 def teardown(c):
-    problem = c.stack.close()
-    c.tls.close()
-    c.upstream.close()
-    return problem
+    return c.env.close()
 
 
 # ---- helpers ---------------------------------------------------------------
 
 def site_call(c, method, host, path, body=None, status=200):
-    """The test site's /_hosted control: a file at https://host/path."""
-    q = urllib.parse.urlencode({"host": host, "path": path, "status": status})
-    req = urllib.request.Request("https://127.0.0.1:%d/_hosted?%s" % (c.tls.port, q),
-                                 data=body, method=method)
-    ctx = ssl.create_default_context(cafile=None)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
-        return json.loads(r.read())
+    return c.env.site_call(method, host, path, body, status)
 
 
 def host_file(c, host, key, body=None, status=200):
@@ -85,11 +61,7 @@ def file_hits(c, host, key):
 
 
 def upstream(c, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(c.upstream.url + path, data=data,
-                                 method="POST" if data is not None else "GET")
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.loads(r.read())
+    return c.env.upstream_call(path, body)
 
 
 def mode(c, m, delay=0):

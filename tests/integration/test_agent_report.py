@@ -2,19 +2,26 @@
 report, Client report week and Events): the input rules, other workspaces'
 websites, a new website's empty report, the 28-day windows, client-visible
 events only and oldest first, notes and task summaries private until shared
-(`seoctl activity share`), at most 500 events, the freeze job at instants
+(`seoctl activity share`, for notes and summaries written through their
+routes too), at most 500 events, the freeze job at instants
 set with `seoctl job run freeze --at` (saved weeks never change, weeks
 without events stay live), and the retention of saved weeks.
 
 Events are written as the other parts of svc-agent write them: rows of
-agent_activity (visible or not, a verb, params)."""
+agent_activity (visible or not, a verb, params), and by those parts
+themselves (an IndexNow submission, against a local HTTPS site hosting the
+key file and a fake IndexNow upstream)."""
 
 import calendar
 import datetime
+import http.client
 import json
 import os
 import secrets
+import ssl
 import sys
+import tempfile
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -45,23 +52,54 @@ def this_monday():
     return today - datetime.timedelta(days=today.weekday())
 
 
+# The HTTPS test site's host, where IndexNow key files are put.
+INOW_HOST = "report.test"
+
+
 class Ctx:
     def __init__(self):
-        self.s = h.Stack("agent_report")
+        cert, key = h.tls_cert(tempfile.mkdtemp(prefix="seo-it-report-"), [INOW_HOST])
+        self.tls = h.Fake("site_server.py", "--tls", cert, key)
+        self.upstream = h.Fake("fake_indexnow.py")
+        try:
+            self.s = h.Stack("agent_report", env={
+                "SEO_FETCH_ALLOW_NETS": "127.0.0.0/8",
+                "SEO_FETCH_CONNECT_TO": "%s:443:127.0.0.1:%d" % (INOW_HOST, self.tls.port),
+                "SEO_FETCH_CA_FILE": cert,
+                "SEO_INDEXNOW_URL": self.upstream.url + "/indexnow",
+            })
+        except BaseException:
+            self.tls.close()
+            self.upstream.close()
+            raise
 
     def close(self):
-        return self.s.close()
+        problem = self.s.close()
+        self.tls.close()
+        self.upstream.close()
+        return problem
+
+    def host_file(self, host, path, body):
+        """Puts `body` at https://host/path on the test site."""
+        conn = http.client.HTTPSConnection("127.0.0.1", self.tls.port, timeout=10,
+                                           context=ssl._create_unverified_context())
+        try:
+            conn.request("PUT", "/_hosted?" + urllib.parse.urlencode(
+                {"host": host, "path": path}), body=body.encode())
+            eq(conn.getresponse().status, 200, "hosted")
+        finally:
+            conn.close()
 
     def logs(self):
         return self.s.logs()
 
-    def workspace(self, sites=1):
+    def workspace(self, sites=1, hosts=None):
         """A new workspace (its own key: 60 requests a minute each) and
-        `sites` websites of it."""
+        `sites` websites of it (on `hosts` when given)."""
         w = self.s.workspace(credits=50)
+        hosts = hosts or ["site%d-%s.test" % (i, secrets.token_hex(4)) for i in range(sites)]
         w["sites"] = [self.s.seoctl("website", "add", "--workspace", w["workspace_id"],
-                                    "--host", "site%d-%s.test" % (i, secrets.token_hex(4)))
-                      ["site_id"] for i in range(sites)]
+                                    "--host", host)["site_id"] for host in hosts]
         return w
 
     def report(self, key, query):
@@ -156,8 +194,11 @@ def other_workspace_is_missing(c):
                            "site_not_found")
     eq(other["message"].replace(b["sites"][0], "X"), missing["message"].replace("site_missing", "X"),
        "the same answer")
-    # b's own key reads it
+    # b's own keys read it, a client's too: the report is for clients
     eq(c.ok(b["api_key"], b["sites"][0], "2026-03-02")["frozen"], False, "owner's read")
+    client = c.s.seoctl("user", "add", "--workspace", b["workspace_id"], "--email",
+                        "client-%s@example.com" % secrets.token_hex(4), "--role", "client")
+    eq(c.ok(client["api_key"], b["sites"][0], "2026-03-02")["frozen"], False, "client's read")
 
 
 @test
@@ -224,6 +265,63 @@ def client_visible_events_only_oldest_first(c):
         check(r.returncode != 0, "share %s refused" % eid, r.stdout)
         eq(json_error(r.stderr), code, "error of %s" % eid)
     eq(len(c.ok(key, site, wk)["report"]["events"]), 6, "still six events")
+
+
+@test
+def indexnow_submissions_reach_the_report(c):
+    w = c.workspace(hosts=[INOW_HOST])
+    key, site = w["api_key"], w["sites"][0]
+    r = c.s.request("POST", "/v1/indexnow/key?domain=" + INOW_HOST, key=key)
+    eq(r.status, 201, "key: %r" % r)
+    c.host_file(INOW_HOST, "/%s.txt" % r.json()["key"], r.json()["key"])
+    r = c.s.request("POST", "/v1/indexnow", key=key, body={
+        "urls": ["https://%s/a" % INOW_HOST, "https://%s/b" % INOW_HOST]})
+    eq(r.status, 200, "submission: %r" % r)
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["verb"], e["params"], e["agent_text"]) for e in events],
+       [("indexnow.submitted", {"url_count": 2, "host": INOW_HOST}, None)], "the event")
+    check(events[0]["id"].startswith("act_"), "an act_ id", events[0]["id"])
+
+
+@test
+def notes_and_summaries_private_until_shared(c):
+    # written through their routes: POST /v1/activity, a task completed
+    w = c.workspace()
+    key, site = w["api_key"], w["sites"][0]
+    r = c.s.request("POST", "/v1/activity", key=key,
+                    body={"summary": "checked the titles", "site_id": site})
+    eq(r.status, 200, "note: %r" % r)
+    note = r.json()["id"]
+    r = c.s.request("POST", "/v1/activity", key=key, body={"summary": "workspace-wide"})
+    eq(r.status, 200, "note without a website: %r" % r)
+    loose = r.json()["id"]
+    task = c.s.seoctl("task", "create", "--workspace", w["workspace_id"], "--site", site,
+                      "--prompt", "fix the titles")["task_id"]
+    r = c.s.request("POST", "/v1/agent-tasks/%s/complete" % task, key=key,
+                    body={"summary": "fixed 3 titles"})
+    eq(r.status, 200, "complete: %r" % r)
+    eq(c.ok(key, site)["report"]["events"], [], "private")
+
+    eq(c.share(note), {"id": note, "verb": "agent.note", "shared": True}, "note shared")
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["id"], e["verb"], e["agent_text"], e["params"]) for e in events],
+       [(note, "agent.note", "checked the titles", {})], "the note")
+    # a task's summary is shared by the task's id
+    shared = c.share(task)
+    eq((shared["verb"], shared["shared"]), ("task.completed", True), "summary shared")
+    check(shared["id"].startswith("act_"), "the activity's id", shared)
+    events = c.ok(key, site)["report"]["events"]
+    eq([(e["id"], e["verb"], e["agent_text"]) for e in events],
+       [(note, "agent.note", "checked the titles"),
+        (shared["id"], "task.completed", "fixed 3 titles")], "note and summary")
+    # shared or not, a note without a website is in no website's report
+    c.share(loose)
+    eq(len(c.ok(key, site)["report"]["events"]), 2, "the workspace-wide note")
+    # an open task has no summary to share
+    open_task = c.s.seoctl("task", "create", "--workspace", w["workspace_id"], "--site", site,
+                           "--prompt", "later")["task_id"]
+    eq(json_error(c.share(open_task, expect_ok=False).stderr), "activity_not_found",
+       "an open task")
 
 
 @test
@@ -302,7 +400,8 @@ def freeze_saves_past_weeks_once(c):
 def the_current_week_stays_live(c):
     w = c.workspace()
     now = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
-    c.event(w, w["sites"][0], "indexnow.submitted", now - 1000, '{"url_count": 1, "host": "n.test"}')
+    at = max(now - 1000, ms(this_monday().isoformat()))
+    c.event(w, w["sites"][0], "indexnow.submitted", at, '{"url_count": 1, "host": "n.test"}')
     c.s.seoctl("job", "run", "freeze")
     body = c.ok(w["api_key"], w["sites"][0])
     eq((body["frozen"], len(body["report"]["events"])), (False, 1), "live")

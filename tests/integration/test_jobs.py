@@ -150,6 +150,9 @@ def unknown_names_and_times(c):
         eq(json.loads(err)["error"], "unknown_job", "error of %s" % name)
     # "freeze" (client-report weeks) is known, and finds nothing here
     eq(c.job("freeze"), {"job": "freeze", "at": AT, "done": 0}, "freeze")
+    # so are the proposals' "expire" and "indexnow-retry"
+    for name in ("expire", "indexnow-retry"):
+        eq(c.job(name), {"job": name, "at": AT, "done": 0}, name)
     rc, out, err = c.run("job", "run", "retention", "--at", "2026-12-07")
     check(rc != 0, "exit status of a day without a time", rc)
     eq(json.loads(err)["error"], "invalid_parameter", "error of a bad time")

@@ -16,11 +16,13 @@
 #include <libpq-fe.h>
 
 #include "acct.h"
+#include "agent_store.h"
 #include "seoctl.h"
 #include "seo/config.h"
 #include "seo/errors.h"
 #include "seo/pg.h"
 #include "seo/services.h"
+#include "seo/util.h"
 
 #define MAX_OPTS 4
 /* v[ARG]: a command's positional argument. */
@@ -32,7 +34,8 @@
 
 typedef struct option {
 	const char *name;  /* without the leading "--" */
-	const char *value; /* shown in usage */
+	const char *value; /* shown in usage; NULL: a flag without a value,
+			    * whose v[] entry is "" when given */
 	int required;
 } option;
 
@@ -236,10 +239,46 @@ static int services(PGconn *db, const char *const *v, json_t *out,
 	return 0;
 }
 
+/* What a reviewer does in the web app: exactly one of --approve, --skip. */
+static int proposal_decide(PGconn *db, const char *const *v, json_t *out,
+			   acct_err *err)
+{
+	const char *status;
+	int rc;
+
+	if ((v[1] != NULL) == (v[2] != NULL)) {
+		err->code = "invalid_parameter";
+		snprintf(err->message, sizeof(err->message),
+			 "give one of --approve and --skip");
+		return SEO_EINVAL;
+	}
+	rc = seoctl_migrate_set(db, &agent_migrations, err);
+	if (rc == 0)
+		rc = agent_proposal_decide(db, v[0], v[1] != NULL, seo_now_ms(),
+					   &status, err->message,
+					   sizeof(err->message));
+	if (rc == SEO_ENOTFOUND)
+		err->code = "proposal_not_found";
+	else if (rc == SEO_EINVAL || rc == SEO_EEXIST)
+		err->code = "invalid_parameter";
+	else if (rc != 0 && err->code == NULL)
+		err->code = "internal_error";
+	if (rc == 0 && (put_str(out, "proposal_id", v[0]) != 0 ||
+			put_str(out, "status", status) != 0))
+		rc = SEO_ENOMEM;
+	return rc;
+}
+
 static int job_run(PGconn *db, const char *const *v, json_t *out,
 		   acct_err *err)
 {
 	return seoctl_job_run(db, v[ARG], v[0], out, err);
+}
+
+static int proposal_remove_email(PGconn *db, const char *const *v,
+				 json_t *out, acct_err *err)
+{
+	return seoctl_outreach_remove(db, v[0], v[1], out, err);
 }
 
 static int activity_share(PGconn *db, const char *const *v, json_t *out,
@@ -265,12 +304,17 @@ static const command commands[] = {
 	{"website", "policy",
 	 {{"site", "S", 1}, {"indexnow", "automatic|approval", 1}},
 	 website_policy, NULL},
+	{"proposal", "decide",
+	 {{"id", "P", 1}, {"approve", NULL, 0}, {"skip", NULL, 0}},
+	 proposal_decide, NULL},
+	{"proposal", "remove-email", {{"id", "P", 1}, {"email", "EMAIL", 1}},
+	 proposal_remove_email, NULL},
 	{"task", "create",
 	 {{"workspace", "W", 1}, {"site", "S", 0}, {"prompt", "TEXT", 1},
 	  {"origin", "ORIGIN", 0}},
 	 seoctl_task_create, NULL},
 	{"task", "cancel", {{"id", "T", 1}}, seoctl_task_cancel, NULL},
-	{"activity", "share", {{"id", "ACT", 1}}, activity_share, NULL},
+	{"activity", "share", {{"id", "ACT|TASK", 1}}, activity_share, NULL},
 	{"job", "run", {{"at", "TIME", 0}}, job_run, "NAME"},
 	{"migrate", NULL, {{NULL, NULL, 0}}, migrate, NULL},
 	{"services", NULL, {{NULL, NULL, 0}}, services, NULL},
@@ -307,8 +351,10 @@ static void usage_line(const command *c, char *buf, size_t n)
 
 	for (int i = 0; i < MAX_OPTS && c->opts[i].name != NULL && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len,
-					c->opts[i].required ? " --%s %s" : " [--%s %s]",
-					c->opts[i].name, c->opts[i].value);
+					c->opts[i].required ? " --%s%s%s" : " [--%s%s%s]",
+					c->opts[i].name,
+					c->opts[i].value != NULL ? " " : "",
+					c->opts[i].value != NULL ? c->opts[i].value : "");
 }
 
 static int usage_error(const command *c, const char *what)
@@ -363,7 +409,7 @@ static int parse_options(const command *c, int argc, char **argv,
 		}
 		v[ARG] = argv[i++];
 	}
-	for (; i < argc; i += 2) {
+	for (int step; i < argc; i += step) {
 		int found = -1;
 
 		for (int j = 0; j < MAX_OPTS && c->opts[j].name != NULL; j++)
@@ -373,6 +419,11 @@ static int parse_options(const command *c, int argc, char **argv,
 		if (found < 0) {
 			snprintf(what, sizeof(what), "unknown option \"%s\"", argv[i]);
 			return usage_error(c, what);
+		}
+		step = c->opts[found].value != NULL ? 2 : 1;
+		if (step == 1) {
+			v[found] = "";
+			continue;
 		}
 		if (i + 1 >= argc) {
 			snprintf(what, sizeof(what), "option \"%s\" needs a value", argv[i]);

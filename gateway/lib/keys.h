@@ -1,0 +1,71 @@
+/*
+ * keys.h: API keys the gateway has seen, checked in its own memory.
+ *
+ * A key that svc-account authorized is kept here by its hash (the raw key
+ * never is) with its identity, role and rate state. A call of a free route
+ * whose key is kept, allowed by its role and not counted by a rate limit,
+ * goes to its service without asking svc-account. What stops a key comes
+ * from svc-account's watch (Account/Watch, a long poll this module keeps
+ * open): a revoked key or a removed user's keys are forgotten when it says
+ * so, and svc-account answers a revocation only once every gateway
+ * watching has read it. Kept keys are trusted only for GW_KEYS_TRUST_MS
+ * after the watch's last answer: a gateway cut off from svc-account stops
+ * using them before a revocation it missed is answered (ACCT_WATCH_ACK_MS,
+ * 2 s). Loop thread only. Internal to the gateway.
+ */
+#ifndef GW_KEYS_H
+#define GW_KEYS_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "seo/account/v1/account.pb-c.h"
+#include "seo/rpc.h"
+
+#define GW_KEYS_TRUST_MS 1500
+/* Keys kept; one whose slot another takes is asked for again. */
+#define GW_KEYS_SLOTS 4096
+
+typedef struct gw_keys gw_keys;
+
+/* A kept key's identity and the rate state svc-account last gave. */
+typedef struct gw_kept_key {
+	char workspace_id[32];
+	char user_id[32];
+	char role[16];
+	long long rate_limit, rate_remaining, rate_reset;
+} gw_kept_key;
+
+/* Watches through *account (read at each ask; NULL: stopping) as
+ * `watcher` (copied). 0 or SEO_ENOMEM; free with gw__keys_free(). */
+int gw__keys_new(struct event_base *base, rpc_client *const *account,
+		 const char *watcher, gw_keys **out);
+
+/* Stops watching and forgets every key. Call before freeing the account
+ * client. */
+void gw__keys_close(gw_keys *k);
+
+/* NULL is allowed. */
+void gw__keys_free(gw_keys *k);
+
+/* The number that changes whenever a key may have been forgotten: read it
+ * before asking svc-account, hand it to gw__keys_put(). */
+uint64_t gw__keys_epoch(const gw_keys *k);
+
+/* 1 with *out when `hash` is kept and the watch is trusted at `now_ms`
+ * (seo_mono_ms()), else 0. */
+int gw__keys_get(gw_keys *k, const char *hash, int64_t now_ms,
+		 gw_kept_key *out);
+
+/* Applies a watch's answer heard at `now_ms`: forgets what it names (all
+ * on a reset or another instance) and trusts the rest GW_KEYS_TRUST_MS. */
+void gw__keys_heard(gw_keys *k, const Seo__Account__V1__WatchResponse *w,
+		    int64_t now_ms);
+
+/* Keeps `hash` as svc-account authorized it, unless the epoch moved since
+ * `epoch` (a revocation may have passed the answer). Copies. */
+void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
+		  uint64_t epoch);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * test_acct_usage_claim.c: Account/ClaimUsage's statement
+ * (svc-account/lib/usage_claim.c) against PostgreSQL: the calling key's
+ * rows of the window, each taken by one ref only, also when claims race.
+ * Without SEO_TEST_PG_URL it prints a skip line and passes.
+ */
+#include <CUnit/Basic.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "test_pgdb.h"
+#include "usage_claim.h"
+
+#define RACERS 8
+#define RACE_ROWS 400
+#define NOW 1800000000000LL
+#define HOUR 3600000LL
+
+static test_pgdb pgdb;
+static PGconn *db;
+static char ws[ACCT_ID_LEN];
+
+static void sql(const char *q)
+{
+	PGresult *r = PQexec(db, q);
+
+	CU_ASSERT_FATAL(PQresultStatus(r) == PGRES_COMMAND_OK ||
+			PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+}
+
+/* A usage row of `key` made `age` ms before NOW. */
+static void row(const char *id, const char *key, long long credits, long long age)
+{
+	char q[512];
+
+	snprintf(q, sizeof(q),
+		 "INSERT INTO usage (id, workspace_id, key_id, endpoint, charged, "
+		 "credits_used, created_at) VALUES ('%s', '%s', '%s', 'backlinks', "
+		 "%lld, %lld, %lld)", id, ws, key, credits, credits, NOW - age);
+	sql(q);
+}
+
+static void claim(PGconn *c, const char *key, const char *ref, int64_t *credits,
+		  int64_t *calls)
+{
+	acct_err err;
+
+	CU_ASSERT_EQUAL(acct_usage_claim(c, ws, key, ref, NOW - 24 * HOUR, credits,
+					 calls, &err), 0);
+}
+
+static void test_window_and_key(void)
+{
+	int64_t credits = -1, calls = -1;
+
+	row("chg_a1", "key_a", 2, HOUR);
+	row("chg_a2", "key_a", 3, 23 * HOUR);
+	row("chg_a3", "key_a", 0, 2 * HOUR);      /* refunded: a call of 0 */
+	row("chg_old", "key_a", 7, 25 * HOUR);    /* before the window */
+	row("chg_b1", "key_b", 5, HOUR);          /* another key */
+	claim(db, "key_a", "act_1", &credits, &calls);
+	CU_ASSERT_EQUAL(credits, 5);
+	CU_ASSERT_EQUAL(calls, 3);
+	claim(db, "key_a", "act_2", &credits, &calls);
+	CU_ASSERT_EQUAL(credits, 0);
+	CU_ASSERT_EQUAL(calls, 0);
+	claim(db, "key_b", "act_3", &credits, &calls);
+	CU_ASSERT_EQUAL(credits, 5);
+	CU_ASSERT_EQUAL(calls, 1);
+	claim(db, "key_none", "act_4", &credits, &calls);
+	CU_ASSERT_EQUAL(calls, 0);
+	/* Another workspace's rows of the same key id are not the caller's. */
+	{
+		acct_err err;
+		CU_ASSERT_EQUAL(acct_usage_claim(db, "ws_other", "key_a", "act_5", 0,
+						 &credits, &calls, &err), 0);
+		CU_ASSERT_EQUAL(calls, 0);
+	}
+}
+
+static int64_t race_calls[RACERS];
+
+static void *racer(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	PGconn *c = PQconnectdb(pgdb.url);
+	char ref[32];
+	int64_t credits;
+
+	snprintf(ref, sizeof(ref), "act_race%d", i);
+	if (PQstatus(c) == CONNECTION_OK)
+		claim(c, "key_race", ref, &credits, &race_calls[i]);
+	PQfinish(c);
+	return NULL;
+}
+
+static void test_racing_claims_take_each_row_once(void)
+{
+	pthread_t t[RACERS];
+	int64_t total = 0;
+	char q[256];
+	PGresult *r;
+
+	snprintf(q, sizeof(q),
+		 "INSERT INTO usage (id, workspace_id, key_id, endpoint, charged, "
+		 "credits_used, created_at) SELECT 'chg_r' || g, '%s', 'key_race', "
+		 "'backlinks', 1, 1, %lld FROM generate_series(1, %d) g",
+		 ws, NOW - HOUR, RACE_ROWS);
+	sql(q);
+	for (int i = 0; i < RACERS; i++)
+		CU_ASSERT_FATAL(pthread_create(&t[i], NULL, racer, (void *)(intptr_t)i) == 0);
+	for (int i = 0; i < RACERS; i++) {
+		pthread_join(t[i], NULL);
+		total += race_calls[i];
+	}
+	CU_ASSERT_EQUAL(total, RACE_ROWS);
+	r = PQexec(db, "SELECT count(*) FROM usage WHERE key_id = 'key_race' "
+		       "AND attributed_to IS NULL");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "0");
+	PQclear(r);
+}
+
+int main(void)
+{
+	const char *url = getenv("SEO_TEST_PG_URL");
+	const char *src = getenv("SEO_SOURCE_DIR");
+	char dir[PATH_MAX];
+	acct_new_user u;
+	acct_err err;
+	unsigned failed;
+	int applied;
+	CU_pSuite s;
+
+	if (url == NULL || url[0] == '\0') {
+		printf("test_acct_usage_claim: SEO_TEST_PG_URL is not set, skipped\n");
+		return 0;
+	}
+	if (src != NULL)
+		snprintf(dir, sizeof(dir), "%s/svc-account/migrations", src);
+	else if (acct_migrations_dir(dir, sizeof(dir)) != 0)
+		return 1;
+	if (test_pgdb_create(&pgdb, url, "acct_claim") != 0)
+		return 1;
+	db = PQconnectdb(pgdb.url);
+	if (PQstatus(db) != CONNECTION_OK ||
+	    acct_migrate(db, dir, &applied, &err) != 0 ||
+	    acct_workspace_create(db, "Claims", "claims@example.com", 0, &u, &err) != 0) {
+		fprintf(stderr, "setup: %s %s\n", PQerrorMessage(db), err.message);
+		return 1;
+	}
+	snprintf(ws, sizeof(ws), "%s", u.workspace_id);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("usage_claim", NULL, NULL);
+	CU_add_test(s, "the key's rows of the window, once", test_window_and_key);
+	CU_add_test(s, "racing claims take each row once",
+		    test_racing_claims_take_each_row_once);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	PQfinish(db);
+	test_pgdb_drop(&pgdb);
+	return failed != 0;
+}
