@@ -66,25 +66,23 @@ const char *agent_indexnow_reason_text(int reason);
 
 /* ---- websites ---------------------------------------------------------------- */
 
-/*
- * Of the `n` websites `sites` (Account/ListSites), the one whose host is
- * `host` or, with `subdomains`, whose host `host` is a subdomain of (the
- * longest such); NULL when none is.
- */
-const Seo__Account__V1__Site *
-agent_indexnow_site_pick(Seo__Account__V1__Site *const *sites, size_t n,
-			 const char *host, int subdomains);
+/* A workspace website (Account/ListSites); strings on the call's arena. */
+typedef struct agent_site {
+	const char *id;
+	const char *host;
+	const char *indexnow_policy; /* "automatic" or "approval" */
+} agent_site;
 
 /*
- * agent_indexnow_site_pick() among the websites of `call`'s workspace,
- * asked of svc-account on behalf of `call` (which needs its ctx). Returns
- * 0 with *out (on the call's arena); SEO_ENOTFOUND when no website
- * matches; otherwise *err is set (service_unavailable, or svc-account's
- * own code) and that failure returned.
+ * The website of `call`'s workspace whose host is `host` or, with
+ * `subdomains`, whose host `host` is a subdomain of (the longest such).
+ * Asks svc-account (Account/ListSites) on behalf of `call`, which needs
+ * its ctx. Returns 0 with *out; SEO_ENOTFOUND when no website matches;
+ * otherwise fails with *err set (service_unavailable, or svc-account's
+ * own code) and returns that failure.
  */
 int agent_indexnow_site_of(const agent_call *call, const char *host,
-			   int subdomains, const Seo__Account__V1__Site **out,
-			   agent_err *err);
+			   int subdomains, agent_site *out, agent_err *err);
 
 /* ---- keys -------------------------------------------------------------------- */
 

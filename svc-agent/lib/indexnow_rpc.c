@@ -41,8 +41,7 @@ static int unavailable(rpc_ctx *ctx)
 }
 
 /* The website owning `host`, or the call failed. */
-static int website(agent_call *call, const char *host,
-		   const Seo__Account__V1__Site **site)
+static int website(agent_call *call, const char *host, agent_site *site)
 {
 	agent_err err;
 	int rc = agent_indexnow_site_of(call, host, 1, site, &err);
@@ -62,7 +61,7 @@ int agent__rpc_indexnow_key(rpc_ctx *ctx, const ProtobufCMessage *req,
 	char host[SEO_DOMAIN_MAX + 1];
 	agent_inow_key key;
 	agent_call call;
-	const Seo__Account__V1__Site *site;
+	agent_site site;
 	seo_pg_conn *c;
 	int created, rc;
 
@@ -156,8 +155,7 @@ static int held(rpc_ctx *ctx, const agent_proposal_answer *a,
  * with the proposal's id.
  */
 static int from_agent(agent_call *call, const agent_inow_urls *urls,
-		      const Seo__Account__V1__Site *site,
-		      ProtobufCMessage **resp)
+		      const agent_site *site, ProtobufCMessage **resp)
 {
 	agent_proposal_answer a;
 	agent_inow_result res;
@@ -205,7 +203,7 @@ int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
 	agent_inow_result res;
 	agent_inow_urls urls;
 	agent_call call;
-	const Seo__Account__V1__Site *site;
+	agent_site site;
 	agent_err err;
 	size_t bad;
 	int reason, rc;
@@ -228,10 +226,10 @@ int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
 	if (website(&call, urls.host, &site) != 0)
 		return -1;
 	if (call.service_client != NULL && strcmp(call.service_client, "mcp") == 0)
-		return from_agent(&call, &urls, site, resp);
+		return from_agent(&call, &urls, &site, resp);
 	in = (agent_inow_submit){
 		.workspace_id = call.workspace_id,
-		.site_id = site->id,
+		.site_id = site.id,
 		.host = urls.host,
 		.urls = urls.urls,
 		.n_urls = urls.n,

@@ -20,24 +20,11 @@ static int owns(const char *site, const char *host, int subdomains)
 	       strcasecmp(host + hl - sl, site) == 0;
 }
 
-const Seo__Account__V1__Site *
-agent_indexnow_site_pick(Seo__Account__V1__Site *const *sites, size_t n,
-			 const char *host, int subdomains)
-{
-	const Seo__Account__V1__Site *best = NULL;
-
-	for (size_t i = 0; i < n; i++)
-		if (owns(sites[i]->host, host, subdomains) &&
-		    (best == NULL || strlen(sites[i]->host) > strlen(best->host)))
-			best = sites[i];
-	return best;
-}
-
 int agent_indexnow_site_of(const agent_call *call, const char *host,
-			   int subdomains, const Seo__Account__V1__Site **out,
-			   agent_err *err)
+			   int subdomains, agent_site *out, agent_err *err)
 {
 	Seo__Account__V1__ListSitesResponse *sites;
+	const Seo__Account__V1__Site *best = NULL;
 	rpc_result res;
 	int rc = agent__sites(call, &sites, &res);
 
@@ -46,7 +33,17 @@ int agent_indexnow_site_of(const agent_call *call, const char *host,
 					   : "service_unavailable",
 				  "%s", res.message != NULL && res.message[0]
 					? res.message : "the websites cannot be read");
-	*out = agent_indexnow_site_pick(sites->sites, sites->n_sites, host,
-					subdomains);
-	return *out != NULL ? 0 : SEO_ENOTFOUND;
+	for (size_t i = 0; i < sites->n_sites; i++) {
+		const Seo__Account__V1__Site *s = sites->sites[i];
+
+		if (owns(s->host, host, subdomains) &&
+		    (best == NULL || strlen(s->host) > strlen(best->host)))
+			best = s;
+	}
+	if (best == NULL)
+		return SEO_ENOTFOUND;
+	out->id = best->id;
+	out->host = best->host;
+	out->indexnow_policy = best->indexnow_policy;
+	return 0;
 }
