@@ -107,7 +107,8 @@ static void test_values(void)
 	/* uint32 bounds, and a real without fraction unless strict */
 	CU_ASSERT_EQUAL(decode("{\"key_hash\": \"h\", \"endpoint\": \"e\", \"cost\": 3.0,"
 			       " \"roles_allowed\": 4294967295, \"usage_domain\": \"d\","
-			       " \"rate_limited\": true}", ACCT(authorize_request), 0,
+			       " \"rate_limited\": true, \"no_balance\": false}",
+			       ACCT(authorize_request), 0,
 			       &m), 0);
 	r = (void *)m;
 	CU_ASSERT(r->cost == 3 && r->roles_allowed == 4294967295u && r->rate_limited);

@@ -5,7 +5,9 @@
  */
 #include "indexnow_int.h"
 #include "parts.h"
+#include "proposals.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "seo/agent/v1/agent.pb-c.h"
@@ -123,6 +125,76 @@ static int accepted(rpc_ctx *ctx, const agent_inow_result *res,
 	return 0;
 }
 
+/* The answer of a call held or queued as a proposal: nothing submitted,
+ * the credit given back. */
+static int held(rpc_ctx *ctx, const agent_proposal_answer *a,
+		ProtobufCMessage **resp)
+{
+	Seo__Agent__V1__SubmitIndexNowResponse *out =
+		msg_new(ctx, &seo__agent__v1__submit_index_now_response__descriptor);
+	Seo__Agent__V1__IndexNowSubmission *d =
+		msg_new(ctx, &seo__agent__v1__index_now_submission__descriptor);
+
+	if (out == NULL || d == NULL || rpc_ctx_set_http_status(ctx, 202) != 0)
+		return oom(ctx);
+	d->status = (char *)a->status;
+	d->proposal_id = (char *)a->proposal_id;
+	d->review_url = (char *)a->review_url;
+	out->data = d;
+	out->message = (char *)a->message;
+	out->has_billed = 1;
+	out->billed = 0;
+	*resp = &out->base;
+	return 0;
+}
+
+/*
+ * An agent's call (X-Service-Client: mcp): held as a proposal, or run at
+ * once under the website's automatic policy (the proposals part decides;
+ * agent_proposal_indexnow_from_agent()). A failed run answers its error
+ * with the proposal's id.
+ */
+static int from_agent(agent_call *call, const agent_inow_urls *urls,
+		      const agent_site *site, ProtobufCMessage **resp)
+{
+	agent_proposal_answer a;
+	agent_inow_result res;
+	agent_err err;
+	seo_pg_conn *c;
+	char extra[96];
+	int rc;
+
+	if (agent__db_get(call->svc, &c) != 0)
+		return unavailable(call->ctx);
+	rc = agent_indexnow_key_get(c->pg, call->workspace_id, urls->host,
+				    seo_now_ms(), call->arena, NULL);
+	if (rc == 0)
+		rc = agent_proposal_indexnow_from_agent(
+			call, c->pg, site->id,
+			strcmp(site->indexnow_policy, "automatic") == 0, urls->host,
+			urls->urls, urls->n, &a, &err);
+	else if (rc == SEO_ENOTFOUND)
+		agent__err(&err, rc, "indexnow_key_not_found",
+			   "no IndexNow key for %s: create one with "
+			   "POST /v1/indexnow/key", urls->host);
+	else
+		agent__err(&err, rc, "service_unavailable",
+			   "the indexnow store is unavailable");
+	agent__db_put(call->svc, c);
+	if (rc != 0)
+		return agent__fail(call->ctx, &err);
+	if (strcmp(a.status, "executed") != 0)
+		return held(call->ctx, &a, resp);
+	if (a.outcome.err.code != NULL) {
+		snprintf(extra, sizeof(extra), "{\"proposal_id\": \"%s\"}",
+			 a.proposal_id);
+		rpc_ctx_fail_extra(call->ctx, extra);
+		return agent__fail(call->ctx, &a.outcome.err);
+	}
+	res = (agent_inow_result){a.host, a.url_count, a.key_location};
+	return accepted(call->ctx, &res, a.proposal_id, resp);
+}
+
 int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
 			       ProtobufCMessage **resp)
 {
@@ -153,6 +225,8 @@ int agent__rpc_submit_indexnow(rpc_ctx *ctx, const ProtobufCMessage *req,
 				    agent_indexnow_reason_text(reason));
 	if (website(&call, urls.host, &site) != 0)
 		return -1;
+	if (call.service_client != NULL && strcmp(call.service_client, "mcp") == 0)
+		return from_agent(&call, &urls, &site, resp);
 	in = (agent_inow_submit){
 		.workspace_id = call.workspace_id,
 		.site_id = site.id,

@@ -10,6 +10,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/json_text.h"
 #include "seo/log.h"
 #include "seo/provider.h"
 #include "seo/util.h"
@@ -150,7 +151,7 @@ static void record(agent_svc *svc, const agent_inow_submit *in, int64_t now)
 {
 	json_t *p = json_pack("{s:I, s:s}", "url_count", (json_int_t)in->n_urls,
 			      "host", in->host);
-	char *params = p != NULL ? json_dumps(p, JSON_COMPACT) : NULL;
+	char *params = p != NULL ? seo_json_dumps(p, JSON_COMPACT, NULL) : NULL;
 	agent_event e = {
 		.workspace_id = in->workspace_id,
 		.site_id = in->site_id,

@@ -11,6 +11,7 @@ import json
 import os
 import ssl
 import sys
+import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -436,6 +437,147 @@ def upstream_statuses(c):
     rows = agent_db(c, "SELECT count(*) FROM agent_activity WHERE workspace_id = '%s'"
                     % w["workspace_id"])
     eq(rows, [["1"]], "only the accepted call is an event")
+
+
+# ---- the agent-origin flow (X-Service-Client: mcp) ---------------------------
+
+MCP = {"X-Service-Client": "mcp"}
+
+
+def proposal(c, w, pid):
+    r = c.stack.get("/v1/proposals/" + pid, key=w["api_key"])
+    eq(r.status, 200, "proposal %s" % r.body[:200])
+    return r.json()["proposal"]
+
+
+def settled(c, w, pid, states=("succeeded", "failed", "partially_succeeded"), timeout=40):
+    """The proposal once the worker has run it."""
+    deadline = time.time() + timeout
+    while True:
+        p = proposal(c, w, pid)
+        if p["status"] in states or time.time() > deadline:
+            return p
+        time.sleep(0.2)
+
+
+def policy(c, w, host, value):
+    c.stack.seoctl("website", "policy", "--site", w["sites"][host], "--indexnow", value)
+
+
+@test
+def agent_held_for_approval(c):
+    mode(c, "ok")
+    w = ready(c, hosts=("agent.test",))
+    n0 = len(submissions(c))
+    r = submit(c, w, ["https://agent.test/a"], headers=MCP)
+    eq(r.status, 202, "held %s" % r.body[:300])
+    body = r.json()
+    eq(body["data"]["status"], "awaiting_approval", "status")
+    check(body["data"]["proposal_id"].startswith("prp_"), "proposal_id", body)
+    check(body["data"]["proposal_id"] in body["data"]["review_url"], "review_url", body)
+    check(body.get("message"), "message", body)
+    eq(body["credits_used"], 0, "credits_used")
+    eq(balance(c, w), 100, "nothing charged")
+    eq(len(submissions(c)), n0, "nothing submitted")
+    p = proposal(c, w, body["data"]["proposal_id"])
+    eq((p["kind"], p["status"], p["source"]), ("indexnow_submit", "pending", "agent"), "pending")
+    # the same again: the same proposal
+    again = submit(c, w, ["https://agent.test/a"], headers=MCP)
+    eq(again.status, 202, "again")
+    eq(again.json()["data"]["proposal_id"], body["data"]["proposal_id"], "deduplicated")
+    # approved and executing: the same call answers approved
+    mode(c, "ok", delay=3)
+    c.stack.seoctl("proposal", "decide", "--id", body["data"]["proposal_id"], "--approve")
+    settled(c, w, body["data"]["proposal_id"], states=("executing", "succeeded"))
+    third = submit(c, w, ["https://agent.test/a"], headers=MCP)
+    eq(third.status, 202, "approved %s" % third.body[:300])
+    eq(third.json()["data"]["status"], "approved", "already approved")
+    eq(third.json()["credits_used"], 0, "nothing charged")
+    p = settled(c, w, body["data"]["proposal_id"])
+    mode(c, "ok")
+    eq(p["status"], "succeeded", "run")
+    eq(balance(c, w), 99, "the run charged once")
+
+
+@test
+def agent_other_clients_not_held(c):
+    mode(c, "ok")
+    w = ready(c, hosts=("agent.test",))
+    for hdr in ({}, {"X-Service-Client": "marketplace"}, {"X-Service-Client": "MCP-other"}):
+        r = submit(c, w, ["https://agent.test/b"], headers=hdr)
+        eq(r.status, 200, "submitted for %r: %s" % (hdr, r.body[:200]))
+        check("proposal_id" not in r.json()["data"], "no proposal", r.json())
+    eq(balance(c, w), 97, "charged each")
+
+
+@test
+def agent_automatic_runs_now(c):
+    mode(c, "ok")
+    w = ready(c, hosts=("auto.test",))
+    policy(c, w, "auto.test", "automatic")
+    r = submit(c, w, ["https://auto.test/a"], headers=MCP)
+    eq(r.status, 200, "ran %s" % r.body[:300])
+    body = r.json()
+    eq(body["data"]["status"], "accepted", "accepted")
+    eq(body["data"]["host"], "auto.test", "host")
+    check(body["data"]["proposal_id"].startswith("prp_"), "proposal_id", body)
+    eq(body["credits_used"], 1, "credits_used")
+    eq(balance(c, w), 99, "1 credit, once")
+    p = proposal(c, w, body["data"]["proposal_id"])
+    eq((p["status"], p["decided_via"]), ("succeeded", "policy"), "proposal")
+
+
+@test
+def agent_automatic_fails(c):
+    w = ready(c, hosts=("auto.test",))
+    policy(c, w, "auto.test", "automatic")
+    mode(c, "403")
+    r = submit(c, w, ["https://auto.test/fail403"], headers=MCP)
+    body = expect_error(r, 403, "indexnow_key_rejected")
+    check(body.get("proposal_id", "").startswith("prp_"), "proposal_id added", body)
+    eq(balance(c, w), 100, "refunded")
+    p = proposal(c, w, body["proposal_id"])
+    eq((p["status"], p["error_code"]), ("failed", "indexnow_key_rejected"), "failed")
+    mode(c, "ok")
+    unhost_file(c, "auto.test", w["keys"]["auto.test"])
+    body = expect_error(submit(c, w, ["https://auto.test/nofile"], headers=MCP),
+                        400, "indexnow_key_not_verified")
+    check(body.get("proposal_id", "").startswith("prp_"), "proposal_id added", body)
+    eq(balance(c, w), 100, "refunded")
+
+
+@test
+def agent_automatic_queued(c):
+    w = ready(c, hosts=("auto.test",))
+    policy(c, w, "auto.test", "automatic")
+    mode(c, "429")
+    r = submit(c, w, ["https://auto.test/queued"], headers=MCP)
+    eq(r.status, 202, "queued %s" % r.body[:300])
+    body = r.json()
+    eq(body["data"]["status"], "approved", "approved")
+    check(body.get("message"), "message", body)
+    eq(body["credits_used"], 0, "nothing charged now")
+    eq(balance(c, w), 100, "refunded")
+    pid = body["data"]["proposal_id"]
+    eq(proposal(c, w, pid)["status"], "approved", "queued")
+    mode(c, "ok")
+    c.stack.seoctl("job", "run", "indexnow-retry")
+    p = settled(c, w, pid)
+    eq(p["status"], "succeeded", "retried")
+    eq(balance(c, w), 99, "charged by the run")
+
+
+@test
+def agent_checks_first(c):
+    mode(c, "ok")
+    w = workspace(c, hosts=("agent.test",))
+    expect_error(submit(c, w, ["ftp://agent.test/a"], headers=MCP), 400, "indexnow_invalid_url")
+    expect_error(submit(c, w, ["https://other.test/a"], headers=MCP),
+                 400, "indexnow_host_not_a_website")
+    expect_error(submit(c, w, ["https://agent.test/a"], headers=MCP),
+                 400, "indexnow_key_not_found")
+    eq(c.stack.get("/v1/proposals", key=w["api_key"]).json()["proposals"], [], "no proposal")
+    eq(balance(c, w), 100, "refunded")
 
 
 # ---- charge and refund under load ---------------------------------------------
