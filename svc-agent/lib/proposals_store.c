@@ -79,10 +79,12 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 		"finished_at = $1::bigint "
 		"WHERE status = 'approved' AND queued_at IS NOT NULL "
 		"AND decided_at <= $1::bigint - $2::bigint"},
+	/* queued within the job's second too: its instant is whole seconds
+	 * (`seoctl job run`), a run queued is in milliseconds */
 	[Q_RETRY] = {"retry",
 		"WITH u AS (UPDATE agent_proposals SET queued_at = NULL "
 		"WHERE status = 'approved' AND queued_at IS NOT NULL "
-		"AND queued_at <= $1::bigint RETURNING id) " NOTIFY_EACH},
+		"AND queued_at < $1::bigint + 1000 RETURNING id) " NOTIFY_EACH},
 	[Q_FORGET] = {"forget",
 		"DELETE FROM agent_proposals WHERE " FINISHED
 		" AND finished_at <= $1::bigint - $2::bigint"},
