@@ -125,6 +125,11 @@ int agent__text_clean(seo_arena *arena, const char *in, size_t max_chars,
 int agent__sites(const agent_call *c, Seo__Account__V1__ListSitesResponse **out,
 		 rpc_result *res);
 
+/* The website `site_id` among the `n` of `sites` (a ListSites answer's),
+ * or NULL. */
+const Seo__Account__V1__Site *agent__site_in(Seo__Account__V1__Site *const *sites,
+					    size_t n, const char *site_id);
+
 /*
  * The caller's website `site_id` into *out (on c->arena): SEO_ENOTFOUND
  * when the workspace has no such active website (another workspace's

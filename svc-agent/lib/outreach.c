@@ -147,20 +147,6 @@ static int one_row(PGconn *pg, int q, int n, const char *const *params,
 	return rc;
 }
 
-/* The workspace's sites (Account/ListSites). */
-typedef struct site_list {
-	Seo__Account__V1__Site *const *sites;
-	size_t n;
-} site_list;
-
-static const char *site_host(const site_list *sites, const char *site_id)
-{
-	for (size_t i = 0; i < sites->n; i++)
-		if (strcmp(sites->sites[i]->id, site_id) == 0)
-			return sites->sites[i]->host;
-	return NULL;
-}
-
 /* The existing campaign of `in`, which must be the workspace's, on one of
  * its websites, and on `in->site_id` when given. */
 static int campaign_existing(agent_call *call, PGconn *pg,
@@ -329,13 +315,14 @@ static int content_key(agent_call *call, PGconn *pg, const char *campaign_id,
 /* The campaign, its contacts and what is held for `req`: the draft's
  * site, keys and payload. */
 static int prepare(agent_call *call, PGconn *pg, const agent_outreach_input *in,
-		   const site_list *sites, agent_proposal_draft *out,
-		   agent_err *err)
+		   Seo__Account__V1__Site *const *sites, size_t n_sites,
+		   agent_proposal_draft *out, agent_err *err)
 {
 	const char *lock[] = {call->workspace_id};
 	const char *hold[] = {agent__new_id(call->arena, "hld_"), NULL, NULL};
 	int64_t now = seo_now_ms();
 	hold_plan plan = {0};
+	const Seo__Account__V1__Site *site;
 	const char *host, *domains;
 	int locked, rc;
 
@@ -352,10 +339,11 @@ static int prepare(agent_call *call, PGconn *pg, const agent_outreach_input *in,
 		return rc;
 	/* A campaign whose website left the workspace has no mail pipeline
 	 * any more. */
-	host = site_host(sites, plan.site_id);
-	if (host == NULL)
+	site = agent__site_in(sites, n_sites, plan.site_id);
+	if (site == NULL)
 		return agent__err(err, SEO_EINVAL, "invalid_proposal_input",
 				  "the campaign's website is no longer connected");
+	host = site->host;
 	rc = in->n_contacts > 0 ? hold_given(call, pg, in, &plan, now, err)
 				: hold_ready(call, pg, &plan, err);
 	if (rc != 0)
@@ -384,17 +372,16 @@ int agent_outreach_prepare(agent_call *c, PGconn *pg,
 			   Seo__Account__V1__Site *const *sites, size_t n_sites,
 			   agent_proposal_draft *out, agent_err *err)
 {
-	site_list list = {sites, n_sites};
 	agent_outreach_input in;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	rc = agent__outreach_read(req, c->arena, &in, err);
-	if (rc == 0 && in.site_id != NULL && site_host(&list, in.site_id) == NULL)
+	if (rc == 0 && in.site_id != NULL && agent__site_in(sites, n_sites, in.site_id) == NULL)
 		rc = agent__err(err, SEO_EINVAL, "site_not_found",
 				"site_id is not a website of the workspace");
 	if (rc == 0)
-		rc = prepare(c, pg, &in, &list, out, err);
+		rc = prepare(c, pg, &in, sites, n_sites, out, err);
 	if (rc == SEO_ENOMEM || rc == SEO_EDB)
 		agent__err(err, rc, "internal_error", "outreach could not be prepared");
 	return rc;

@@ -277,15 +277,6 @@ static int peer_failed(const rpc_result *res, agent_err *err)
 						  : "the account service is unavailable");
 }
 
-static int site_known(const Seo__Account__V1__ListSitesResponse *s,
-		      const char *id)
-{
-	for (size_t i = 0; i < s->n_sites; i++)
-		if (strcmp(s->sites[i]->id, id) == 0)
-			return 1;
-	return 0;
-}
-
 static void answer_to(const agent_proposal_answer *a,
 		      Seo__Agent__V1__CreateProposalResponse *m,
 		      Seo__Agent__V1__Outcome *o, Seo__Common__RawJson *result)
@@ -332,7 +323,7 @@ static int prepare(agent_call *c, PGconn *pg,
 	*note = cleaned;
 	if (agent__sites(c, &sites, &res) != 0)
 		return peer_failed(&res, err);
-	if (in->site_id != NULL && !site_known(sites, in->site_id))
+	if (in->site_id != NULL && agent__site_in(sites->sites, sites->n_sites, in->site_id) == NULL)
 		return agent__err(err, SEO_ENOTFOUND, "site_not_found",
 				  "no such website");
 	memset(d, 0, sizeof(*d));

@@ -22,6 +22,15 @@ int agent__sites(const agent_call *c, Seo__Account__V1__ListSitesResponse **out,
 	return rc;
 }
 
+const Seo__Account__V1__Site *agent__site_in(Seo__Account__V1__Site *const *sites,
+					    size_t n, const char *site_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(sites[i]->id, site_id) == 0)
+			return sites[i];
+	return NULL;
+}
+
 int agent__site_find(const agent_call *c, const char *site_id,
 		     const Seo__Account__V1__Site **out, rpc_result *res)
 {
@@ -30,10 +39,6 @@ int agent__site_find(const agent_call *c, const char *site_id,
 
 	if (rc != 0)
 		return rc;
-	for (size_t i = 0; i < list->n_sites; i++)
-		if (strcmp(list->sites[i]->id, site_id) == 0) {
-			*out = list->sites[i];
-			return 0;
-		}
-	return SEO_ENOTFOUND;
+	*out = agent__site_in(list->sites, list->n_sites, site_id);
+	return *out != NULL ? 0 : SEO_ENOTFOUND;
 }
