@@ -89,12 +89,18 @@ def _stop_children():
 # every outgoing connection draws its source port from: a port the kernel
 # picked for us (bind to 0) may be taken by any client socket, or by
 # another test that was handed the same one, before our process binds it.
+# Nor is a port handed twice in one test program: two services of a stack
+# given the same free port would both be told it is free.
 _PORTS = (20000, 32767)
+_handed = set()
 
 
 def free_port():
     while True:
         port = random.randint(*_PORTS)
+        if port in _handed:
+            continue
+        _handed.add(port)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -284,7 +290,18 @@ class Stack:
         self.gateways.append(port)
         return port
 
+    def _check_alive(self):
+        for p in self.procs.values():
+            if p.proc.poll() is not None:
+                tail = p.tail()
+                if "cannot listen" in tail or "could not start the gateway" in tail:
+                    raise PortTaken("%s exited:\n%s" % (p.name, tail))
+                raise RuntimeError("%s exited:\n%s" % (p.name, tail))
+
     def wait_healthy(self, timeout=30):
+        """Every gateway answers /healthz and every service of the stack
+        listens; a gateway can be healthy before a service has failed to
+        bind, so the services are waited for too."""
         deadline = time.time() + timeout
         last = None
         for port in self.gateways:
@@ -296,15 +313,26 @@ class Stack:
                 except (OSError, http.client.HTTPException) as e:
                     # HTTPException: something else answers on the port
                     last = e
-                for p in self.procs.values():
-                    if p.proc.poll() is not None:
-                        tail = p.tail()
-                        if "cannot listen" in tail or "could not start the gateway" in tail:
-                            raise PortTaken("%s exited:\n%s" % (p.name, tail))
-                        raise RuntimeError("%s exited:\n%s" % (p.name, tail))
+                self._check_alive()
                 time.sleep(0.1)
             else:
                 raise RuntimeError("gateway not healthy: %r" % (last,))
+        for name in self.procs:
+            if name not in SERVICE_ENV:
+                continue
+            host, port = self.env[SERVICE_ENV[name]].rsplit(":", 1)
+            while True:
+                self._check_alive()
+                try:
+                    socket.create_connection((host, int(port)), timeout=1).close()
+                    break
+                except OSError as e:
+                    last = e
+                if time.time() >= deadline:
+                    raise RuntimeError("%s not listening: %r" % (name, last))
+                time.sleep(0.1)
+        # a process that failed to bind after answering once is seen here
+        self._check_alive()
 
     @property
     def base_url(self):
