@@ -201,6 +201,10 @@ typedef struct gw_out_stage {
 				  * from memory for this long after the
 				  * service last answered (a free GET
 				  * without key or input: answer_cache.h) */
+	unsigned char lease_credits; /* the answer is a Credits message the
+				      * gateway gives itself while the
+				      * workspace holds a lease here
+				      * (lease.h) */
 } gw_out_stage;
 
 typedef struct gw_route {
@@ -217,6 +221,11 @@ typedef struct gw_route {
 	gw_quota quota;
 	gw_forward_stage forward;
 	gw_out_stage out;
+	unsigned char sees_billing; /* the service reads the workspace's
+				     * usage rows or balance: calls debited
+				     * from a lease here are reported first
+				     * (lease.h), so it sees every call
+				     * answered before */
 	const char *summary;     /* OpenAPI summary */
 	const char *const *errors; /* public codes this route may answer,
 				    * NULL-terminated; the generic ones

@@ -36,6 +36,8 @@ struct gw_keys {
 	seo_arena *arena;      /* the Watch call in flight */
 	ProtobufCAllocator alloc;
 	int closed;
+	gw_keys_heard_fn heard; /* what else the watch says; NULL: nothing */
+	void *heard_ud;
 };
 
 /* The slot of a hash (64 hex digits) by its first eight. */
@@ -129,6 +131,8 @@ static void on_watch(const rpc_result *res, void *ud)
 		return;
 	}
 	gw__keys_heard(k, w, seo_mono_ms());
+	if (k->heard != NULL)
+		k->heard(w, k->heard_ud);
 	seo_arena_free(k->arena);
 	k->arena = NULL;
 	ask(k);
@@ -162,7 +166,8 @@ static void ask(gw_keys *k)
 }
 
 int gw__keys_new(struct event_base *base, rpc_client *const *account,
-		 const char *watcher, gw_keys **out)
+		 const char *watcher, gw_keys_heard_fn heard, void *heard_ud,
+		 gw_keys **out)
 {
 	gw_keys *k = calloc(1, sizeof(*k));
 
@@ -176,6 +181,8 @@ int gw__keys_new(struct event_base *base, rpc_client *const *account,
 	}
 	k->base = base;
 	k->account = account;
+	k->heard = heard;
+	k->heard_ud = heard_ud;
 	snprintf(k->watcher, sizeof(k->watcher), "%s", watcher);
 	ask(k);
 	*out = k;

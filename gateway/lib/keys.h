@@ -37,10 +37,17 @@ typedef struct gw_kept_key {
 	long long rate_limit, rate_remaining, rate_reset;
 } gw_kept_key;
 
+/* Everything else a watch answer says (the leases' recalls and balance
+ * events, lease.h), handed on after the keys took theirs. */
+typedef void (*gw_keys_heard_fn)(const Seo__Account__V1__WatchResponse *w,
+				 void *ud);
+
 /* Watches through *account (read at each ask; NULL: stopping) as
- * `watcher` (copied). 0 or SEO_ENOMEM; free with gw__keys_free(). */
+ * `watcher` (copied), handing each answer to `heard` (NULL: none). 0 or
+ * SEO_ENOMEM; free with gw__keys_free(). */
 int gw__keys_new(struct event_base *base, rpc_client *const *account,
-		 const char *watcher, gw_keys **out);
+		 const char *watcher, gw_keys_heard_fn heard, void *heard_ud,
+		 gw_keys **out);
 
 /* Stops watching and forgets every key. Call before freeing the account
  * client. */

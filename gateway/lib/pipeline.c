@@ -22,6 +22,7 @@
 #include "answer_cache.h"
 #include "authfail.h"
 #include "keys.h"
+#include "lease.h"
 #include "settle.h"
 #include "client_ip.h"
 #include "gw_routes.h"
@@ -73,6 +74,7 @@ struct gw_gateway {
 	unsigned long long key_counter;
 	gw_settler *settler; /* outcome reports retried until applied */
 	gw_keys *keys;       /* keys checked in memory, and their watch */
+	gw_leases *leases;   /* credits debited in memory (lease.h) */
 
 	/* Calls begun and not yet answered. */
 	size_t n_calls;
@@ -117,6 +119,10 @@ typedef struct gw_call {
 	/* Earlier calls' earned charges this call's debit carries. */
 	gw_earned *earned;
 	size_t n_earned;
+	/* The charge was taken from the workspace's lease (lease.h); the
+	 * route's earlier calls were reported before the service call. */
+	int leased;
+	int flushed;
 
 	ProtobufCMessage *output;
 
@@ -313,6 +319,23 @@ static void on_refund(const rpc_result *res, void *ud)
 		answer_success(c);
 }
 
+/* The leased call's end: what it finally cost goes to its usage row with
+ * the lease's next report, the rest back to the lease. */
+static void end_leased(gw_call *c, long long used)
+{
+	gw_lease_call call = {.request_id = c->call_key,
+			      .user_id = c->user_id,
+			      .key_id = c->key_id,
+			      .endpoint = c->route->endpoint,
+			      .domain = c->usage,
+			      .charged = c->charged,
+			      .credits_used = used,
+			      .created_at = seo_now_ms()};
+
+	gw__lease_end(c->gw->leases, c->workspace_id, &call);
+	c->leased = 0;
+}
+
 /* Reports that the call finally cost `used` (less than its charge), which
  * gives the rest back, then answers. */
 static void refund(gw_call *c, long long used)
@@ -320,6 +343,18 @@ static void refund(gw_call *c, long long used)
 	Seo__Account__V1__RefundRequest req = SEO__ACCOUNT__V1__REFUND_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
 
+	if (c->leased) {
+		end_leased(c, used);
+		c->refunded = c->charged - used;
+		c->credits_remaining += c->refunded;
+		gw_metrics_credits(c->gw->metrics, 0, c->refunded);
+		if (c->err_code != NULL)
+			respond_error(c, c->err_code, c->err_message,
+				      c->err_extra);
+		else
+			answer_success(c);
+		return;
+	}
 	c->used = used;
 	req.charge_id = (char *)c->charge_id;
 	req.has_credits_used = 1;
@@ -534,7 +569,9 @@ static void on_service(const rpc_result *res, void *ud)
 		refund(c, due);
 		return;
 	}
-	if (c->charged > 0)
+	if (c->leased)
+		end_leased(c, c->charged);
+	else if (c->charged > 0)
 		gw__settle_earned(c->gw->settler, c->charge_id, c->call_key,
 				  c->charged);
 	answer_success(c);
@@ -602,12 +639,45 @@ static const rpc_result stopping = {
 	.message = "the gateway is shutting down",
 };
 
+static void call_service(gw_call *c);
+
+static void on_flushed(void *ud)
+{
+	call_service(ud);
+}
+
+/* The workspace's credits from its lease here, without svc-account: 1
+ * when answered. */
+static int answer_lease_credits(gw_call *c)
+{
+	Seo__Account__V1__Credits *cr;
+	long long credits;
+
+	if (!c->route->out.lease_credits || c->workspace_id == NULL ||
+	    !gw__lease_credits(c->gw->leases, c->workspace_id, &credits) ||
+	    (cr = seo_arena_alloc(c->arena, sizeof(*cr))) == NULL)
+		return 0;
+	seo__account__v1__credits__init(cr);
+	cr->has_credits = 1;
+	cr->credits = credits;
+	c->output = &cr->base;
+	answer_success(c);
+	return 1;
+}
+
 static void call_service(gw_call *c)
 {
 	int timeout = service_timeout(c);
 	rpc_meta meta[5 + 1 + GW_ROUTE_MAX_HEADERS];
 	size_t n = 0;
 
+	if (c->route->sees_billing && c->workspace_id != NULL && !c->flushed) {
+		c->flushed = 1;
+		if (answer_lease_credits(c) ||
+		    gw__lease_flush(c->gw->leases, c->workspace_id, on_flushed,
+				    c) == 0)
+			return;
+	}
 	if (c->gw->clients[c->route->service] == NULL) {
 		on_service(&stopping, c);
 		return;
@@ -617,8 +687,11 @@ static void call_service(gw_call *c)
 	n += forward_meta(c, meta + n);
 	if (rpc_client_call(c->gw->clients[c->route->service],
 			    c->route->rpc_path, c->input, c->route->out.message,
-			    &c->alloc, timeout, meta, n, on_service, c) != 0)
+			    &c->alloc, timeout, meta, n, on_service, c) != 0) {
+		if (c->leased)
+			end_leased(c, 0);
 		respond_error(c, "internal_error", "out of memory", NULL);
+	}
 }
 
 /* ---- authorize ------------------------------------------------------------ */
@@ -658,6 +731,60 @@ static void keep_key(gw_call *c)
 	gw__keys_put(c->gw->keys, c->key_hash, &k, c->keys_epoch);
 }
 
+/* The kept key of the call, when its role may call the route and no rate
+ * limit counts it, taken as the call's identity: 1, else 0. */
+static int take_kept(gw_call *c)
+{
+	const gw_route *r = c->route;
+	gw_kept_key k;
+
+	if (!gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
+	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k.role)) == 0) ||
+	    (r->quota == GW_QUOTA_KEY && k.rate_limit != 0))
+		return 0;
+	c->workspace_id = seo_arena_strdup(c->arena, k.workspace_id);
+	c->user_id = seo_arena_strdup(c->arena, k.user_id);
+	c->role = seo_arena_strdup(c->arena, k.role);
+	c->key_id = c->key_hash;
+	if (c->workspace_id == NULL || c->user_id == NULL || c->role == NULL) {
+		c->workspace_id = NULL;
+		return 0;
+	}
+	c->have_rate = 1;
+	c->rate_limit = k.rate_limit;
+	c->rate_remaining = k.rate_remaining;
+	c->rate_reset = k.rate_reset;
+	return 1;
+}
+
+static long long cost_before(const gw_call *c);
+
+/*
+ * A billed call of a kept key debited from its workspace's lease here
+ * (lease.h), without svc-account. 1 when the call went on, else 0 (ask
+ * svc-account).
+ */
+static int authorize_leased(gw_call *c)
+{
+	const gw_route *r = c->route;
+	long long cost = cost_before(c), remaining;
+
+	if ((r->bill.kind != GW_BILL_FIXED && r->bill.kind != GW_BILL_PER_ITEM) ||
+	    c->decode_failed || cost <= 0 || !take_kept(c))
+		return 0;
+	if (!gw__lease_take(c->gw->leases, c->workspace_id, cost, &remaining)) {
+		c->workspace_id = NULL;
+		return 0;
+	}
+	c->leased = 1;
+	c->charged = cost;
+	c->credits_remaining = remaining;
+	c->usage = gw_json_usage_value(r, c->input, c->arena);
+	gw_metrics_credits(c->gw->metrics, c->charged, 0);
+	call_service(c);
+	return 1;
+}
+
 /*
  * A free call of a kept key goes to its service without svc-account: its
  * route debits nothing and shows no balance, its role may call it, and no
@@ -667,23 +794,9 @@ static void keep_key(gw_call *c)
 static int authorize_kept(gw_call *c)
 {
 	const gw_route *r = c->route;
-	gw_kept_key k;
 
-	if (r->bill.kind != GW_BILL_FREE || r->bill.envelope ||
-	    !gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
-	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k.role)) == 0) ||
-	    (r->quota == GW_QUOTA_KEY && k.rate_limit != 0))
+	if (r->bill.kind != GW_BILL_FREE || r->bill.envelope || !take_kept(c))
 		return 0;
-	c->workspace_id = seo_arena_strdup(c->arena, k.workspace_id);
-	c->user_id = seo_arena_strdup(c->arena, k.user_id);
-	c->role = seo_arena_strdup(c->arena, k.role);
-	c->key_id = c->key_hash;
-	if (c->workspace_id == NULL || c->user_id == NULL || c->role == NULL)
-		return 0;
-	c->have_rate = 1;
-	c->rate_limit = k.rate_limit;
-	c->rate_remaining = k.rate_remaining;
-	c->rate_reset = k.rate_reset;
 	c->charged = 0;
 	if (c->decode_failed)
 		respond_error(c, c->decode_err.code, c->decode_err.message, NULL);
@@ -783,7 +896,7 @@ static void authorize(gw_call *c, const char *key)
 		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
 	seo_sha256_hex(key, strlen(key), c->key_hash);
-	if (authorize_kept(c))
+	if (authorize_kept(c) || authorize_leased(c))
 		return;
 	c->keys_epoch = gw__keys_epoch(c->gw->keys);
 	req.key_hash = c->key_hash;
@@ -1077,6 +1190,14 @@ void gw_config_from_env(gw_config *cfg)
 		(int)seo_config_num(SEO_CFG_HTTP_REQUEST_TIMEOUT_MS);
 }
 
+/* What the key watch heard that concerns the leases. */
+static void on_watch_heard(const Seo__Account__V1__WatchResponse *w, void *ud)
+{
+	gw_gateway *gw = ud;
+
+	gw__leases_heard(gw->leases, w);
+}
+
 int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		   gw_gateway **out)
 {
@@ -1133,7 +1254,12 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 			goto out;
 	}
 	snprintf(watcher, sizeof(watcher), "gw-%s", gw->key_prefix);
-	rc = gw__keys_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher, &gw->keys);
+	rc = gw__leases_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher,
+			    gw->rpc_timeout_ms, &gw->leases);
+	if (rc != 0)
+		goto out;
+	rc = gw__keys_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher,
+			  on_watch_heard, gw, &gw->keys);
 	if (rc != 0)
 		goto out;
 	snprintf(server_url, sizeof(server_url), "%s://%s",
@@ -1194,7 +1320,7 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (gw->n_calls == 0 && gw__settler_pending(gw->settler) == 0 &&
-	    gw_http_server_idle(gw->http)) {
+	    !gw__leases_busy(gw->leases) && gw_http_server_idle(gw->http)) {
 		event_base_loopbreak(gw->base);
 		return;
 	}
@@ -1222,6 +1348,7 @@ void gw_gateway_shutdown(gw_gateway *gw)
 	gw->cut_at = seo_mono_ms() + gw->drain_ms;
 	gw->give_up_at = gw->cut_at + GW_FLUSH_MS;
 	gw_http_server_shutdown(gw->http);
+	gw__leases_stop(gw->leases);
 	gw->drain_ev = event_new(gw->base, -1, EV_PERSIST, drain_cb, gw);
 	if (gw->drain_ev == NULL || event_add(gw->drain_ev, &tv) != 0) {
 		log_error("cannot drain: stopping now");
@@ -1242,6 +1369,7 @@ void gw_gateway_free(gw_gateway *gw)
 	gw->clients[GW_SVC_ACCOUNT] = NULL;
 	gw__settler_free(gw->settler);
 	gw__keys_free(gw->keys);
+	gw__leases_free(gw->leases);
 	gw_http_server_free(gw->http);
 	if (gw->drain_ev != NULL)
 		event_free(gw->drain_ev);

@@ -87,6 +87,7 @@ const gw_route gw__tasks_routes[] = {
 	        .strict = 1, .strict_code = "invalid_activity_input",
 	        .body_code = "invalid_activity_input"},
 	 .out = {.message = MSG(activity_note), .status = 200},
+	 .sees_billing = 1,
 	 .summary = "Log what the agent did; the key's unattributed calls of "
 		    "the last 24 hours are attached",
 	 .errors = activity_errors},

@@ -21,7 +21,7 @@ static gw_keys *new_keys(void)
 {
 	gw_keys *k = NULL;
 
-	CU_ASSERT_FATAL(gw__keys_new(base, &no_client, "gw-test", &k) == 0);
+	CU_ASSERT_FATAL(gw__keys_new(base, &no_client, "gw-test", NULL, NULL, &k) == 0);
 	return k;
 }
 

@@ -1,0 +1,594 @@
+/*
+ * Credit leases held by the gateway (lease.h): one state per workspace
+ * that spends here, in a hash table, and one timer that reports and tops
+ * up every GW_LEASE_REPORT_MS while any state is held. A workspace has at
+ * most one Lease call in flight; the calls it reports stay owned here
+ * until svc-account has answered, and go back to the queue if it failed.
+ */
+#include "lease.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seo/arena.h"
+#include "seo/errors.h"
+#include "seo/log.h"
+#include "seo/util.h"
+
+#define LEASE_PATH "/seo.account.v1.Account/Lease"
+#define BUCKETS 1024
+/* An open lease not reported on for this long is renewed anyway. */
+#define RENEW_MS 10000
+/* The least a lease is topped up to, and the seconds of spending it
+ * holds: enough for the next reports to top it up before it runs dry. */
+#define WANT_MIN 200
+#define WANT_SECONDS 2
+
+typedef struct pcall {
+	struct pcall *next;
+	uint64_t seq;
+	long long charged, used;
+	int64_t created_at;
+	char *request_id, *user_id, *key_id, *endpoint, *domain;
+} pcall;
+
+typedef struct waiter {
+	struct waiter *next;
+	uint64_t seq;
+	gw_lease_flushed_fn cb;
+	void *ud;
+} waiter;
+
+typedef struct ws {
+	struct ws *next; /* hash chain */
+	gw_leases *l;
+	char *id;
+	int open;
+	long long granted, used, outside;
+	long long running;      /* charged of calls running */
+	long long pending_used; /* credits_used of the calls queued */
+	long long sent_used;    /* and of those in the Lease call in flight */
+	pcall *pending, **tail;
+	size_t n_pending;
+	pcall *sent;
+	uint64_t seq;          /* calls ended */
+	uint64_t sent_seq;     /* the last call in flight */
+	uint64_t reported_seq; /* the last call svc-account has */
+	int asking, sent_close, refresh, closing;
+	long long asked_want;
+	int64_t ok_at, next_ask_at, took_at;
+	long long spent; /* credits taken or wanted since the last ask */
+	int64_t spent_since;
+	waiter *waiters;
+	seo_arena *arena; /* the Lease call in flight */
+	ProtobufCAllocator alloc;
+} ws;
+
+struct gw_leases {
+	struct event_base *base;
+	rpc_client *const *account;
+	char *holder;
+	int timeout_ms;
+	int stopped;
+	struct event *tick;
+	ws *buckets[BUCKETS];
+	size_t n_ws;
+};
+
+static size_t bucket_of(const char *id)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const unsigned char *p = (const void *)id; *p != '\0'; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return (size_t)(h % BUCKETS);
+}
+
+static ws *find(gw_leases *l, const char *id)
+{
+	for (ws *w = l->buckets[bucket_of(id)]; w != NULL; w = w->next)
+		if (strcmp(w->id, id) == 0)
+			return w;
+	return NULL;
+}
+
+static void arm(gw_leases *l)
+{
+	struct timeval tv = {0, GW_LEASE_REPORT_MS * 1000};
+
+	if (!evtimer_pending(l->tick, NULL) && evtimer_add(l->tick, &tv) != 0)
+		log_error("cannot arm the lease timer: calls are reported "
+			  "when a lease is next asked for");
+}
+
+static ws *find_or_make(gw_leases *l, const char *id)
+{
+	ws *w = find(l, id);
+	size_t b;
+
+	if (w != NULL || l->stopped)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL || (w->id = strdup(id)) == NULL) {
+		free(w);
+		return NULL;
+	}
+	w->l = l;
+	w->tail = &w->pending;
+	w->spent_since = seo_mono_ms();
+	b = bucket_of(id);
+	w->next = l->buckets[b];
+	l->buckets[b] = w;
+	l->n_ws++;
+	arm(l);
+	return w;
+}
+
+static void drop(ws *w)
+{
+	gw_leases *l = w->l;
+	ws **p = &l->buckets[bucket_of(w->id)];
+
+	while (*p != w)
+		p = &(*p)->next;
+	*p = w->next;
+	l->n_ws--;
+	free(w->id);
+	free(w);
+}
+
+static long long avail(const ws *w)
+{
+	return w->granted - w->used - w->sent_used - w->pending_used -
+	       w->running;
+}
+
+static int usable(const ws *w, int64_t now)
+{
+	return w->open && !w->closing && now - w->ok_at <= GW_LEASE_STALE_MS;
+}
+
+/* ---- the calls' queue ------------------------------------------------------ */
+
+static char *copy(char **at, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *r = *at;
+
+	memcpy(r, s, n);
+	*at += n;
+	return r;
+}
+
+static pcall *pcall_new(const gw_lease_call *c)
+{
+	const char *dom = c->domain != NULL ? c->domain : "";
+	size_t n = strlen(c->request_id) + strlen(c->user_id) +
+		   strlen(c->key_id) + strlen(c->endpoint) + strlen(dom) + 5;
+	pcall *p = malloc(sizeof(*p) + n);
+	char *at;
+
+	if (p == NULL)
+		return NULL;
+	at = (char *)(p + 1);
+	p->next = NULL;
+	p->charged = c->charged;
+	p->used = c->credits_used;
+	p->created_at = c->created_at;
+	p->request_id = copy(&at, c->request_id);
+	p->user_id = copy(&at, c->user_id);
+	p->key_id = copy(&at, c->key_id);
+	p->endpoint = copy(&at, c->endpoint);
+	p->domain = copy(&at, dom);
+	return p;
+}
+
+static void pcalls_free(pcall *p)
+{
+	while (p != NULL) {
+		pcall *next = p->next;
+
+		free(p);
+		p = next;
+	}
+}
+
+/* Puts the calls of a failed Lease call back at the queue's head. */
+static void unsend(ws *w)
+{
+	pcall *last = w->sent;
+
+	if (last == NULL)
+		return;
+	while (last->next != NULL)
+		last = last->next;
+	last->next = w->pending;
+	if (w->pending == NULL)
+		w->tail = &last->next;
+	w->pending = w->sent;
+	for (pcall *p = w->sent; p != NULL; p = p->next)
+		w->n_pending++;
+	w->pending_used += w->sent_used;
+	w->sent = NULL;
+	w->sent_used = 0;
+}
+
+/* Calls back the flushes the reports have satisfied; all of them when
+ * `all` (a report failed: the reads go on without waiting longer). The
+ * list is cut first: a callback may ask for another flush. */
+static void release(ws *w, int all)
+{
+	waiter *done = NULL, **p = &w->waiters;
+
+	while (*p != NULL) {
+		waiter *x = *p;
+
+		if (!all && x->seq > w->reported_seq) {
+			p = &x->next;
+			continue;
+		}
+		*p = x->next;
+		x->next = done;
+		done = x;
+	}
+	while (done != NULL) {
+		waiter *x = done;
+
+		done = x->next;
+		x->cb(x->ud);
+		free(x);
+	}
+}
+
+static void waiters_free(waiter *x)
+{
+	while (x != NULL) {
+		waiter *next = x->next;
+
+		free(x);
+		x = next;
+	}
+}
+
+/* ---- Lease calls ------------------------------------------------------------ */
+
+static void ask(ws *w, long long want, int close);
+
+static void on_lease(const rpc_result *res, void *ud)
+{
+	ws *w = ud;
+	const Seo__Account__V1__LeaseResponse *r = (const void *)res->response;
+	int64_t now = seo_mono_ms();
+
+	w->asking = 0;
+	if (res->grpc_status != SEO_GRPC_OK) {
+		if (w->n_pending + (w->sent != NULL) > 0 || w->sent_close)
+			log_warn("lease of %s: report failed, again in %d ms: %s",
+				 w->id, GW_LEASE_RETRY_MS, res->message);
+		unsend(w);
+		w->next_ask_at = now + GW_LEASE_RETRY_MS;
+		seo_arena_free(w->arena);
+		w->arena = NULL;
+		release(w, 1);
+		return;
+	}
+	pcalls_free(w->sent);
+	w->sent = NULL;
+	w->sent_used = 0;
+	w->reported_seq = w->sent_seq;
+	w->open = r->lease_id[0] != '\0';
+	w->granted = w->open ? r->granted : 0;
+	w->used = w->open ? r->used : 0;
+	w->outside = r->outside;
+	w->ok_at = now;
+	if (w->sent_close)
+		w->closing = w->l->stopped;
+	if (w->asked_want > 0 && avail(w) < w->asked_want / 2)
+		w->next_ask_at = now + GW_LEASE_RETRY_MS;
+	seo_arena_free(w->arena);
+	w->arena = NULL;
+	release(w, 0);
+	if (w->waiters != NULL && w->n_pending > 0)
+		ask(w, 0, 0);
+}
+
+/* The top-up to ask for: about WANT_SECONDS of the spending seen since
+ * the last ask, at least WANT_MIN, when what is left is under half of
+ * it; 0 without spending. */
+static long long want_of(ws *w, int64_t now)
+{
+	int64_t ms = now - w->spent_since;
+	long long target, left = w->open ? avail(w) : 0;
+
+	if (w->spent == 0 || w->closing)
+		return 0;
+	if (ms < 1)
+		ms = 1;
+	target = w->spent * 1000 * WANT_SECONDS / ms;
+	if (target < WANT_MIN)
+		target = WANT_MIN;
+	return left < target / 2 ? target - left : 0;
+}
+
+static void ask(ws *w, long long want, int close)
+{
+	gw_leases *l = w->l;
+	Seo__Account__V1__LeaseRequest req = SEO__ACCOUNT__V1__LEASE_REQUEST__INIT;
+	rpc_client *account = *l->account;
+	Seo__Account__V1__LeaseCall *calls;
+	Seo__Account__V1__LeaseCall **ptrs;
+	size_t n = w->n_pending < GW_LEASE_BATCH ? w->n_pending : GW_LEASE_BATCH;
+	pcall **cut = &w->pending;
+
+	if (w->asking || account == NULL)
+		return;
+	w->arena = seo_arena_new(0);
+	calls = w->arena ? seo_arena_alloc(w->arena, (n + 1) * sizeof(*calls)) : NULL;
+	ptrs = w->arena ? seo_arena_alloc(w->arena, (n + 1) * sizeof(*ptrs)) : NULL;
+	if (calls == NULL || ptrs == NULL) {
+		seo_arena_free(w->arena);
+		w->arena = NULL;
+		w->next_ask_at = seo_mono_ms() + GW_LEASE_RETRY_MS;
+		return;
+	}
+	seo_arena_pb_allocator(w->arena, &w->alloc);
+	for (size_t i = 0; i < n; i++) {
+		pcall *p = *cut;
+
+		seo__account__v1__lease_call__init(&calls[i]);
+		calls[i].request_id = p->request_id;
+		calls[i].user_id = p->user_id;
+		calls[i].key_id = p->key_id;
+		calls[i].endpoint = p->endpoint;
+		calls[i].domain = p->domain;
+		calls[i].charged = p->charged;
+		calls[i].credits_used = p->used;
+		calls[i].created_at = p->created_at;
+		ptrs[i] = &calls[i];
+		w->sent_used += p->used;
+		w->pending_used -= p->used;
+		w->sent_seq = p->seq;
+		cut = &p->next;
+	}
+	w->sent = n > 0 ? w->pending : NULL;
+	w->pending = *cut;
+	*cut = NULL;
+	if (w->pending == NULL)
+		w->tail = &w->pending;
+	w->n_pending -= n;
+	req.holder = l->holder;
+	req.workspace_id = w->id;
+	req.calls = ptrs;
+	req.n_calls = n;
+	req.want = want;
+	req.close = close;
+	w->asking = 1;
+	w->sent_close = close;
+	w->asked_want = want;
+	w->refresh = 0;
+	w->spent = 0;
+	w->spent_since = seo_mono_ms();
+	if (rpc_client_call(account, LEASE_PATH, &req.base,
+			    &seo__account__v1__lease_response__descriptor,
+			    &w->alloc, l->timeout_ms, NULL, 0, on_lease, w) != 0) {
+		static const rpc_result oom = {.grpc_status = SEO_GRPC_INTERNAL,
+					       .message = "out of memory"};
+		on_lease(&oom, w);
+	}
+}
+
+/* One workspace at a tick: give back, report, top up, or forget. */
+static void visit(ws *w, int64_t now)
+{
+	long long want;
+
+	if (w->asking)
+		return;
+	if (w->open && !w->closing && now - w->took_at > GW_LEASE_IDLE_MS)
+		w->closing = 1;
+	if (w->closing && !w->open && w->n_pending == 0)
+		w->closing = w->l->stopped;
+	if (w->closing && w->open) {
+		if (w->running == 0 && w->n_pending <= GW_LEASE_BATCH)
+			ask(w, 0, 1);
+		else if (w->n_pending > 0)
+			ask(w, 0, 0);
+		return;
+	}
+	want = want_of(w, now);
+	if (w->n_pending > 0 || w->refresh ||
+	    (want > 0 && now >= w->next_ask_at) ||
+	    (w->open && now - w->ok_at > RENEW_MS)) {
+		ask(w, now >= w->next_ask_at ? want : 0, 0);
+		return;
+	}
+	if (!w->open && w->running == 0 && w->n_pending == 0 &&
+	    w->waiters == NULL && now - w->took_at > GW_LEASE_IDLE_MS)
+		drop(w);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	gw_leases *l = arg;
+	int64_t now = seo_mono_ms();
+
+	(void)fd;
+	(void)what;
+	for (size_t b = 0; b < BUCKETS; b++) {
+		ws *w = l->buckets[b];
+
+		while (w != NULL) {
+			ws *next = w->next;
+
+			visit(w, now);
+			w = next;
+		}
+	}
+	if (l->n_ws > 0)
+		arm(l);
+}
+
+/* ---- the interface ------------------------------------------------------------ */
+
+int gw__leases_new(struct event_base *base, rpc_client *const *account,
+		   const char *holder, int timeout_ms, gw_leases **out)
+{
+	gw_leases *l = calloc(1, sizeof(*l));
+
+	if (l == NULL || (l->holder = strdup(holder)) == NULL ||
+	    (l->tick = evtimer_new(base, on_tick, l)) == NULL) {
+		gw__leases_free(l);
+		return SEO_ENOMEM;
+	}
+	l->base = base;
+	l->account = account;
+	l->timeout_ms = timeout_ms;
+	*out = l;
+	return 0;
+}
+
+void gw__leases_stop(gw_leases *l)
+{
+	l->stopped = 1;
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (ws *w = l->buckets[b]; w != NULL; w = w->next)
+			w->closing = 1;
+	if (l->n_ws > 0)
+		arm(l);
+}
+
+int gw__leases_busy(const gw_leases *l)
+{
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (const ws *w = l->buckets[b]; w != NULL; w = w->next)
+			if (w->open || w->asking || w->n_pending > 0)
+				return 1;
+	return 0;
+}
+
+void gw__leases_free(gw_leases *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t b = 0; b < BUCKETS; b++) {
+		while (l->buckets[b] != NULL) {
+			ws *w = l->buckets[b];
+
+			if (w->open || w->n_pending > 0 || w->sent != NULL)
+				log_warn("lease of %s not given back, %zu calls "
+					 "unreported: svc-account gives it back "
+					 "when it expires", w->id,
+					 w->n_pending + (w->sent != NULL));
+			waiters_free(w->waiters);
+			pcalls_free(w->pending);
+			pcalls_free(w->sent);
+			seo_arena_free(w->arena);
+			drop(w);
+		}
+	}
+	if (l->tick != NULL)
+		event_free(l->tick);
+	free(l->holder);
+	free(l);
+}
+
+int gw__lease_take(gw_leases *l, const char *workspace_id, long long cost,
+		   long long *remaining)
+{
+	ws *w = find_or_make(l, workspace_id);
+	int64_t now = seo_mono_ms();
+
+	if (w == NULL)
+		return 0;
+	w->took_at = now;
+	w->spent += cost;
+	if (!usable(w, now) || avail(w) < cost)
+		return 0;
+	w->running += cost;
+	*remaining = w->outside + avail(w);
+	return 1;
+}
+
+void gw__lease_end(gw_leases *l, const char *workspace_id,
+		   const gw_lease_call *call)
+{
+	ws *w = find(l, workspace_id);
+	pcall *p;
+
+	if (w == NULL) {
+		log_error("lease of %s: a call ended on no lease", workspace_id);
+		return;
+	}
+	w->running -= call->charged;
+	p = pcall_new(call);
+	if (p == NULL) {
+		/* Unreported, it costs nothing: the lease gives its credits
+		 * back at the close. */
+		log_error("lease of %s: call %s not reported: out of memory",
+			  w->id, call->request_id);
+		return;
+	}
+	p->seq = ++w->seq;
+	*w->tail = p;
+	w->tail = &p->next;
+	w->n_pending++;
+	w->pending_used += p->used;
+}
+
+void gw__lease_cancel(gw_leases *l, const char *workspace_id,
+		      long long charged)
+{
+	ws *w = find(l, workspace_id);
+
+	if (w != NULL)
+		w->running -= charged;
+}
+
+int gw__lease_credits(gw_leases *l, const char *workspace_id,
+		      long long *credits)
+{
+	ws *w = find(l, workspace_id);
+
+	if (w == NULL || !usable(w, seo_mono_ms()))
+		return 0;
+	*credits = w->outside + avail(w);
+	return 1;
+}
+
+int gw__lease_flush(gw_leases *l, const char *workspace_id,
+		    gw_lease_flushed_fn cb, void *ud)
+{
+	ws *w = find(l, workspace_id);
+	waiter *x;
+
+	if (w == NULL || w->reported_seq >= w->seq)
+		return 1;
+	x = malloc(sizeof(*x));
+	if (x == NULL)
+		return 1;
+	x->seq = w->seq;
+	x->cb = cb;
+	x->ud = ud;
+	x->next = w->waiters;
+	w->waiters = x;
+	if (!w->asking)
+		ask(w, 0, 0);
+	return 0;
+}
+
+void gw__leases_heard(gw_leases *l, const Seo__Account__V1__WatchResponse *w)
+{
+	for (size_t i = 0; i < w->n_recall; i++) {
+		ws *s = find(l, w->recall[i]);
+
+		if (s != NULL && s->open)
+			s->closing = 1;
+	}
+	for (size_t i = 0; i < w->n_balances; i++) {
+		ws *s = find(l, w->balances[i]);
+
+		if (s != NULL)
+			s->refresh = 1;
+	}
+}

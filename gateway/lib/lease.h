@@ -1,0 +1,117 @@
+/*
+ * lease.h: credit leases the gateway holds (docs/decisions.md, "credit
+ * leases"; the wire: Account/Lease in account.proto).
+ *
+ * A workspace that spends through this gateway gets a lease: svc-account
+ * moves a share of its balance (at most an eighth, only from a balance of
+ * 10,000 credits or more) into it, and billed calls are debited from it
+ * here, in memory, without a call to svc-account. Each call's outcome
+ * (its usage row) is queued and reported every GW_LEASE_REPORT_MS with the
+ * next Lease call, which also tops the lease up to about two seconds of
+ * the workspace's spending. What a workspace may spend here is
+ *
+ *     granted - used - (calls not yet reported) - (calls running)
+ *
+ * with granted and used as svc-account last answered, so an answer lost
+ * on the way is corrected by the next. A lease is given back (closed) when
+ * svc-account recalls it (a debit elsewhere found the balance short), when
+ * it has not been spent from for GW_LEASE_IDLE_MS, and when the gateway
+ * stops; each close waits for its running calls. It is not spent from
+ * once svc-account has not answered for GW_LEASE_STALE_MS, far inside the
+ * lease's lifetime at svc-account (ACCT_LEASE_TTL_MS), after which
+ * svc-account gives it back itself. A workspace without a usable lease is
+ * debited call by call, as before. Loop thread only. Internal to the
+ * gateway.
+ */
+#ifndef GW_LEASE_H
+#define GW_LEASE_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "seo/account/v1/account.pb-c.h"
+#include "seo/rpc.h"
+
+#define GW_LEASE_REPORT_MS 50
+#define GW_LEASE_IDLE_MS 5000
+#define GW_LEASE_STALE_MS 20000
+/* After a Lease call failed or granted nothing, the next waits this. */
+#define GW_LEASE_RETRY_MS 1000
+/* Calls one Lease call reports at most. */
+#define GW_LEASE_BATCH 512
+
+typedef struct gw_leases gw_leases;
+
+/* A billed call's outcome, for its usage row. Strings are copied. */
+typedef struct gw_lease_call {
+	const char *request_id; /* the call's idempotency key */
+	const char *user_id, *key_id, *endpoint;
+	const char *domain; /* NULL: none */
+	long long charged, credits_used;
+	int64_t created_at; /* unix ms */
+} gw_lease_call;
+
+/* Called once the calls a flush waited for are reported, or their report
+ * failed. */
+typedef void (*gw_lease_flushed_fn)(void *ud);
+
+/* Holds leases through *account (the slot is read at each call; NULL: the
+ * gateway is stopping) as `holder` (copied). 0 or SEO_ENOMEM; free with
+ * gw__leases_free(). */
+int gw__leases_new(struct event_base *base, rpc_client *const *account,
+		   const char *holder, int timeout_ms, gw_leases **out);
+
+/* The gateway stops: nothing more is taken, and every lease is given back
+ * once its running calls have ended. */
+void gw__leases_stop(gw_leases *l);
+
+/* 1 while something is still to report or give back. */
+int gw__leases_busy(const gw_leases *l);
+
+/* Frees everything; what was not reported is logged (svc-account gives
+ * the leases back when they expire; those calls cost nothing). NULL is
+ * allowed. */
+void gw__leases_free(gw_leases *l);
+
+/*
+ * Debits `cost` (> 0) from the workspace's lease. 1 when it could, with
+ * *remaining the workspace's credits after it; the call must then end with
+ * gw__lease_end() or gw__lease_cancel(). 0 when it could not (no usable
+ * lease, too little in it): the call is debited alone; the demand is noted
+ * so that a lease is asked for.
+ */
+int gw__lease_take(gw_leases *l, const char *workspace_id, long long cost,
+		   long long *remaining);
+
+/* A call that took `call->charged` ended costing `call->credits_used`: the
+ * rest goes back to the lease and the call is reported. */
+void gw__lease_end(gw_leases *l, const char *workspace_id,
+		   const gw_lease_call *call);
+
+/* A call that took `charged` was refused before its work (its key, rate
+ * or role): it goes back, unreported, as if never taken. */
+void gw__lease_cancel(gw_leases *l, const char *workspace_id,
+		      long long charged);
+
+/* 1 with *credits when the workspace's credits are known here (it holds a
+ * usable lease): svc-account's balance outside it plus what it still
+ * holds. Else 0. */
+int gw__lease_credits(gw_leases *l, const char *workspace_id,
+		      long long *credits);
+
+/*
+ * Until the calls of the workspace that ended before now are reported,
+ * `cb` waits: 0 when it will be called (once), 1 when nothing waits and
+ * it will not be. A read of usage rows then sees every call answered
+ * before it.
+ */
+int gw__lease_flush(gw_leases *l, const char *workspace_id,
+		    gw_lease_flushed_fn cb, void *ud);
+
+/* Applies a watch answer: recalled leases are given back, workspaces whose
+ * balance changed are asked for again. */
+void gw__leases_heard(gw_leases *l,
+		      const Seo__Account__V1__WatchResponse *w);
+
+#endif
