@@ -1,0 +1,268 @@
+"""Credit leases (issue 14, docs/decisions.md "credit leases"): a gateway
+debits a workspace's billed calls from a lease it holds in memory and
+reports them in batches. Through two gateways and a real svc-account:
+calls are served from the lease (no per-call debit), every answer and read
+sees the calls answered before it, failures give the credits back, the
+count of successes stays exactly floor(B/cost) near zero, a purchase shows
+at once, a revoked key fails on its next billed call, and a gateway that
+stops or is killed leaves every credit earned or returned. The rate limit
+is off: a key the limit counts is debited call by call."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness as h  # noqa: E402
+from harness import check, eq, expect_error, test  # noqa: E402
+
+COST = 2
+PATH = "/v1/referring-domains?domain=example.com&limit=1"
+HEAVY_COST = 10
+HEAVY = "/v1/site-explorer?domain=example.com"
+BIG = 100000
+
+
+def setup():
+    return h.Stack("leases", env={"SEO_RATE_LIMIT_PER_MIN": "0"}, gateways=2)
+
+
+def q(s, sql):
+    return s.db.query(sql)
+
+
+def open_leases(s, wid):
+    """(number, credits still held) of the workspace's open leases."""
+    row = q(s, "SELECT count(*) || ',' || coalesce(sum(granted - used), 0) "
+               "FROM credit_leases WHERE workspace_id = '%s' AND closed_at IS NULL"
+            % wid)
+    n, held = row.split(",")
+    return int(n), int(held)
+
+
+def conserved(s, wid, granted):
+    """The ledger sums to the balance, and balance + credits held in open
+    leases + credits earned by usage rows is the grant; returns earned."""
+    balance = int(q(s, "SELECT balance FROM workspaces WHERE id = '%s'" % wid))
+    ledger = int(q(s, "SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid))
+    earned = int(q(s, "SELECT coalesce(sum(credits_used), 0) FROM usage "
+                      "WHERE workspace_id = '%s'" % wid))
+    _, held = open_leases(s, wid)
+    eq(ledger, balance, "the ledger sums to the balance")
+    eq(balance + held + earned, granted, "balance + leases + earned is the grant")
+    return earned
+
+
+def wait_lease(s, wid, key, port=None):
+    """Billed calls until the workspace holds a lease (the first calls are
+    debited alone while the gateway asks for one); the calls made."""
+    made = 0
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        eq(s.get(PATH, key=key, port=port).status, 200, "billed call")
+        made += 1
+        if open_leases(s, wid)[0] > 0:
+            return made
+        time.sleep(0.05)
+    raise AssertionError("no lease was opened")
+
+
+def per_call_debits(s, wid):
+    return int(q(s, "SELECT count(*) FROM ledger WHERE workspace_id = '%s' "
+                    "AND reason = 'charge'" % wid))
+
+
+def credits(s, key, port=None):
+    r = s.get("/v1/credits", key=key, port=port)
+    eq(r.status, 200, "GET /v1/credits")
+    return r.json()["credits"]
+
+
+@test
+def billed_calls_come_from_the_lease(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    made = wait_lease(s, wid, key)
+    before = per_call_debits(s, wid)
+    calls = 400
+
+    def work(i):
+        out = []
+        for _ in range(calls // 8):
+            r = s.get(PATH, key=key)
+            out.append((r.status, r.json().get("credits_used")))
+        return out
+
+    results = [x for part in h.parallel(8, work) for x in part]
+    eq(set(results), {(200, COST)}, "every call answered and charged")
+    made += calls
+    check(per_call_debits(s, wid) - before <= 8,
+          "the calls came from the lease, not one debit each",
+          per_call_debits(s, wid) - before)
+    # One more, then the balance it showed is the one /v1/credits shows.
+    r = s.get(PATH, key=key)
+    made += 1
+    eq(credits(s, key), r.json()["credits_remaining"], "credits after the last call")
+    eq(r.json()["credits_remaining"], BIG - COST * made, "the balance shown")
+    rows = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid))
+    usage = s.get("/v1/usage?limit=1", key=key).json()
+    eq(usage["total"], made, "one usage row per call, written before the usage read")
+    eq(rows, made, "one usage row per call")
+    eq(conserved(s, wid, BIG), COST * made, "earned")
+
+
+@test
+def every_read_sees_the_call_before_it(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    made = wait_lease(s, wid, key)
+    for i in range(30):
+        r = s.get(PATH, key=key)
+        eq(r.status, 200, "billed call")
+        made += 1
+        if i % 2:
+            usage = s.get("/v1/usage?limit=1", key=key).json()
+            eq(usage["total"], made, "usage rows right after the call")
+        else:
+            eq(credits(s, key), BIG - COST * made, "credits right after the call")
+            r = s.get("/v1/me", key=key)
+            eq(r.json()["credits"], BIG - COST * made, "/v1/me's credits")
+
+
+@test
+def failed_calls_give_the_credits_back(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    made = wait_lease(s, wid, key)
+    s.stop_service("svc-graph")
+    try:
+        for _ in range(20):
+            r = s.get(PATH, key=key)
+            eq(r.status, 503, "svc-graph is down")
+        eq(credits(s, key), BIG - COST * made, "nothing charged for the failures")
+    finally:
+        s.start_service("svc-graph")
+        s.wait_healthy()
+    free = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+                    "AND credits_used = 0 AND charged = %d" % (wid, COST)))
+    eq(free, 20, "the failures' usage rows at 0")
+    eq(conserved(s, wid, BIG), COST * made, "earned")
+
+
+@test
+def exact_near_zero_across_two_gateways(s):
+    """12,000 credits, 10 a call, 16 clients on two gateways until each is
+    refused: exactly 1,200 succeed, whatever the leases held when the
+    balance ran out."""
+    granted = 12000
+    ws = s.workspace(credits=granted)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    lock = threading.Lock()
+    statuses = []
+
+    def client(i):
+        port = s.gateways[i % 2]
+        while True:
+            st = s.get(HEAVY, key=key, port=port, timeout=60).status
+            with lock:
+                statuses.append(st)
+            if st != 200:
+                return
+
+    h.parallel(16, client)
+    eq(statuses.count(200), granted // HEAVY_COST, "successes")
+    eq(set(statuses), {200, 402}, "only successes and refusals")
+    leased = int(q(s, "SELECT count(*) FROM ledger WHERE workspace_id = '%s' "
+                      "AND reason = 'lease'" % wid))
+    check(leased > 0, "leases were taken", leased)
+    for port in s.gateways:
+        expect_error(s.get(HEAVY, key=key, port=port), 402, "insufficient_credits")
+        eq(credits(s, key, port), 0, "no credit left")
+    eq(conserved(s, wid, granted), granted, "all earned")
+
+
+@test
+def a_purchase_shows_at_once(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    made = wait_lease(s, wid, key)
+    s.seoctl("credits", "grant", "--workspace", wid, "--credits", "5000")
+    want = BIG + 5000 - COST * made
+    deadline = time.time() + 2
+    seen = None
+    while time.time() < deadline:
+        seen = [credits(s, key, p) for p in s.gateways]
+        if seen == [want, want]:
+            break
+        time.sleep(0.02)
+    eq(seen, [want, want], "the grant on both gateways")
+    r = s.get(PATH, key=key)
+    eq(r.json()["credits_remaining"], want - COST, "and in the next call's balance")
+
+
+@test
+def a_revoked_key_fails_its_next_billed_call(s):
+    ws = s.workspace(credits=BIG)
+    wid, owner = ws["workspace_id"], ws["api_key"]
+    wait_lease(s, wid, owner)
+    for i in range(5):
+        via, other = (s.gateways if i % 2 == 0 else s.gateways[::-1])
+        k = s.request("POST", "/v1/keys", key=owner, body={"name": "l%d" % i},
+                      port=via).json()
+        for port in s.gateways:
+            for _ in range(3):
+                eq(s.get(PATH, key=k["key"], port=port).status, 200, "warm call")
+        eq(s.request("DELETE", "/v1/keys/" + k["id"], key=owner, port=via).status,
+           200, "revoked")
+        expect_error(s.get(PATH, key=k["key"], port=other), 401, "invalid_api_key")
+        expect_error(s.get(PATH, key=k["key"], port=via), 401, "invalid_api_key")
+
+
+def replace_gateway(s, name):
+    s.procs.pop(name)
+    s.gateways.pop()
+    s.start_gateway()
+    s.wait_healthy()
+
+
+@test
+def a_stopped_gateway_gives_its_lease_back(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    port = s.gateways[1]
+    made = wait_lease(s, wid, key, port)
+    for _ in range(50):
+        eq(s.get(PATH, key=key, port=port).status, 200, "billed call")
+        made += 1
+    code = s.procs["gateway1"].stop(signal.SIGTERM)
+    replace_gateway(s, "gateway1")
+    eq(code, 0, "the gateway stopped cleanly")
+    eq(open_leases(s, wid)[0], 0, "its lease given back")
+    eq(int(q(s, "SELECT balance FROM workspaces WHERE id = '%s'" % wid)),
+       BIG - COST * made, "the balance, in the database")
+    eq(conserved(s, wid, BIG), COST * made, "earned")
+
+
+@test
+def a_killed_gateways_lease_expires(s):
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    port = s.gateways[1]
+    made = wait_lease(s, wid, key, port)
+    for _ in range(50):
+        eq(s.get(PATH, key=key, port=port).status, 200, "billed call")
+        made += 1
+    time.sleep(0.5)  # reported: the calls answered long before the kill
+    s.procs["gateway1"].stop(signal.SIGKILL)
+    replace_gateway(s, "gateway1")
+    check(open_leases(s, wid)[0] > 0, "the lease is still open")
+    h.reconcile_tomorrow(s)
+    eq(open_leases(s, wid)[0], 0, "the expired lease given back")
+    eq(conserved(s, wid, BIG), COST * made, "earned: every call answered")
+    eq(credits(s, key), BIG - COST * made, "the balance shown")
+
+
+if __name__ == "__main__":
+    sys.exit(h.run(setup, lambda s: s.close()))
