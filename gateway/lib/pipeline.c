@@ -123,6 +123,9 @@ typedef struct gw_call {
 	 * route's earlier calls were reported before the service call. */
 	int leased;
 	int flushed;
+	/* A rate-limited call's lease, taken before svc-account counts the
+	 * rate: the workspace to give the charge back to if it refuses. */
+	const char *lease_ws;
 
 	ProtobufCMessage *output;
 
@@ -814,6 +817,17 @@ static void on_authorize(const rpc_result *res, void *ud)
 	if (res->grpc_status != SEO_GRPC_OK)
 		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
 	c->n_earned = 0;
+	if (c->leased && (res->grpc_status != SEO_GRPC_OK ||
+			  strcmp(a->workspace_id, c->lease_ws) != 0)) {
+		gw__lease_cancel(c->gw->leases, c->lease_ws, c->charged);
+		c->leased = 0;
+		c->charged = 0;
+		if (res->grpc_status == SEO_GRPC_OK) {
+			respond_error(c, "internal_error",
+				      "the key changed workspace", NULL);
+			return;
+		}
+	}
 	if (res->grpc_status != SEO_GRPC_OK) {
 		if (res->code != NULL && strcmp(res->code, "invalid_api_key") == 0)
 			gw__authfail_count(c->gw->authfail, client_ip(c),
@@ -827,7 +841,8 @@ static void on_authorize(const rpc_result *res, void *ud)
 	c->key_id = a->key_id;
 	c->role = a->role;
 	c->charge_id = a->charge_id && *a->charge_id ? a->charge_id : NULL;
-	c->credits_remaining = a->credits_remaining;
+	if (!c->leased)
+		c->credits_remaining = a->credits_remaining;
 	if (a->rate != NULL) {
 		c->have_rate = 1;
 		c->rate_limit = a->rate->limit;
@@ -835,7 +850,7 @@ static void on_authorize(const rpc_result *res, void *ud)
 		c->rate_reset = a->rate->reset_s;
 	}
 	keep_key(c);
-	if (c->charge_id != NULL)
+	if (c->charge_id != NULL || c->leased)
 		gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	else
 		c->charged = 0;
@@ -890,6 +905,25 @@ static void carry_earned(gw_call *c, Seo__Account__V1__AuthorizeRequest *req)
 	req->n_earned = c->n_earned;
 }
 
+/*
+ * A billed call of a kept key that a rate limit counts: its charge is
+ * taken from the workspace's lease here before svc-account is asked for
+ * the rate (and the key) only. 1 when taken, else 0.
+ */
+static int reserve_leased(gw_call *c)
+{
+	gw_kept_key k;
+	long long remaining;
+
+	if (!gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
+	    (c->lease_ws = seo_arena_strdup(c->arena, k.workspace_id)) == NULL ||
+	    !gw__lease_take(c->gw->leases, c->lease_ws, c->charged, &remaining))
+		return 0;
+	c->leased = 1;
+	c->credits_remaining = remaining;
+	return 1;
+}
+
 static void authorize(gw_call *c, const char *key)
 {
 	Seo__Account__V1__AuthorizeRequest req =
@@ -913,11 +947,18 @@ static void authorize(gw_call *c, const char *key)
 	req.request_id = c->call_key;
 	req.has_settle_within_ms = 1;
 	req.settle_within_ms = service_timeout(c) + c->gw->rpc_timeout_ms;
-	if (c->charged > 0)
+	if (c->charged > 0 && reserve_leased(c)) {
+		/* The lease pays; svc-account counts the rate only. */
+		req.cost = 0;
+		req.no_balance = 1;
+	} else if (c->charged > 0) {
 		carry_earned(c, &req);
+	}
 	/* Only an envelope shows the balance; billed after, Charge gives it. */
-	req.no_balance = c->charged == 0 && (!c->route->bill.envelope ||
-					     c->route->bill.kind == GW_BILL_AFTER);
+	if (!c->leased)
+		req.no_balance = c->charged == 0 &&
+				 (!c->route->bill.envelope ||
+				  c->route->bill.kind == GW_BILL_AFTER);
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
