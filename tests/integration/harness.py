@@ -485,6 +485,25 @@ def reconcile_tomorrow(s):
                     at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
 
 
+def open_charges(s, wid):
+    """The workspace's debits whose outcome nobody reported yet."""
+    return int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+                          "AND outcome IS NULL" % wid))
+
+
+def wait_reported(s, wid, timeout=60):
+    """Waits until every debit of the workspace has its outcome, as once the
+    gateways' reports (a 50 ms flush, retries up to 5 s apart) are in; for
+    when no debit can have lost its caller (the reconcile job would refund a
+    call answered 200 whose report was still on its way). Fails at
+    `timeout`."""
+    deadline = time.time() + timeout
+    while open_charges(s, wid) > 0:
+        check(time.time() < deadline, "outcomes reported within %d s" % timeout,
+              open_charges(s, wid))
+        time.sleep(0.1)
+
+
 def billed_load(s, path, key, fault, ports=(None,), per_port=8, after_s=2):
     """`per_port` clients per gateway port (None: the first) calling `path`
     with `key` while fault() runs, 1 s into the load and `after_s` before
