@@ -433,12 +433,14 @@ int acct__listener_start(acct__listener *l, const char *url,
 void acct__listener_stop(acct__listener *l);
 
 /* The channel, and the payload prefixes of a user removal, of leases
- * closed by another process (the reconcile job) and of a balance changed
- * outside the leases (a grant, a purchase, a reconcile refund). */
+ * closed (by a holder, or by the reconcile job), of a balance changed
+ * outside the leases (a grant, a purchase, a reconcile refund) and of a
+ * recall: every svc-account replica hears them. */
 #define ACCT_AUTH_CHANNEL "seo_auth"
 #define ACCT_AUTH_USER_PREFIX "user:"
 #define ACCT_AUTH_LEASE_PREFIX "lease:"
 #define ACCT_AUTH_BALANCE_PREFIX "balance:"
+#define ACCT_AUTH_RECALL_PREFIX "recall:"
 
 /* ---- credit leases (lease_registry.c, lease.c) ------------------------- */
 
@@ -492,10 +494,13 @@ int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
 int acct__leases_recalled(acct__leases *r, const char *workspace_id);
 /* A balance changed outside the leases: tells their holders, if any. */
 void acct__leases_balance_changed(acct__leases *r, const char *workspace_id);
+/* Marks the workspace recalled (no top-up for ACCT_LEASE_RECALL_MS) and
+ * tells the holders through the watch. */
+void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id);
 /*
- * Recalls the workspace's leases: no top-up for ACCT_LEASE_RECALL_MS, the
- * holders told through the watch, then waits up to `wait_ms` for none to
- * be open. Returns 1 when none is open at the end, else 0.
+ * Recalls the workspace's leases (acct__leases_mark_recalled()), then
+ * waits up to `wait_ms` for none to be open. Returns 1 when none is open
+ * at the end, else 0.
  */
 int acct__leases_recall(acct__leases *r, const char *workspace_id,
 			int64_t wait_ms);

@@ -61,12 +61,16 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT balance FROM workspaces WHERE id = $1"},
 	[ACCT_Q_WORKSPACE_INSERT] = {"workspace_insert",
 		"INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)"},
+	/* The balance answered counts what open leases hold; the holders
+	 * hear of the grant. */
 	[ACCT_Q_GRANT] = {"grant",
 		"WITH w AS (UPDATE workspaces SET balance = balance + $2 "
 		"WHERE id = $1 RETURNING id, balance), "
 		"l AS (INSERT INTO ledger (workspace_id, delta, reason, created_at) "
 		"SELECT id, $2, 'grant', $3 FROM w) "
-		"SELECT balance, pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM w"},
+		"SELECT balance + (SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
+		"WHERE workspace_id = w.id AND closed_at IS NULL), "
+		"pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM w"},
 	/* Locks in id order everywhere, so that two writers cannot deadlock. */
 	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
 		"SELECT id, workspace_id, credits_used, outcome IS NOT NULL FROM usage "

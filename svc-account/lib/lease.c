@@ -264,7 +264,8 @@ static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 {
 	const char *ws = t->in->workspace_id;
 	char snow[24], granted[24], used[24], delta[24], balance[24];
-	const char *fix[2], *lease[5], *bal[2] = {ws, balance};
+	char payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_LEASE_PREFIX)];
+	const char *fix[2], *lease[5], *bal[2] = {ws, balance}, *notify = payload;
 	acct__pgarr l[4];
 	seo_pg_pipe p;
 	int rc = 0, s_ws;
@@ -274,6 +275,7 @@ static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 	snprintf(used, sizeof(used), "%lld", (long long)t->used);
 	snprintf(delta, sizeof(delta), "%lld", (long long)t->delta);
 	snprintf(balance, sizeof(balance), "%lld", (long long)t->balance);
+	snprintf(payload, sizeof(payload), "%s%s", ACCT_AUTH_LEASE_PREFIX, ws);
 	for (size_t i = 0; i < 4; i++)
 		acct__pgarr_init(&l[i]);
 	seo_pg_pipe_init(&p);
@@ -309,6 +311,10 @@ static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 		lease[4] = snow;
 		seo_pg_pipe_add(&p, ACCT_Q_LEASE_INSERT, 5, lease);
 	}
+	/* Every replica reads the workspace's leases again: a recall may
+	 * wait for this close elsewhere. */
+	if (t->closed)
+		seo_pg_pipe_add(&p, ACCT_Q_NOTIFY, 1, &notify);
 	s_ws = p.n;
 	seo_pg_pipe_add(&p, ACCT_Q_LEASE_WS_SET, 2, bal);
 	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);

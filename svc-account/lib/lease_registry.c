@@ -145,6 +145,19 @@ void acct__leases_balance_changed(acct__leases *r, const char *workspace_id)
 		acct__watch_lease(r->watch, ACCT_WATCH_BALANCE, workspace_id);
 }
 
+void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id)
+{
+	entry *e;
+
+	pthread_mutex_lock(&r->mu);
+	e = find(r, workspace_id, 1);
+	if (e != NULL)
+		e->recalled_until = seo_mono_ms() + ACCT_LEASE_RECALL_MS;
+	pthread_mutex_unlock(&r->mu);
+	/* Outside r->mu: the watch has its own lock. */
+	acct__watch_lease(r->watch, ACCT_WATCH_RECALL, workspace_id);
+}
+
 int acct__leases_recall(acct__leases *r, const char *workspace_id,
 			int64_t wait_ms)
 {
@@ -153,14 +166,9 @@ int acct__leases_recall(acct__leases *r, const char *workspace_id,
 	int none;
 
 	acct__deadline_in(&until, wait_ms > 0 ? wait_ms : 0);
+	acct__leases_mark_recalled(r, workspace_id);
 	pthread_mutex_lock(&r->mu);
-	e = find(r, workspace_id, 1);
-	if (e != NULL)
-		e->recalled_until = seo_mono_ms() + ACCT_LEASE_RECALL_MS;
-	pthread_mutex_unlock(&r->mu);
-	/* Outside r->mu: the watch has its own lock. */
-	acct__watch_lease(r->watch, ACCT_WATCH_RECALL, workspace_id);
-	pthread_mutex_lock(&r->mu);
+	e = find(r, workspace_id, 0);
 	while (e != NULL && e->count > 0 && wait_ms > 0)
 		if (pthread_cond_timedwait(&r->changed, &r->mu, &until) ==
 		    ETIMEDOUT)

@@ -2,8 +2,8 @@
  * The seo_auth listener: its own connection LISTENs, so that a key revoked
  * or a user removed by another process (another replica, seoctl) leaves
  * this process's key cache at once. Payloads: a key hash, or "user:<id>";
- * for the credit leases, "lease:<workspace>" (leases closed elsewhere: read
- * again) and "balance:<workspace>" (told to the holders).
+ * for the credit leases, "lease:<workspace>" (leases closed: read again),
+ * "recall:<workspace>" and "balance:<workspace>" (told to the holders).
  */
 #include "acct_int.h"
 
@@ -58,6 +58,11 @@ static void handle(acct__listener *l, const char *payload)
 	 * key. */
 	if (prefixed(payload, ACCT_AUTH_LEASE_PREFIX)) {
 		leases_changed(l, payload + strlen(ACCT_AUTH_LEASE_PREFIX));
+		return;
+	}
+	if (prefixed(payload, ACCT_AUTH_RECALL_PREFIX)) {
+		acct__leases_mark_recalled(l->leases,
+					   payload + strlen(ACCT_AUTH_RECALL_PREFIX));
 		return;
 	}
 	if (prefixed(payload, ACCT_AUTH_BALANCE_PREFIX)) {

@@ -10,6 +10,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/log.h"
 #include "seo/pg.h"
 #include "seo/util.h"
 
@@ -219,6 +220,22 @@ static void call_of(acct__debit *d, const acct_call *call)
 	d->deadline_ms = call->deadline_ms;
 }
 
+/* Recalls the workspace's leases here and, through a NOTIFY, on every
+ * other replica (whose gateways watch it), then waits here. */
+static void recall(acct_service *a, const char *workspace_id, int64_t wait_ms)
+{
+	char payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_RECALL_PREFIX)];
+	const char *p = payload;
+	acct_err err;
+
+	snprintf(payload, sizeof(payload), "%s%s", ACCT_AUTH_RECALL_PREFIX,
+		 workspace_id);
+	if (acct__pool_query(a->pool, ACCT_Q_NOTIFY, 1, &p, NULL, &err) != 0)
+		log_warn("recall of %s not announced: %s", workspace_id,
+			 err.message);
+	acct__leases_recall(&a->leases, workspace_id, wait_ms);
+}
+
 /*
  * Debits `d`. Refused for its balance while the workspace has open leases,
  * it recalls them (their holders close them and give back what they hold)
@@ -243,7 +260,7 @@ static int debit(acct_service *a, acct__debit *d, char charge_id[ACCT_ID_LEN],
 	/* The second try must still meet the caller's deadline. */
 	if (d->deadline_ms > 0 && d->deadline_ms - seo_mono_ms() - 100 < wait)
 		wait = d->deadline_ms - seo_mono_ms() - 100;
-	acct__leases_recall(&a->leases, d->workspace_id, wait);
+	recall(a, d->workspace_id, wait);
 	d->keep_refused = keep;
 	return acct__ledger_debit(&a->ledger, d, charge_id, remaining, err);
 }

@@ -524,6 +524,7 @@ static void test_balance_event(void)
 				    &err), 0);
 	acct__watch_wait(&svc->watch, "test-b", NULL, 0, 0, b);
 	CU_ASSERT_EQUAL(acct_credits_grant(db, u.workspace_id, 5, &bal, &err), 0);
+	CU_ASSERT_EQUAL(bal, 100005);
 	for (int i = 0; i < 50 && !seen; i++) {
 		acct__watch_wait(&svc->watch, "test-b", b->instance, b->seq, 100, b);
 		for (size_t k = 0; k < b->n; k++)
