@@ -162,7 +162,9 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT id, granted, used FROM credit_leases "
 		"WHERE holder = $1 AND workspace_id = $2 AND closed_at IS NULL FOR UPDATE"},
 	/* A report's calls, once per request id; free (0, refunded) without
-	 * an open lease of the holder. Only the rows written now return. */
+	 * an open lease of the holder; none for an unknown workspace (not
+	 * found, not a foreign key's failure). Only the rows written now
+	 * return. */
 	[ACCT_Q_LEASE_USAGE] = {"lease_usage",
 		"INSERT INTO usage (id, workspace_id, user_id, key_id, endpoint, domain, "
 		"charged, credits_used, request_id, settle_by, outcome, created_at) "
@@ -174,6 +176,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"AS t(i, u, k, e, d, c, x, r, ts), "
 		"(SELECT EXISTS (SELECT 1 FROM credit_leases WHERE holder = $10 "
 		"AND workspace_id = $9 AND closed_at IS NULL) AS open) o) q "
+		"WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $9) "
 		"ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING "
 		"RETURNING id, credits_used"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",

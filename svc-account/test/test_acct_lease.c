@@ -392,6 +392,45 @@ static void test_expiry(void)
 	CU_ASSERT_STRING_EQUAL(o.lease_id, "");
 }
 
+/* A holder reporting beyond its lease: the excess comes from the balance
+ * as far as it goes; the rest is not charged. */
+static void test_overspent(void)
+{
+	acct_new_user u;
+	acct__lease_out o;
+	acct_err err;
+	char ids[2][32], hash[ACCT_HASH_LEN], charge[ACCT_ID_LEN];
+	LeaseCall calls[2];
+	acct_caller who;
+	int64_t remaining;
+	const char *ws;
+
+	new_workspace(10000, &u);
+	ws = u.workspace_id;
+	CU_ASSERT_EQUAL_FATAL(lease("gw1", ws, NULL, 0, 5000, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.granted, 1250);
+	calls[0] = mkcall(ids[0], 1300, 1300);
+	CU_ASSERT_EQUAL(lease("gw1", ws, calls, 1, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.granted, 1300);
+	CU_ASSERT_EQUAL(o.used, 1300);
+	CU_ASSERT_EQUAL(balance(ws), 8700);
+	CU_ASSERT(ledger_ok(ws));
+	/* The rest of the balance spent elsewhere, then more reported. */
+	seo_sha256_hex(u.api_key, strlen(u.api_key), hash);
+	who = (acct_caller){ws, u.user_id, hash, ACCT_ROLE_OWNER};
+	CU_ASSERT_EQUAL(acct_charge(svc, &who, NULL, "backlinks", 8690, NULL,
+				    charge, &remaining, &err), 0);
+	calls[1] = mkcall(ids[1], 50, 50);
+	CU_ASSERT_EQUAL(lease("gw1", ws, &calls[1], 1, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, o.granted);
+	CU_ASSERT_EQUAL(o.granted, 1310);
+	CU_ASSERT_EQUAL(balance(ws), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1 "
+			      "AND outcome = 'refunded'", ids[1], NULL), 10);
+	CU_ASSERT_EQUAL(total(ws), 10000);
+	CU_ASSERT(ledger_ok(ws));
+}
+
 typedef struct closer {
 	const char *ws;
 	int closed;
@@ -503,9 +542,14 @@ static void test_bad_input(void)
 	CU_ASSERT_EQUAL(lease("gw1", u.workspace_id, calls, 1, 0, 0, &o, &err), SEO_EINVAL);
 	CU_ASSERT_EQUAL(lease("gw1", "ws_nope", NULL, 0, 1, 0, &o, &err), SEO_ENOTFOUND);
 	CU_ASSERT_STRING_EQUAL(err.code, "not_found");
+	calls[0] = mkcall(ids[0], 5, 5);
+	CU_ASSERT_EQUAL(lease("gw1", "ws_nope", calls, 1, 0, 0, &o, &err), SEO_ENOTFOUND);
+	CU_ASSERT_STRING_EQUAL(err.code, "not_found");
 	CU_ASSERT_EQUAL(balance(u.workspace_id), 20000);
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
 			      u.workspace_id, NULL), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+			      ids[0], NULL), 0);
 }
 
 /* A grant outside the leases reaches their holders through the watch. */
@@ -688,6 +732,7 @@ int main(void)
 	CU_add_test(s, "no top-up while recalled", test_recalled_no_top_up);
 	CU_add_test(s, "outside counts the other holders", test_outside);
 	CU_add_test(s, "the reconcile job expires stale leases", test_expiry);
+	CU_add_test(s, "calls reported beyond the lease", test_overspent);
 	CU_add_test(s, "a debit short of balance recalls the leases", test_recall);
 	CU_add_test(s, "a recall nobody answers refuses after the wait",
 		    test_recall_unanswered);
