@@ -20,6 +20,9 @@
 #include "seo/util.h"
 
 #define HOLDER_MAX 128
+/* The longest a Lease waits for a row lock held elsewhere (then 503
+ * service_unavailable; the holder reports again). */
+#define LOCK_WAIT_MS "5000"
 
 typedef Seo__Account__V1__LeaseRequest LeaseRequest;
 typedef Seo__Account__V1__LeaseCall LeaseCall;
@@ -198,13 +201,14 @@ static int lock_and_report(seo_pg_conn *c, tx *t, int64_t now, acct_err *err)
 	seo_pg_pipe p;
 	const char *ws = in->workspace_id, *holder = in->holder;
 	const char *mine[2] = {holder, ws}, *others[2] = {ws, holder};
-	const char *usage[11];
+	const char *usage[11], *timeout = LOCK_WAIT_MS;
 	int rc = 0, s_ws, s_mine, s_usage = -1, s_others;
 
 	for (size_t i = 0; i < U_N; i++)
 		acct__pgarr_init(&u[i]);
 	seo_pg_pipe_init(&p);
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
+	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout);
 	if (!in->close)
 		seo_pg_pipe_add(&p, ACCT_Q_LEASE_ASYNC, 0, NULL);
 	s_ws = p.n;
