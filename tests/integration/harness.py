@@ -444,16 +444,35 @@ class PgCluster:
             raise Skip("initdb is not installed")
         self.home = tempfile.mkdtemp(prefix="seo-it-pg-")
         self.data = os.path.join(self.home, "data")
-        self.port = free_port()
         if os.getuid() == 0:
             shutil.chown(self.home, "postgres")
         self.run(self.initdb, "-D", self.data, "-U", "seo", "-A", "trust", "-E", "UTF8",
                  "--no-locale")
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
-                    "unix_socket_directories = ''\n" % self.port)
-        self.start()
+        conf = os.path.join(self.data, "postgresql.conf")
+        with open(conf) as f:
+            base = f.read()
+        # The port is free when chosen, and may be taken by another test's
+        # process before the server binds it (initdb takes seconds): again,
+        # on another port.
+        for attempt in range(3):
+            self.port = free_port()
+            with open(conf, "w") as f:
+                f.write(base + "listen_addresses = '127.0.0.1'\nport = %d\n"
+                        "unix_socket_directories = ''\n" % self.port)
+            try:
+                self.start()
+                break
+            except RuntimeError:
+                if attempt == 2 or "already in use" not in self.log_tail():
+                    raise
         self.url = "postgresql://seo@127.0.0.1:%d/postgres" % self.port
+
+    def log_tail(self):
+        try:
+            with open(os.path.join(self.home, "log"), errors="replace") as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
 
     def run(self, *argv):
         if os.getuid() == 0:
