@@ -109,6 +109,20 @@ def free_port():
             return port
 
 
+# Sockets bound and never listened on, kept for the program's life.
+_closed = []
+
+
+def closed_port():
+    """A port where connections are refused for as long as this test
+    program runs: bound, never listened on (a port merely free now may be
+    listened on by another test's process later)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _closed.append(s)
+    return s.getsockname()[1]
+
+
 def pg_bin(name):
     root = "/usr/lib/postgresql"
     versions = sorted(os.listdir(root), key=lambda v: [int(x) for x in v.split(".")])

@@ -30,7 +30,7 @@ def setup():
     cert, key = h.tls_cert(c.tmp, HTTPS_HOSTS)
     c.plain = h.Fake("site_server.py")
     c.tls = h.Fake("site_server.py", "--tls", cert, key)
-    closed = h.free_port()
+    closed = h.closed_port()
     # takes connections and never answers: a walk that has to run out
     c.hole = socket.socket()
     c.hole.bind(("127.0.0.1", 0))
