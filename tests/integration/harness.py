@@ -90,9 +90,16 @@ def _stop_children():
 # picked for us (bind to 0) may be taken by any client socket, or by
 # another test that was handed the same one, before our process binds it.
 # Nor is a port handed twice in one test program: two services of a stack
-# given the same free port would both be told it is free.
+# given the same free port would both be told it is free. A port handed
+# stays reserved until the program ends: a socket bound to it with
+# SO_REUSEADDR and never listened on lets our processes (which set
+# SO_REUSEADDR, as PostgreSQL does) bind and listen there, while another
+# test's check, a bind without it, finds the port taken. So no other test
+# takes it between our choice and our process's bind, nor while one of
+# our processes restarts on it.
 _PORTS = (20000, 32767)
 _handed = set()
+_reserved = []
 
 
 def free_port():
@@ -106,7 +113,15 @@ def free_port():
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+        keep = socket.socket()
+        keep.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            keep.bind(("127.0.0.1", port))
+        except OSError:
+            keep.close()
+            continue
+        _reserved.append(keep)
+        return port
 
 
 # Sockets bound and never listened on, kept for the program's life.
