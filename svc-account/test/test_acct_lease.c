@@ -436,14 +436,16 @@ typedef struct closer {
 	int closed;
 } closer;
 
-/* The holder: closes its lease once the workspace is recalled. */
+/* The holder: closes its lease once the workspace is recalled, waiting up
+ * to 10 s for the recall (a debit slow to reach it on a busy machine would
+ * find a holder that gave up sooner gone). */
 static void *close_on_recall(void *arg)
 {
 	closer *c = arg;
 	acct__lease_out o;
 	acct_err err;
 
-	for (int i = 0; i < 500 && !acct__leases_recalled(&svc->leases, c->ws); i++)
+	for (int i = 0; i < 5000 && !acct__leases_recalled(&svc->leases, c->ws); i++)
 		usleep(2000);
 	c->closed = acct__leases_recalled(&svc->leases, c->ws) &&
 		    lease("gw1", c->ws, NULL, 0, 0, 1, &o, &err) == 0;
