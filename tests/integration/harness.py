@@ -533,6 +533,17 @@ def reconcile_tomorrow(s):
                     at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
 
 
+def clear_of_the_hourly_job(minute, window=30):
+    """svc-agent's scheduler runs its hourly jobs on the real clock
+    (svc-agent/lib/jobs.c: freeze at :00, expire at :05, indexnow-retry at
+    :35). A test whose data such a run would change starts at least
+    `window` s before the run at `minute`, else just after it (the
+    scheduler wakes within 1 s)."""
+    left = (minute * 60 - time.time() % 3600) % 3600
+    if left < window:
+        time.sleep(left + 5)
+
+
 def open_charges(s, wid):
     """The workspace's debits whose outcome nobody reported yet."""
     return int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "

@@ -21,7 +21,6 @@ import secrets
 import ssl
 import sys
 import tempfile
-import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -46,16 +45,6 @@ def date(t):
 
 def json_error(text):
     return json.loads(text)["error"]
-
-
-def clear_of_the_hourly_freeze(window=30):
-    """svc-agent's scheduler runs `freeze` at every full hour on the real
-    clock, saving any past week of the last 400 days with events: a test
-    still writing such a week starts at least `window` s before the hour,
-    else just after that run (the scheduler wakes within 1 s)."""
-    left = 3600 - time.time() % 3600
-    if left < window:
-        time.sleep(left + 5)
 
 
 def this_monday():
@@ -222,7 +211,7 @@ def windows_end_three_days_before_the_weeks_last_day(c):
 
 @test
 def client_visible_events_only_oldest_first(c):
-    clear_of_the_hourly_freeze()
+    h.clear_of_the_hourly_job(0)  # freeze saves past weeks
     w = c.workspace(sites=2)
     key, site, other = w["api_key"], w["sites"][0], w["sites"][1]
     wk = "2026-09-07"
@@ -338,7 +327,7 @@ def notes_and_summaries_private_until_shared(c):
 
 @test
 def at_most_500_events(c):
-    clear_of_the_hourly_freeze()
+    h.clear_of_the_hourly_job(0)  # freeze saves past weeks
     w = c.workspace()
     key, site = w["api_key"], w["sites"][0]
     wk = "2026-09-14"
