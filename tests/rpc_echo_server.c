@@ -13,9 +13,10 @@
  *   /seo.test.Echo/Fail  fails with insufficient_credits, a message with
  *                        '%' and non-ASCII bytes, extra fields and response
  *                        metadata retry-after 12.
- *   /seo.test.Echo/Slow  sleeps `service` milliseconds (default 1000),
- *                        then answers SERVING.
+ *   /seo.test.Echo/Slow  logs "slow call began", sleeps `service`
+ *                        milliseconds (default 1000), then answers SERVING.
  */
+#include "seo/log.h"
 #include "seo/rpc.h"
 
 #include "grpc/health/v1/health.pb-c.h"
@@ -70,6 +71,8 @@ static int slow(rpc_ctx *ctx, const ProtobufCMessage *req,
 							 : 1000;
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
+	/* the test's cue that a call is in flight */
+	log_info("slow call began (%ld ms)", ms);
 	nanosleep(&ts, NULL);
 	out = seo_arena_alloc(rpc_ctx_arena(ctx), sizeof(*out));
 	if (out == NULL)

@@ -76,7 +76,9 @@ int acct_get_me(acct_service *a, const acct_caller *who, seo_arena *arena,
 	if (acct_role_parse(PQgetvalue(r, 0, 2), &role) != 0)
 		role = ACCT_ROLE_CLIENT;
 	u->has_credits = (role & ACCT_ROLES_STAFF) != 0;
-	u->credits = u->has_credits ? col_int(r, 0, 4) : 0;
+	u->credits = u->has_credits
+		? col_int(r, 0, 4) + acct__leases_unused(&a->leases, who->workspace_id)
+		: 0;
 	if (bad) {
 		rc = oom(err);
 		goto out;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "acct.h"
 #include "seo/pg_pool.h"
@@ -22,6 +23,10 @@ int acct__exec_sql(PGconn *db, const char *sql);
 /* Fills err and returns rc; printf-style message. */
 int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* The CLOCK_MONOTONIC time `ms` from now, for pthread_cond_timedwait()
+ * on a condition made with that clock. */
+void acct__deadline_in(struct timespec *ts, int64_t ms);
 
 /* `prefix` + 20 url-safe characters, e.g. "ws_...". */
 int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err);
@@ -63,6 +68,18 @@ typedef enum acct__q {
 	ACCT_Q_RECONCILE_LOCK,
 	ACCT_Q_RECONCILE_LOCK_WORKSPACES,
 	ACCT_Q_RECONCILE_REFUND,
+	ACCT_Q_LEASE_ASYNC,
+	ACCT_Q_LEASE_LOCK_WS,
+	ACCT_Q_LEASE_MINE,
+	ACCT_Q_LEASE_USAGE,
+	ACCT_Q_LEASE_OTHERS,
+	ACCT_Q_LEASE_USAGE_FIX,
+	ACCT_Q_LEASE_INSERT,
+	ACCT_Q_LEASE_UPDATE,
+	ACCT_Q_LEASE_WS_SET,
+	ACCT_Q_LEASE_STATE,
+	ACCT_Q_LEASE_EXPIRE_LOCK,
+	ACCT_Q_LEASE_EXPIRE,
 	ACCT_Q_PING,
 	ACCT_Q_BEGIN,
 	ACCT_Q_COMMIT,
@@ -224,6 +241,7 @@ void acct__limiter_forget(acct__limiter *l, const char *key);
 /* ---- the ledger writer (ledger.c) ------------------------------------- */
 
 typedef struct acct__op acct__op;
+typedef struct acct__leases acct__leases;
 
 /*
  * The queue of debits and refunds and the one connection they are written
@@ -240,6 +258,10 @@ typedef struct acct__ledger {
 	int stop;
 	seo_pg_conn conn;
 	char *url;
+	/* The open leases (NULL: none kept): every balance answered adds
+	 * their unused credits, and a committed change of a leased
+	 * workspace's balance is announced to their holders. */
+	acct__leases *leases;
 	atomic_uint_fast64_t queued, ops, batches;
 } acct__ledger;
 
@@ -336,6 +358,9 @@ void acct__watch_destroy(acct__watch *w);
 void acct__watch_key(acct__watch *w, const char *hash, int wait);
 /* A user removed: every key of theirs. */
 void acct__watch_user(acct__watch *w, const char *user_id);
+/* A workspace's leases recalled (ACCT_WATCH_RECALL) or its balance
+ * changed outside them (ACCT_WATCH_BALANCE); never waits. */
+void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id);
 /* Events may have been lost: watchers forget everything. */
 void acct__watch_reset(acct__watch *w);
 
@@ -353,7 +378,8 @@ typedef struct acct__watch_batch {
 } acct__watch_batch;
 
 /* The kinds of acct__watch_ev. */
-enum { ACCT_WATCH_KEY, ACCT_WATCH_USER, ACCT_WATCH_RESET };
+enum { ACCT_WATCH_KEY, ACCT_WATCH_USER, ACCT_WATCH_RESET, ACCT_WATCH_RECALL,
+       ACCT_WATCH_BALANCE };
 
 /*
  * Records that `watcher` read up to `since` of `instance` (NULL or another
@@ -364,6 +390,28 @@ int acct__watch_wait(acct__watch *w, const char *watcher,
 		     const char *instance, uint64_t since, int64_t wait_ms,
 		     acct__watch_batch *out);
 
+/* ---- sweeps of the reconcile job (reconcile.c) ------------------------ */
+
+/*
+ * A sweep: transactions that each lock up to `limit` rows with `lock`
+ * ($1 the cutoff, $2 the limit; the rows' ids in column 0), then run
+ * `steps`, each with its first `nparams` of ($1 the ids as text[], $2 now,
+ * $3 the cutoff); the last step's first column counts what was done.
+ */
+typedef struct acct__sweep {
+	acct__q lock;
+	int limit;
+	struct {
+		acct__q q;
+		int nparams;
+	} steps[2];
+	size_t n_steps;
+} acct__sweep;
+
+/* Transactions until one locks fewer than `limit`; *done the sum. */
+int acct__sweep_run(seo_pg_conn *c, const acct__sweep *s, int64_t cutoff_ms,
+		    int64_t now_ms, int64_t *done, char *err, size_t err_len);
+
 /* ---- the seo_auth listener (listener.c) ------------------------------- */
 
 typedef struct acct__listener {
@@ -373,6 +421,7 @@ typedef struct acct__listener {
 	int wake[2]; /* self-pipe: a byte asks the thread to stop */
 	acct__keycache *cache;
 	acct__watch *watch;
+	acct__leases *leases;
 	atomic_uint_fast64_t notifications;
 } acct__listener;
 
@@ -380,12 +429,106 @@ typedef struct acct__listener {
  * it hears leaves `cache` and goes to the watchers of `watch`. */
 int acct__listener_start(acct__listener *l, const char *url,
 			 acct__keycache *cache, acct__watch *watch,
-			 acct_err *err);
+			 acct__leases *leases, acct_err *err);
 void acct__listener_stop(acct__listener *l);
 
-/* The channel, and the payload prefix of a user removal. */
+/* The channel, and the payload prefixes of a user removal, of leases
+ * closed (by a holder, or by the reconcile job), of a balance changed
+ * outside the leases (a grant, a purchase, a reconcile refund) and of a
+ * recall: every svc-account replica hears them. */
 #define ACCT_AUTH_CHANNEL "seo_auth"
 #define ACCT_AUTH_USER_PREFIX "user:"
+#define ACCT_AUTH_LEASE_PREFIX "lease:"
+#define ACCT_AUTH_BALANCE_PREFIX "balance:"
+#define ACCT_AUTH_RECALL_PREFIX "recall:"
+
+/* ---- credit leases (lease_registry.c, lease.c) ------------------------- */
+
+/* A top-up is granted only from a balance of at least this, and is at
+ * most an eighth of it: near zero every call is debited alone. */
+#define ACCT_LEASE_MIN_BALANCE 10000
+#define ACCT_LEASE_SHARE 8
+/* A lease not reported on for this long is closed by the reconcile job. */
+#define ACCT_LEASE_TTL_MS 60000
+/* A recalled workspace gets no top-up for this long. */
+#define ACCT_LEASE_RECALL_MS 5000
+/* The longest a debit refused for its balance waits for the recalled
+ * leases to close before it tries again. */
+#define ACCT_LEASE_RECALL_WAIT_MS 2000
+/* Calls one report may carry. */
+#define ACCT_LEASE_CALLS_MAX 4096
+
+/*
+ * The open leases of each workspace, as last committed: how many, and the
+ * credits they still hold (sum of granted - used). Every state carries the
+ * workspace's lease_seq (bumped by each change, under the workspace's row
+ * lock), so that states set out of order keep the newest. Loaded at start,
+ * set by Lease after each commit and by the listener when another process
+ * (the reconcile job's expiry) closed some. Entries are never dropped.
+ */
+struct acct__leases {
+	pthread_mutex_t mu;
+	pthread_cond_t changed; /* a state set (CLOCK_MONOTONIC) */
+	acct__hmap map;
+	acct__watch *watch;
+};
+
+int acct__leases_init(acct__leases *r, acct__watch *watch, acct_err *err);
+void acct__leases_destroy(acct__leases *r);
+/* Sets the state of `workspace_id` unless a newer one (higher seq) is
+ * known; wakes the recall waiters. */
+void acct__leases_set(acct__leases *r, const char *workspace_id, int64_t seq,
+		      int64_t count, int64_t unused);
+/* Reads the open leases of `workspace_id` (NULL: of every workspace) on
+ * `pg` and sets them. Returns 0, or SEO_EDB with err filled. */
+int acct__leases_load(acct__leases *r, PGconn *pg, const char *workspace_id,
+		      acct_err *err);
+/* acct__leases_load() of every workspace with open leases, and of every
+ * one known with some. */
+int acct__leases_reload(acct__leases *r, PGconn *pg, acct_err *err);
+/* The credits the workspace's open leases hold unused (0: none). */
+int64_t acct__leases_unused(acct__leases *r, const char *workspace_id);
+/* How many leases the workspace has open. */
+int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
+/* 1 while the workspace is recalled (no top-ups), as of seo_mono_ms(). */
+int acct__leases_recalled(acct__leases *r, const char *workspace_id);
+/* A balance changed outside the leases: tells their holders, if any. */
+void acct__leases_balance_changed(acct__leases *r, const char *workspace_id);
+/* Marks the workspace recalled (no top-up for ACCT_LEASE_RECALL_MS) and
+ * tells the holders through the watch. */
+void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id);
+/*
+ * Recalls the workspace's leases (acct__leases_mark_recalled()), then
+ * waits up to `wait_ms` for none to be open. Returns 1 when none is open
+ * at the end, else 0.
+ */
+int acct__leases_recall(acct__leases *r, const char *workspace_id,
+			int64_t wait_ms);
+
+/* What Lease answers (LeaseResponse). */
+typedef struct acct__lease_out {
+	char lease_id[ACCT_ID_LEN]; /* "": none open now */
+	int64_t granted, used, outside, ttl_ms;
+} acct__lease_out;
+
+/*
+ * Account/Lease (lease.c): reports `in`'s calls on the holder's open lease
+ * of the workspace, then closes it or tops it up, in one transaction on a
+ * pooled connection; see LeaseRequest in account.proto. Errors:
+ * invalid_parameter (bad input), not_found (unknown workspace),
+ * service_unavailable, internal_error.
+ */
+int acct__lease(acct_service *a, const Seo__Account__V1__LeaseRequest *in,
+		acct__lease_out *out, acct_err *err);
+
+/*
+ * The expiry (reconcile job): on `c`, in its own transactions, closes
+ * every open lease not renewed since `cutoff_ms` as its holder would, at
+ * `now_ms`, with synchronous commits. *n how many. Returns 0 or an SEO_E*
+ * code with `err` filled.
+ */
+int acct__lease_expire(seo_pg_conn *c, int64_t cutoff_ms, int64_t now_ms,
+		       int64_t *n, char *err, size_t err_len);
 
 /* ---- keys (keys.c) ---------------------------------------------------- */
 
@@ -415,6 +558,7 @@ struct acct_service {
 	acct__ledger ledger;
 	acct__listener listener;
 	acct__watch watch;
+	acct__leases leases;
 	atomic_uint_fast64_t key_db_lookups;
 	unsigned started; /* bits of the parts to tear down */
 };

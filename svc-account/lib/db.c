@@ -61,12 +61,16 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT balance FROM workspaces WHERE id = $1"},
 	[ACCT_Q_WORKSPACE_INSERT] = {"workspace_insert",
 		"INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)"},
+	/* The balance answered counts what open leases hold; the holders
+	 * hear of the grant. */
 	[ACCT_Q_GRANT] = {"grant",
 		"WITH w AS (UPDATE workspaces SET balance = balance + $2 "
 		"WHERE id = $1 RETURNING id, balance), "
 		"l AS (INSERT INTO ledger (workspace_id, delta, reason, created_at) "
 		"SELECT id, $2, 'grant', $3 FROM w) "
-		"SELECT balance FROM w"},
+		"SELECT balance + (SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
+		"WHERE workspace_id = w.id AND closed_at IS NULL), "
+		"pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM w"},
 	/* Locks in id order everywhere, so that two writers cannot deadlock. */
 	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
 		"SELECT id, workspace_id, credits_used, outcome IS NOT NULL FROM usage "
@@ -145,8 +149,84 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT workspace_id, give, 'refund', id, $2 FROM g WHERE give > 0), "
 		"b AS (UPDATE workspaces w SET balance = w.balance + s.give FROM "
 		"(SELECT workspace_id, sum(give) AS give FROM g GROUP BY workspace_id) s "
-		"WHERE w.id = s.workspace_id) "
-		"SELECT count(*) FROM u"},
+		"WHERE w.id = s.workspace_id RETURNING w.id) "
+		"SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM "
+		"(SELECT pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM b) n)"},
+	/* ---- credit leases (lease.c) ---- */
+	/* A Lease that gives nothing back commits as debits do. */
+	[ACCT_Q_LEASE_ASYNC] = {"lease_async",
+		"SELECT set_config('synchronous_commit', 'off', true)"},
+	[ACCT_Q_LEASE_LOCK_WS] = {"lease_lock_ws",
+		"SELECT balance FROM workspaces WHERE id = $1 FOR UPDATE"},
+	[ACCT_Q_LEASE_MINE] = {"lease_mine",
+		"SELECT id, granted, used FROM credit_leases "
+		"WHERE holder = $1 AND workspace_id = $2 AND closed_at IS NULL FOR UPDATE"},
+	/* A report's calls, once per request id; free (0, refunded) without
+	 * an open lease of the holder; none for an unknown workspace (not
+	 * found, not a foreign key's failure). Only the rows written now
+	 * return. */
+	[ACCT_Q_LEASE_USAGE] = {"lease_usage",
+		"INSERT INTO usage (id, workspace_id, user_id, key_id, endpoint, domain, "
+		"charged, credits_used, request_id, settle_by, outcome, created_at) "
+		"SELECT i, $9, u, k, e, d, c, v, r, NULL, "
+		"CASE WHEN v = c THEN 'earned' ELSE 'refunded' END, ts FROM "
+		"(SELECT i, u, k, e, d, c, CASE WHEN o.open THEN x ELSE 0 END AS v, r, ts "
+		"FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+		"$6::bigint[], $7::bigint[], $8::text[], $11::bigint[]) "
+		"AS t(i, u, k, e, d, c, x, r, ts), "
+		"(SELECT EXISTS (SELECT 1 FROM credit_leases WHERE holder = $10 "
+		"AND workspace_id = $9 AND closed_at IS NULL) AS open) o) q "
+		"WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $9) "
+		"ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING "
+		"RETURNING id, credits_used"},
+	[ACCT_Q_LEASE_OTHERS] = {"lease_others",
+		"SELECT count(*), coalesce(sum(granted - used), 0) FROM credit_leases "
+		"WHERE workspace_id = $1 AND holder <> $2 AND closed_at IS NULL"},
+	/* Calls reported beyond what the lease and the balance held. */
+	[ACCT_Q_LEASE_USAGE_FIX] = {"lease_usage_fix",
+		"UPDATE usage SET credits_used = t.c, outcome = CASE WHEN t.c = usage.charged "
+		"THEN 'earned' ELSE 'refunded' END "
+		"FROM unnest($1::text[], $2::bigint[]) AS t(i, c) WHERE usage.id = t.i"},
+	[ACCT_Q_LEASE_INSERT] = {"lease_insert",
+		"INSERT INTO credit_leases (id, workspace_id, holder, granted, used, "
+		"created_at, renewed_at) VALUES ($1, $2, $3, $4, 0, $5, $5)"},
+	[ACCT_Q_LEASE_UPDATE] = {"lease_update",
+		"UPDATE credit_leases SET granted = $2, used = $3, renewed_at = $4, "
+		"closed_at = $5 WHERE id = $1"},
+	[ACCT_Q_LEASE_WS_SET] = {"lease_ws_set",
+		"UPDATE workspaces SET balance = $2, lease_seq = lease_seq + 1 "
+		"WHERE id = $1 RETURNING lease_seq"},
+	/* The open leases of one workspace ($1), or of every workspace that
+	 * has some (NULL): id, lease_seq, count, unused. */
+	[ACCT_Q_LEASE_STATE] = {"lease_state",
+		"SELECT w.id, w.lease_seq, count(l.id), coalesce(sum(l.granted - l.used), 0) "
+		"FROM workspaces w LEFT JOIN credit_leases l "
+		"ON l.workspace_id = w.id AND l.closed_at IS NULL "
+		"WHERE w.id = $1 OR ($1::text IS NULL AND w.id IN "
+		"(SELECT workspace_id FROM credit_leases WHERE closed_at IS NULL)) "
+		"GROUP BY w.id, w.lease_seq"},
+	/* The expiry (reconcile job): workspaces first, in id order. */
+	[ACCT_Q_LEASE_EXPIRE_LOCK] = {"lease_expire_lock",
+		"SELECT id FROM workspaces WHERE id IN (SELECT workspace_id FROM credit_leases "
+		"WHERE closed_at IS NULL AND renewed_at < $1) "
+		"ORDER BY id COLLATE \"C\" LIMIT $2 FOR UPDATE"},
+	/* Closes them ($2 now, $3 the cutoff) as their holder would:
+	 * granted - used back, one ledger row each; every process keeping
+	 * leases hears of it. */
+	[ACCT_Q_LEASE_EXPIRE] = {"lease_expire",
+		"WITH g AS (SELECT id, workspace_id, granted - used AS give FROM credit_leases "
+		"WHERE workspace_id = ANY($1::text[]) AND closed_at IS NULL AND renewed_at < $3 "
+		"FOR UPDATE), "
+		"c AS (UPDATE credit_leases l SET closed_at = $2 FROM g WHERE l.id = g.id "
+		"RETURNING l.id), "
+		"l AS (INSERT INTO ledger (workspace_id, delta, reason, ref, created_at) "
+		"SELECT workspace_id, give, 'lease', id, $2 FROM g WHERE give > 0), "
+		"b AS (UPDATE workspaces w SET balance = w.balance + s.give, "
+		"lease_seq = w.lease_seq + 1 FROM "
+		"(SELECT workspace_id, sum(give) AS give FROM g GROUP BY workspace_id) s "
+		"WHERE w.id = s.workspace_id RETURNING w.id) "
+		"SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM "
+		"(SELECT pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_LEASE_PREFIX "' || id) FROM b) n)"},
 	[ACCT_Q_PING] = {"ping", "SELECT 1"},
 	/* For pipelines, where a plain PQexec() is not allowed. */
 	[ACCT_Q_BEGIN] = {"begin", "BEGIN"},

@@ -94,6 +94,14 @@ typedef struct writes {
 	size_t n_keyed;
 } writes;
 
+/* A balance as answered: what the workspace's open leases hold is still
+ * the customer's. */
+static int64_t shown(const acct__ledger *l, const row *bal)
+{
+	return bal->value + (l->leases != NULL
+				     ? acct__leases_unused(l->leases, bal->id) : 0);
+}
+
 static int row_cmp(const void *key, const void *elem)
 {
 	return strcmp(key, ((const row *)elem)->id);
@@ -168,7 +176,8 @@ static const keyed *keyed_find(const writes *w, const char *request_id)
 
 /* A debit retried under its key: answered with the first one's charge,
  * nothing written. */
-static int debit_again(acct__op *op, const row *bal, const writes *w)
+static int debit_again(const acct__ledger *l, acct__op *op, const row *bal,
+		       const writes *w)
 {
 	const acct__debit *d = &op->debit;
 	const keyed *k = d->request_id != NULL ? keyed_find(w, d->request_id) : NULL;
@@ -182,15 +191,16 @@ static int debit_again(acct__op *op, const row *bal, const writes *w)
 	else if (k->charged < d->amount)
 		op->rc = acct__fail(&op->err, SEO_EDENIED, "insufficient_credits",
 				    "this call costs %lld credits, the balance is %lld",
-				    (long long)d->amount, (long long)bal->value);
+				    (long long)d->amount, (long long)shown(l, bal));
 	else
 		op->rc = 0;
 	snprintf(op->charge_id, sizeof(op->charge_id), "%s", k->charge_id);
-	op->remaining = bal->value;
+	op->remaining = shown(l, bal);
 	return 1;
 }
 
-static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
+static void decide_debit(const acct__ledger *l, acct__op *op, row *ws,
+			 size_t nws, writes *w)
 {
 	const acct__debit *d = &op->debit;
 	row *bal = row_find(ws, nws, d->workspace_id);
@@ -201,7 +211,7 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 				    d->workspace_id);
 		return;
 	}
-	if (too_late(op) || debit_again(op, bal, w))
+	if (too_late(op) || debit_again(l, op, bal, w))
 		return;
 	if (bal->value < d->amount) {
 		/* A call billed after its work was made: its row stays, at 0. */
@@ -213,7 +223,7 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 					    "insufficient_credits",
 					    "this call costs %lld credits, the balance is %lld",
 					    (long long)d->amount,
-					    (long long)bal->value);
+					    (long long)shown(l, bal));
 		else
 			op->rc = acct__fail(&op->err, SEO_EDENIED,
 					    "insufficient_credits",
@@ -235,15 +245,15 @@ static void decide_debit(acct__op *op, row *ws, size_t nws, writes *w)
 		acct__pgarr_add(&w->ledger[L_REF], op->charge_id);
 		w->n_ledger++;
 	}
-	op->remaining = bal->value;
+	op->remaining = shown(l, bal);
 	add_usage(w, op, d->amount);
 	if (d->request_id != NULL)
 		w->keyed[w->n_keyed++] = (keyed){d->request_id, op->charge_id,
 						 d->workspace_id, d->amount};
 }
 
-static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
-			  size_t nws, writes *w)
+static void decide_refund(const acct__ledger *l, acct__op *op, row *ch,
+			  size_t nch, row *ws, size_t nws, writes *w)
 {
 	const acct__refund *r = &op->refund;
 	row *charge = row_find(ch, nch, r->charge_id);
@@ -294,7 +304,7 @@ static void decide_refund(acct__op *op, row *ch, size_t nch, row *ws,
 		w->n_ledger++;
 	}
 	op->rc = 0;
-	op->remaining = bal->value;
+	op->remaining = shown(l, bal);
 	op->used = charge->value;
 }
 
@@ -600,9 +610,9 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 	for (size_t i = 0; i < n; i++) {
 		decide_closes(ops[i], ch, nch);
 		if (ops[i]->kind == OP_DEBIT)
-			decide_debit(ops[i], ws, nws, &w);
+			decide_debit(l, ops[i], ws, nws, &w);
 		else if (ops[i]->kind == OP_REFUND)
-			decide_refund(ops[i], ch, nch, ws, nws, &w);
+			decide_refund(l, ops[i], ch, nch, ws, nws, &w);
 	}
 	w.n_used = changed_rows(ch, nch, 1, w.used);
 	w.n_balance = changed_rows(ws, nws, 0, w.balance);
@@ -621,6 +631,11 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 		goto out;
 	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
 	rc = round_trip(l, &p, err);
+	/* Holders of leases of a workspace whose balance changed here learn
+	 * their `outside` again. */
+	for (size_t i = 0; rc == 0 && l->leases != NULL && i < nws; i++)
+		if (ws[i].changed)
+			acct__leases_balance_changed(l->leases, ws[i].id);
 	goto out;
 oom:
 	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");

@@ -1,7 +1,9 @@
 /*
  * The seo_auth listener: its own connection LISTENs, so that a key revoked
  * or a user removed by another process (another replica, seoctl) leaves
- * this process's key cache at once. Payloads: a key hash, or "user:<id>".
+ * this process's key cache at once. Payloads: a key hash, or "user:<id>";
+ * for the credit leases, "lease:<workspace>" (leases closed: read again),
+ * "recall:<workspace>" and "balance:<workspace>" (told to the holders).
  */
 #include "acct_int.h"
 
@@ -33,10 +35,41 @@ static int connect_listen(acct__listener *l, acct_err *err)
 	return rc;
 }
 
+static int prefixed(const char *payload, const char *prefix)
+{
+	return strncmp(payload, prefix, strlen(prefix)) == 0;
+}
+
+/* Leases closed by another process: their state as the table has it. */
+static void leases_changed(acct__listener *l, const char *workspace_id)
+{
+	acct_err err = {0};
+
+	if (acct__leases_load(l->leases, l->pg, workspace_id, &err) != 0)
+		log_warn("could not read the leases of %s: %s", workspace_id,
+			 err.message);
+}
+
 static void handle(acct__listener *l, const char *payload)
 {
 	size_t plen = strlen(ACCT_AUTH_USER_PREFIX);
 
+	/* Lease and balance news count as no notification: they stop no
+	 * key. */
+	if (prefixed(payload, ACCT_AUTH_LEASE_PREFIX)) {
+		leases_changed(l, payload + strlen(ACCT_AUTH_LEASE_PREFIX));
+		return;
+	}
+	if (prefixed(payload, ACCT_AUTH_RECALL_PREFIX)) {
+		acct__leases_mark_recalled(l->leases,
+					   payload + strlen(ACCT_AUTH_RECALL_PREFIX));
+		return;
+	}
+	if (prefixed(payload, ACCT_AUTH_BALANCE_PREFIX)) {
+		acct__leases_balance_changed(l->leases,
+					     payload + strlen(ACCT_AUTH_BALANCE_PREFIX));
+		return;
+	}
 	if (strncmp(payload, ACCT_AUTH_USER_PREFIX, plen) == 0) {
 		acct__keycache_evict_user(l->cache, payload + plen);
 		acct__watch_user(l->watch, payload + plen);
@@ -62,6 +95,16 @@ static int wait_for(acct__listener *l, int fd, int ms)
 	return (fds[0].revents & POLLIN) != 0;
 }
 
+/* Leases closed while we were away: every workspace known with open
+ * leases, and every one that has some, read again. */
+static void leases_reload(acct__listener *l)
+{
+	acct_err err = {0};
+
+	if (acct__leases_reload(l->leases, l->pg, &err) != 0)
+		log_warn("could not read the open leases: %s", err.message);
+}
+
 static void *listener_main(void *arg)
 {
 	acct__listener *l = arg;
@@ -80,6 +123,7 @@ static void *listener_main(void *arg)
 			 * whatever is cached may be stale. */
 			acct__keycache_clear(l->cache);
 			acct__watch_reset(l->watch);
+			leases_reload(l);
 			log_info("seo_auth listener reconnected");
 		}
 		if (wait_for(l, PQsocket(l->pg), -1))
@@ -104,13 +148,14 @@ static void *listener_main(void *arg)
 
 int acct__listener_start(acct__listener *l, const char *url,
 			 acct__keycache *cache, acct__watch *watch,
-			 acct_err *err)
+			 acct__leases *leases, acct_err *err)
 {
 	int rc;
 
 	memset(l, 0, sizeof(*l));
 	l->cache = cache;
 	l->watch = watch;
+	l->leases = leases;
 	l->url = strdup(url);
 	if (l->url == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",

@@ -357,7 +357,8 @@ static int webhook_credit(PGconn *db, const char *event_id,
 			   "       SELECT workspace_id, credits, 'purchase', $1, $2 FROM p)"
 			   " UPDATE workspaces w SET balance = w.balance + p.credits"
 			   " FROM p WHERE w.id = p.workspace_id"
-			   " RETURNING w.id, p.credits, w.balance",
+			   " RETURNING w.id, p.credits, w.balance,"
+			   " pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || w.id)",
 			   2, NULL, params + 1, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		goto out;

@@ -190,16 +190,20 @@ static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 	acct__watch_batch *b = seo_arena_alloc(arena, sizeof(*b));
 	Seo__Account__V1__WatchResponse *out =
 		msg_new(ctx, &seo__account__v1__watch_response__descriptor);
-	size_t nk = 0, nu = 0;
+	size_t bytes;
 
 	if (b == NULL || out == NULL)
 		return oom(ctx);
 	acct__watch_wait(&a->watch, in->watcher, in->instance, in->since,
 			 ACCT_WATCH_WAIT_MS, b);
+	bytes = (b->n + 1) * sizeof(char *);
 	out->instance = seo_arena_strdup(arena, b->instance);
-	out->keys = seo_arena_alloc(arena, (b->n + 1) * sizeof(char *));
-	out->users = seo_arena_alloc(arena, (b->n + 1) * sizeof(char *));
-	if (out->instance == NULL || out->keys == NULL || out->users == NULL)
+	out->keys = seo_arena_alloc(arena, bytes);
+	out->users = seo_arena_alloc(arena, bytes);
+	out->recall = seo_arena_alloc(arena, bytes);
+	out->balances = seo_arena_alloc(arena, bytes);
+	if (out->instance == NULL || out->keys == NULL || out->users == NULL ||
+	    out->recall == NULL || out->balances == NULL)
 		return oom(ctx);
 	for (size_t i = 0; i < b->n; i++) {
 		char *id = seo_arena_strdup(arena, b->ev[i].id);
@@ -207,14 +211,39 @@ static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 		if (id == NULL)
 			return oom(ctx);
 		if (b->ev[i].kind == ACCT_WATCH_USER)
-			out->users[nu++] = id;
+			out->users[out->n_users++] = id;
+		else if (b->ev[i].kind == ACCT_WATCH_RECALL)
+			out->recall[out->n_recall++] = id;
+		else if (b->ev[i].kind == ACCT_WATCH_BALANCE)
+			out->balances[out->n_balances++] = id;
 		else
-			out->keys[nk++] = id;
+			out->keys[out->n_keys++] = id;
 	}
-	out->n_keys = nk;
-	out->n_users = nu;
 	out->seq = b->seq;
 	out->reset = b->reset;
+	*resp = &out->base;
+	return 0;
+}
+
+/* A gateway's report of the calls it served from its credit lease, and
+ * its top-up or close (lease.c). */
+static int rpc_lease(rpc_ctx *ctx, const ProtobufCMessage *req,
+		     ProtobufCMessage **resp)
+{
+	Seo__Account__V1__LeaseResponse *out;
+	acct__lease_out lo;
+	acct_err err;
+
+	if (acct__lease(rpc_ctx_service(ctx), (const void *)req, &lo, &err) != 0)
+		return acct_rpc_fail(ctx, &err);
+	out = msg_new(ctx, &seo__account__v1__lease_response__descriptor);
+	if (out == NULL ||
+	    (out->lease_id = seo_arena_strdup(rpc_ctx_arena(ctx), lo.lease_id)) == NULL)
+		return oom(ctx);
+	out->granted = lo.granted;
+	out->used = lo.used;
+	out->outside = lo.outside;
+	out->ttl_ms = lo.ttl_ms;
 	*resp = &out->base;
 	return 0;
 }
@@ -424,6 +453,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Refund", MSG(refund_request), MSG(refund_response), rpc_refund},
 	{ACCOUNT_PATH "Settle", MSG(settle_request), MSG(settle_response), rpc_settle},
 	{ACCOUNT_PATH "Watch", MSG(watch_request), MSG(watch_response), rpc_watch},
+	{ACCOUNT_PATH "Lease", MSG(lease_request), MSG(lease_response), rpc_lease},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},

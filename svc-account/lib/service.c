@@ -10,6 +10,7 @@
 
 #include "seo/config.h"
 #include "seo/errors.h"
+#include "seo/log.h"
 #include "seo/pg.h"
 #include "seo/util.h"
 
@@ -23,7 +24,21 @@ enum {
 	PART_LEDGER = 8,
 	PART_LISTENER = 16,
 	PART_WATCH = 32,
+	PART_LEASES = 64,
 };
+
+/* The open leases as the table holds them: a restart loses none. */
+static int load_leases(acct_service *a, acct_err *err)
+{
+	seo_pg_conn *c;
+	int rc = acct__pool_get(a->pool, &c, err);
+
+	if (rc != 0)
+		return rc;
+	rc = acct__leases_load(&a->leases, c->pg, NULL, err);
+	seo_pg_pool_put(a->pool, c);
+	return rc;
+}
 
 void acct_options_init(acct_options *opt)
 {
@@ -68,10 +83,20 @@ int acct_new(const acct_options *opt, acct_service **out, acct_err *err)
 	if (rc != 0)
 		goto fail;
 	a->started |= PART_WATCH;
-	rc = acct__listener_start(&a->listener, url, &a->cache, &a->watch, err);
+	rc = acct__leases_init(&a->leases, &a->watch, err);
+	if (rc != 0)
+		goto fail;
+	a->started |= PART_LEASES;
+	a->ledger.leases = &a->leases;
+	rc = acct__listener_start(&a->listener, url, &a->cache, &a->watch,
+				  &a->leases, err);
 	if (rc != 0)
 		goto fail;
 	a->started |= PART_LISTENER;
+	/* After the listener: a lease closed meanwhile is heard of. */
+	rc = load_leases(a, err);
+	if (rc != 0)
+		goto fail;
 	*out = a;
 	return 0;
 oom:
@@ -87,10 +112,12 @@ void acct_free(acct_service *a)
 		return;
 	if (a->started & PART_LISTENER)
 		acct__listener_stop(&a->listener);
-	if (a->started & PART_WATCH)
-		acct__watch_destroy(&a->watch);
 	if (a->started & PART_LEDGER)
 		acct__ledger_stop(&a->ledger);
+	if (a->started & PART_LEASES)
+		acct__leases_destroy(&a->leases);
+	if (a->started & PART_WATCH)
+		acct__watch_destroy(&a->watch);
 	if (a->started & PART_POOL)
 		seo_pg_pool_free(a->pool);
 	if (a->started & PART_LIMITER)
@@ -173,7 +200,9 @@ int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balan
 				"workspace of the api key no longer exists");
 		goto out;
 	}
-	*balance = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	/* What the open leases hold is still the customer's. */
+	*balance = strtoll(PQgetvalue(r, 0, 0), NULL, 10) +
+		   acct__leases_unused(&a->leases, workspace_id);
 out:
 	PQclear(r);
 	return rc;
@@ -191,11 +220,56 @@ static void call_of(acct__debit *d, const acct_call *call)
 	d->deadline_ms = call->deadline_ms;
 }
 
+/* Recalls the workspace's leases here and, through a NOTIFY, on every
+ * other replica (whose gateways watch it), then waits here. */
+static void recall(acct_service *a, const char *workspace_id, int64_t wait_ms)
+{
+	char payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_RECALL_PREFIX)];
+	const char *p = payload;
+	acct_err err;
+
+	snprintf(payload, sizeof(payload), "%s%s", ACCT_AUTH_RECALL_PREFIX,
+		 workspace_id);
+	if (acct__pool_query(a->pool, ACCT_Q_NOTIFY, 1, &p, NULL, &err) != 0)
+		log_warn("recall of %s not announced: %s", workspace_id,
+			 err.message);
+	acct__leases_recall(&a->leases, workspace_id, wait_ms);
+}
+
+/*
+ * Debits `d`. Refused for its balance while the workspace has open leases,
+ * it recalls them (their holders close them and give back what they hold)
+ * and tries once more, after they closed or ACCT_LEASE_RECALL_WAIT_MS:
+ * the second answer stands. So no call is refused while credits wait in a
+ * lease, and floor(B / cost) calls succeed across every holder. The first
+ * try keeps no refused row, which the second would find under its key.
+ */
+static int debit(acct_service *a, acct__debit *d, char charge_id[ACCT_ID_LEN],
+		 int64_t *remaining, acct_err *err)
+{
+	int leased = acct__leases_count(&a->leases, d->workspace_id) > 0;
+	int keep = d->keep_refused, rc;
+	int64_t wait = ACCT_LEASE_RECALL_WAIT_MS;
+
+	if (leased)
+		d->keep_refused = 0;
+	rc = acct__ledger_debit(&a->ledger, d, charge_id, remaining, err);
+	if (!leased || rc != SEO_EDENIED ||
+	    strcmp(err->code, "insufficient_credits") != 0)
+		return rc;
+	/* The second try must still meet the caller's deadline. */
+	if (d->deadline_ms > 0 && d->deadline_ms - seo_mono_ms() - 100 < wait)
+		wait = d->deadline_ms - seo_mono_ms() - 100;
+	recall(a, d->workspace_id, wait);
+	d->keep_refused = keep;
+	return acct__ledger_debit(&a->ledger, d, charge_id, remaining, err);
+}
+
 int acct_authorize(acct_service *a, const acct_authorize_req *req,
 		   acct_authorization *out, acct_err *err)
 {
 	acct__identity id;
-	acct__debit debit;
+	acct__debit d;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -234,7 +308,7 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 	if (req->endpoint == NULL || req->endpoint[0] == '\0')
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "a debit needs an endpoint");
-	debit = (acct__debit){
+	d = (acct__debit){
 		.workspace_id = id.workspace_id,
 		.user_id = id.user_id,
 		.key_id = req->key_hash,
@@ -246,9 +320,8 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 		.earned = req->earned,
 		.n_earned = req->n_earned,
 	};
-	call_of(&debit, &req->call);
-	return acct__ledger_debit(&a->ledger, &debit, out->charge_id,
-				  &out->credits_remaining, err);
+	call_of(&d, &req->call);
+	return debit(a, &d, out->charge_id, &out->credits_remaining, err);
 }
 
 int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,
@@ -312,7 +385,7 @@ int acct_charge(acct_service *a, const acct_caller *who,
 		char charge_id[ACCT_ID_LEN], int64_t *credits_remaining,
 		acct_err *err)
 {
-	acct__debit debit;
+	acct__debit d;
 
 	if (amount < 0)
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
@@ -320,7 +393,7 @@ int acct_charge(acct_service *a, const acct_caller *who,
 	if (endpoint == NULL || endpoint[0] == '\0')
 		return acct__fail(err, SEO_EINVAL, "invalid_parameter",
 				  "a charge needs an endpoint");
-	debit = (acct__debit){
+	d = (acct__debit){
 		.workspace_id = who->workspace_id,
 		.user_id = who->user_id,
 		.key_id = who->key_id,
@@ -331,7 +404,6 @@ int acct_charge(acct_service *a, const acct_caller *who,
 		.keep_refused = 1,
 		.show_balance = (who->role & ACCT_ROLES_STAFF) != 0,
 	};
-	call_of(&debit, call);
-	return acct__ledger_debit(&a->ledger, &debit, charge_id,
-				  credits_remaining, err);
+	call_of(&d, call);
+	return debit(a, &d, charge_id, credits_remaining, err);
 }

@@ -79,3 +79,14 @@ int acct__exec_sql(PGconn *db, const char *sql)
 	PQclear(res);
 	return ok ? 0 : SEO_EDB;
 }
+
+void acct__deadline_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}

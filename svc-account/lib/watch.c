@@ -1,7 +1,8 @@
 /*
  * What stops a key, for the gateways that check keys in their own memory
  * (acct_int.h, "the watch"): a numbered log of the last WATCH_LOG events
- * (a key revoked, a user removed, everything), the watchers that asked
+ * (a key revoked, a user removed, everything; and for the credit leases,
+ * a workspace recalled or its balance changed), the watchers that asked
  * for it and how far each has read. A revocation waits until every live
  * watcher has read past it, so that its answer comes after every gateway
  * forgot the key.
@@ -19,17 +20,6 @@
 
 /* Events kept; a watcher further behind is answered with a reset. */
 #define WATCH_LOG 1024
-
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)(ms / 1000);
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 int acct__watch_init(acct__watch *w, acct_err *err)
 {
@@ -89,7 +79,7 @@ static uint64_t publish(acct__watch *w, int kind, const char *id, int wait)
 	struct timespec until;
 	uint64_t seq;
 
-	deadline_in(&until, ACCT_WATCH_ACK_MS);
+	acct__deadline_in(&until, ACCT_WATCH_ACK_MS);
 	pthread_mutex_lock(&w->mu);
 	seq = append(w, kind, id);
 	while (wait && !all_read(w, seq, seo_mono_ms()))
@@ -108,6 +98,11 @@ void acct__watch_key(acct__watch *w, const char *hash, int wait)
 void acct__watch_user(acct__watch *w, const char *user_id)
 {
 	publish(w, ACCT_WATCH_USER, user_id, 0);
+}
+
+void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id)
+{
+	publish(w, kind, workspace_id, 0);
 }
 
 void acct__watch_reset(acct__watch *w)
@@ -148,7 +143,7 @@ int acct__watch_wait(acct__watch *w, const char *watcher,
 	struct timespec until;
 	int ours;
 
-	deadline_in(&until, wait_ms);
+	acct__deadline_in(&until, wait_ms);
 	pthread_mutex_lock(&w->mu);
 	/* Before `out` is cleared: `instance` may be its own. */
 	ours = instance != NULL && strcmp(instance, w->instance) == 0;

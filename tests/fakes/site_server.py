@@ -7,8 +7,9 @@ bigsm.test, whose robots.txt names 16 sitemaps of 50 MiB made as they are
 sent. For the provider client, GET or POST /echo answers
 JSON {method, path, authorization, content_type, x_api_key, body} of the
 request, and /flaky?id=X&fail=N&status=S answers S to the first N
-requests of id X, then 200 {"attempt": k}; /count?id=X is {"count": k}
-without counting. Files a test hosts at run time (IndexNow key files):
+requests of id X, then 200 {"attempt": k}; /slow?ms=M[&id=X] answers
+after M ms, counting its requests under id X as they begin; /count?id=X is
+{"count": k} without counting. Files a test hosts at run time (IndexNow key files):
 PUT /_hosted?host=H&path=P[&status=S] stores the body, served as text
 with status S (200) to GETs of P with Host H; DELETE /_hosted?host=H&path=P
 removes it; GET /_hosted?host=H&path=P is {"count": GETs served}. Listens on 127.0.0.1 on a free port (or argv[1]) and
@@ -297,6 +298,9 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
         elif p == "/slow":
+            if "id" in q:
+                with ATTEMPTS_LOCK:
+                    ATTEMPTS[q["id"]] = ATTEMPTS.get(q["id"], 0) + 1
             time.sleep(int(q.get("ms", "1000")) / 1000)
             self.send(200, PAGE.encode())
         elif p == "/latin1":

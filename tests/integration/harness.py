@@ -90,9 +90,16 @@ def _stop_children():
 # picked for us (bind to 0) may be taken by any client socket, or by
 # another test that was handed the same one, before our process binds it.
 # Nor is a port handed twice in one test program: two services of a stack
-# given the same free port would both be told it is free.
+# given the same free port would both be told it is free. A port handed
+# stays reserved until the program ends: a socket bound to it with
+# SO_REUSEADDR and never listened on lets our processes (which set
+# SO_REUSEADDR, as PostgreSQL does) bind and listen there, while another
+# test's check, a bind without it, finds the port taken. So no other test
+# takes it between our choice and our process's bind, nor while one of
+# our processes restarts on it.
 _PORTS = (20000, 32767)
 _handed = set()
+_reserved = []
 
 
 def free_port():
@@ -106,7 +113,29 @@ def free_port():
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+        keep = socket.socket()
+        keep.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            keep.bind(("127.0.0.1", port))
+        except OSError:
+            keep.close()
+            continue
+        _reserved.append(keep)
+        return port
+
+
+# Sockets bound and never listened on, kept for the program's life.
+_closed = []
+
+
+def closed_port():
+    """A port where connections are refused for as long as this test
+    program runs: bound, never listened on (a port merely free now may be
+    listened on by another test's process later)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _closed.append(s)
+    return s.getsockname()[1]
 
 
 def pg_bin(name):
@@ -444,16 +473,35 @@ class PgCluster:
             raise Skip("initdb is not installed")
         self.home = tempfile.mkdtemp(prefix="seo-it-pg-")
         self.data = os.path.join(self.home, "data")
-        self.port = free_port()
         if os.getuid() == 0:
             shutil.chown(self.home, "postgres")
         self.run(self.initdb, "-D", self.data, "-U", "seo", "-A", "trust", "-E", "UTF8",
                  "--no-locale")
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("listen_addresses = '127.0.0.1'\nport = %d\n"
-                    "unix_socket_directories = ''\n" % self.port)
-        self.start()
+        conf = os.path.join(self.data, "postgresql.conf")
+        with open(conf) as f:
+            base = f.read()
+        # The port is free when chosen, and may be taken by another test's
+        # process before the server binds it (initdb takes seconds): again,
+        # on another port.
+        for attempt in range(3):
+            self.port = free_port()
+            with open(conf, "w") as f:
+                f.write(base + "listen_addresses = '127.0.0.1'\nport = %d\n"
+                        "unix_socket_directories = ''\n" % self.port)
+            try:
+                self.start()
+                break
+            except RuntimeError:
+                if attempt == 2 or "already in use" not in self.log_tail():
+                    raise
         self.url = "postgresql://seo@127.0.0.1:%d/postgres" % self.port
+
+    def log_tail(self):
+        try:
+            with open(os.path.join(self.home, "log"), errors="replace") as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
 
     def run(self, *argv):
         if os.getuid() == 0:
@@ -483,6 +531,36 @@ def reconcile_tomorrow(s):
     at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1))
     return s.seoctl("job", "run", "reconcile", "--at",
                     at.strftime("%Y-%m-%dT%H:%M:%SZ"))["done"]
+
+
+def clear_of_the_hourly_job(minute, window=30):
+    """svc-agent's scheduler runs its hourly jobs on the real clock
+    (svc-agent/lib/jobs.c: freeze at :00, expire at :05, indexnow-retry at
+    :35). A test whose data such a run would change starts at least
+    `window` s before the run at `minute`, else just after it (the
+    scheduler wakes within 1 s)."""
+    left = (minute * 60 - time.time() % 3600) % 3600
+    if left < window:
+        time.sleep(left + 5)
+
+
+def open_charges(s, wid):
+    """The workspace's debits whose outcome nobody reported yet."""
+    return int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+                          "AND outcome IS NULL" % wid))
+
+
+def wait_reported(s, wid, timeout=60):
+    """Waits until every debit of the workspace has its outcome, as once the
+    gateways' reports (a 50 ms flush, retries up to 5 s apart) are in; for
+    when no debit can have lost its caller (the reconcile job would refund a
+    call answered 200 whose report was still on its way). Fails at
+    `timeout`."""
+    deadline = time.time() + timeout
+    while open_charges(s, wid) > 0:
+        check(time.time() < deadline, "outcomes reported within %d s" % timeout,
+              open_charges(s, wid))
+        time.sleep(0.1)
 
 
 def billed_load(s, path, key, fault, ports=(None,), per_port=8, after_s=2):

@@ -20,7 +20,7 @@ class Env:
         self.cert, key = h.tls_cert(self.tmp, hosts)
         self.tls = h.Fake("site_server.py", "--tls", self.cert, key)
         self.upstream = h.Fake("fake_indexnow.py")
-        closed = h.free_port()
+        closed = h.closed_port()
         connect_to = (["%s:443:127.0.0.1:%d" % (n, self.tls.port) for n in hosts] +
                       ["%s:443:127.0.0.1:%d" % (n, closed) for n in closed_hosts])
         self.stack = h.Stack(label, env={

@@ -181,13 +181,15 @@ def a_debit_held_past_its_deadline_is_not_written(s):
     wid = ws["workspace_id"]
     # Another session locks the workspace row, as a stalled commit would.
     holder = subprocess.Popen([h.pg_bin("psql"), s.db.url, "-AtqX"],
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
         holder.stdin.write("BEGIN; SELECT 1 FROM workspaces WHERE id = '%s' FOR UPDATE;\n"
                            % wid)
         holder.stdin.flush()
-        time.sleep(0.5)
+        # its row printed: the lock is held (a fixed pause let a slow psql
+        # take it after the call had been charged)
+        eq(holder.stdout.readline().strip(), "1", "the workspace row locked")
         t0 = time.time()
         r = s.get(PATH, key=ws["api_key"])
         h.expect_error(r, 503, "service_unavailable")
@@ -203,7 +205,7 @@ def a_debit_held_past_its_deadline_is_not_written(s):
     eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid)), 0,
        "no usage row")
     eq(s.get(PATH, key=ws["api_key"]).status, 200, "billed call after the lock")
-    time.sleep(1)
+    h.wait_reported(s, wid)
     reconcile(s)
     conserved(s, wid, 100)
     eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), 100 - COST,

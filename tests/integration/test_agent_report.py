@@ -211,6 +211,7 @@ def windows_end_three_days_before_the_weeks_last_day(c):
 
 @test
 def client_visible_events_only_oldest_first(c):
+    h.clear_of_the_hourly_job(0)  # freeze saves past weeks
     w = c.workspace(sites=2)
     key, site, other = w["api_key"], w["sites"][0], w["sites"][1]
     wk = "2026-09-07"
@@ -326,6 +327,7 @@ def notes_and_summaries_private_until_shared(c):
 
 @test
 def at_most_500_events(c):
+    h.clear_of_the_hourly_job(0)  # freeze saves past weeks
     w = c.workspace()
     key, site = w["api_key"], w["sites"][0]
     wk = "2026-09-14"

@@ -55,7 +55,7 @@ def clean_env(tmp):
     """The environment without any SEO_* value, on fresh ports, with a
     database URL that is never reached."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEO_")}
-    env["SEO_PG_URL"] = "postgresql://seo@127.0.0.1:%d/none" % h.free_port()
+    env["SEO_PG_URL"] = "postgresql://seo@127.0.0.1:%d/none" % h.closed_port()
     env["SEO_HTTP_ADDR"] = "127.0.0.1:%d" % h.free_port()
     env["SEO_DATA_DIR"] = os.path.join(tmp, "graph")
     for var in h.SERVICE_ENV.values():

@@ -36,7 +36,11 @@ def settled(s, ws, statuses, exact):
     wid = ws["workspace_id"]
     ok = statuses.count(200)
     check(ok > 0, "some calls succeeded", statuses[:20])
-    time.sleep(8)  # the gateways' reports, retried with back-off
+    if exact:
+        # every caller lived: each debit's outcome comes
+        h.wait_reported(s, wid)
+    else:
+        time.sleep(8)  # the live gateways' reports, retried with back-off
     h.reconcile_tomorrow(s)
     _, earned = h.conserved(s, wid, GRANTED)
     eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "

@@ -116,10 +116,6 @@ def head_charges_nothing(s):
     eq(r.header("Allow"), "GET, HEAD", "Allow of a free GET route")
 
 
-if __name__ == "__main__":
-    sys.exit(h.run(setup, lambda s: s.close()))
-
-
 @test
 def earned_outcomes_ride_on_later_debits(s):
     """A call that earned its whole charge is closed earned without a
@@ -146,3 +142,7 @@ def earned_outcomes_ride_on_later_debits(s):
     s.seoctl("job", "run", "reconcile", "--at", at.strftime("%Y-%m-%dT%H:%M:%SZ"))
     eq(s.get("/v1/credits", key=key).json(), {"credits": 100 - 30 * COST},
        "nothing given back by the reconcile job")
+
+
+if __name__ == "__main__":
+    sys.exit(h.run(setup, lambda s: s.close()))

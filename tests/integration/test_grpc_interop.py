@@ -262,9 +262,18 @@ def main():
         expect(other.returncode == 1, f"exit code {other.returncode}")
         expect("cannot listen on" in other.stderr, other.stderr)
 
+    def slow_calls_begun():
+        return sum("slow call began" in line for line in srv.lines)
+
     def graceful_stop():
+        before = slow_calls_begun()
         fut = slow.future(enc_service("500"), timeout=10)
-        time.sleep(0.15)
+        # signalled once the call is in flight, as a fixed pause could not
+        # promise on a busy machine
+        deadline = time.monotonic() + 5
+        while slow_calls_begun() == before:
+            expect(time.monotonic() < deadline, "the slow call began")
+            time.sleep(0.01)
         srv.proc.send_signal(signal.SIGTERM)
         expect(dec_field1(fut.result()) == SERVING, "call in flight lost")
         rc = srv.proc.wait(timeout=10)

@@ -390,7 +390,7 @@ def realtime_without_database_still_serves(c):
     key = workspace(c)["api_key"]
     s = c.stack
     s.stop_service("svc-realtime")
-    env = dict(s.env, SEO_PG_URL="postgresql://seo@127.0.0.1:%d/none" % h.free_port(),
+    env = dict(s.env, SEO_PG_URL="postgresql://seo@127.0.0.1:%d/none" % h.closed_port(),
                SEO_FETCH_ALLOW_NETS="127.0.0.0/8")
     s.procs["svc-realtime"] = h.Process("svc-realtime", [s.binary("svc-realtime")], env,
                                         s.tmp)

@@ -7,11 +7,13 @@ outlives the gateway's drain limit (SEO_DRAIN_MS) is answered 503 and
 refunded before the gateway lets go of svc-account. A second SIGTERM stops
 at once, still cleanly."""
 
+import json
 import os
 import signal
 import sys
 import time
 import urllib.parse
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
@@ -37,6 +39,7 @@ def setup():
         "SEO_REALTIME_WORKSPACE_FETCHES": "32",
     })
     c.logs = c.stack.logs
+    c.calls = 0
     return c
 
 
@@ -51,24 +54,41 @@ def balance(c, workspace_id):
                                 % workspace_id))
 
 
+def begun(c, tag):
+    """How many of the calls tagged `tag` reached the test site."""
+    with urllib.request.urlopen("%s/count?id=%s" % (c.site.url, tag), timeout=10) as r:
+        return json.load(r)["count"]
+
+
 def live_calls(c, port, key, n, ms, victim, signals=1):
     """n page-seo calls on a page that takes `ms` to load; `victim` gets
-    SIGTERM `signals` times, 0.3 s apart, once they are all under way.
-    Returns the answers (or the transport errors) and how long the victim
-    took to exit after the first signal."""
+    SIGTERM `signals` times, 0.3 s apart, once they are all under way (each
+    has reached the test site: a fixed pause sent it before the slowest
+    had reached the gateway). Returns the answers (or the transport errors)
+    and how long the victim took to exit after the first signal."""
+    c.calls += 1
+    tag = "live%d" % c.calls
+
     def call(i):
         if i == n:
-            time.sleep(1.5)
+            deadline = time.monotonic() + 30
+            while begun(c, tag) < n:
+                check(time.monotonic() < deadline, "the calls under way",
+                      begun(c, tag), n)
+                time.sleep(0.05)
             t0 = time.monotonic()
             for k in range(signals):
                 time.sleep(0.3 if k else 0)
                 victim.proc.send_signal(signal.SIGTERM)
             victim.proc.wait(60)
             return time.monotonic() - t0
-        url = "http://slow.test/slow?" + urllib.parse.urlencode({"ms": ms, "i": i})
+        url = "http://slow.test/slow?" + urllib.parse.urlencode({"ms": ms, "id": tag,
+                                                                 "i": i})
         return c.stack.get("/v1/page-seo?" + urllib.parse.urlencode({"url": url}),
                            key=key, port=port, timeout=60)
     results = h.parallel(n + 1, call)
+    if isinstance(results[n], Exception):
+        raise results[n]
     return results[:n], results[n]
 
 
