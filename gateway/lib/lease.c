@@ -61,6 +61,10 @@ typedef struct ws {
 	long long spent; /* credits taken or wanted since the last ask */
 	int64_t spent_since;
 	waiter *waiters;
+	/* Debits and refunds of calls made without the lease (answered
+	 * here), counted; `outside` is known as of `fresh` of them, and the
+	 * Lease call in flight asked as of `asked_touched`. */
+	uint64_t touched, fresh, asked_touched;
 	seo_arena *arena; /* the Lease call in flight */
 	ProtobufCAllocator alloc;
 } ws;
@@ -87,6 +91,8 @@ static size_t bucket_of(const char *id)
 
 static ws *find(gw_leases *l, const char *id)
 {
+	if (id == NULL)
+		return NULL;
 	for (ws *w = l->buckets[bucket_of(id)]; w != NULL; w = w->next)
 		if (strcmp(w->id, id) == 0)
 			return w;
@@ -146,7 +152,8 @@ static long long avail(const ws *w)
 
 static int usable(const ws *w, int64_t now)
 {
-	return w->open && !w->closing && now - w->ok_at <= GW_LEASE_STALE_MS;
+	return w->open && !w->closing && w->fresh == w->touched &&
+	       now - w->ok_at <= GW_LEASE_STALE_MS;
 }
 
 /* ---- the calls' queue ------------------------------------------------------ */
@@ -281,6 +288,7 @@ static void on_lease(const rpc_result *res, void *ud)
 	w->granted = w->open ? r->granted : 0;
 	w->used = w->open ? r->used : 0;
 	w->outside = r->outside;
+	w->fresh = w->asked_touched;
 	w->ok_at = now;
 	if (w->sent_close)
 		w->closing = w->l->stopped;
@@ -367,6 +375,7 @@ static void ask(ws *w, long long want, int close)
 	w->sent_close = close;
 	w->asked_want = want;
 	w->refresh = 0;
+	w->asked_touched = w->touched;
 	w->spent = 0;
 	w->spent_since = seo_mono_ms();
 	if (rpc_client_call(account, LEASE_PATH, &req.base,
@@ -543,6 +552,16 @@ void gw__lease_cancel(gw_leases *l, const char *workspace_id,
 
 	if (w != NULL)
 		w->running -= charged;
+}
+
+void gw__lease_touched(gw_leases *l, const char *workspace_id)
+{
+	ws *w = find(l, workspace_id);
+
+	if (w != NULL) {
+		w->touched++;
+		w->refresh = 1;
+	}
 }
 
 int gw__lease_credits(gw_leases *l, const char *workspace_id,

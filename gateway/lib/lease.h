@@ -94,6 +94,12 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 void gw__lease_cancel(gw_leases *l, const char *workspace_id,
 		      long long charged);
 
+/* A call of the workspace was debited or refunded without the lease
+ * (answered by svc-account): until a Lease call made after it answers, the
+ * balance is not known here, so nothing is taken from the lease and its
+ * credits are not shown. */
+void gw__lease_touched(gw_leases *l, const char *workspace_id);
+
 /* 1 with *credits when the workspace's credits are known here (it holds a
  * usable lease): svc-account's balance outside it plus what it still
  * holds. Else 0. */

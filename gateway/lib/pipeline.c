@@ -305,6 +305,7 @@ static void on_refund(const rpc_result *res, void *ud)
 	gw_call *c = ud;
 	const Seo__Account__V1__RefundResponse *r = (const void *)res->response;
 
+	gw__lease_touched(c->gw->leases, c->workspace_id);
 	if (res->grpc_status == SEO_GRPC_OK) {
 		c->refunded = c->charged - r->credits_used;
 		c->credits_remaining = r->credits_remaining;
@@ -460,6 +461,7 @@ static void on_charge(const rpc_result *res, void *ud)
 	}
 	c->charge_id = r->charge_id;
 	c->credits_remaining = r->credits_remaining;
+	gw__lease_touched(c->gw->leases, c->workspace_id);
 	gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	/* Earned: a row at 0 needs no report. */
 	if (c->charged > 0)
@@ -850,6 +852,8 @@ static void on_authorize(const rpc_result *res, void *ud)
 		c->rate_reset = a->rate->reset_s;
 	}
 	keep_key(c);
+	if (c->charge_id != NULL)
+		gw__lease_touched(c->gw->leases, c->workspace_id);
 	if (c->charge_id != NULL || c->leased)
 		gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	else

@@ -602,8 +602,12 @@ def conserved(s, wid, granted):
     earned = int(s.db.query("SELECT coalesce(sum(credits_used), 0) FROM usage "
                             "WHERE workspace_id = '%s'" % wid))
     ledger = int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid))
+    # what credit leases still hold is the customer's too (lease.h)
+    held = int(s.db.query("SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
+                          "WHERE workspace_id = '%s' AND closed_at IS NULL" % wid))
     eq(ledger, balance, "ledger sum equals the balance")
-    eq(balance + earned, granted, "balance plus credits earned equals the grant")
+    eq(balance + held + earned, granted,
+       "balance plus leases plus credits earned equals the grant")
     return balance, earned
 
 

@@ -98,7 +98,7 @@ def billed_calls_come_from_the_lease(s):
     results = [x for part in h.parallel(8, work) for x in part]
     eq(set(results), {(200, COST)}, "every call answered and charged")
     made += calls
-    check(per_call_debits(s, wid) - before <= 8,
+    check(per_call_debits(s, wid) - before <= calls // 10,
           "the calls came from the lease, not one debit each",
           per_call_debits(s, wid) - before)
     # One more, then the balance it showed is the one /v1/credits shows.
