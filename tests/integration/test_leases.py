@@ -106,9 +106,9 @@ def billed_calls_come_from_the_lease(s):
     made += 1
     eq(credits(s, key), r.json()["credits_remaining"], "credits after the last call")
     eq(r.json()["credits_remaining"], BIG - COST * made, "the balance shown")
-    rows = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid))
     usage = s.get("/v1/usage?limit=1", key=key).json()
     eq(usage["total"], made, "one usage row per call, written before the usage read")
+    rows = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid))
     eq(rows, made, "one usage row per call")
     eq(conserved(s, wid, BIG), COST * made, "earned")
 
