@@ -472,8 +472,9 @@ static void on_charge(const rpc_result *res, void *ud)
 
 /* Debits `amount` for the service's answer, then answers: svc-account
  * refuses (402) when the balance is short, with the usage row at 0. */
-static void charge(gw_call *c, long long amount)
+static void send_charge(void *ud)
 {
+	gw_call *c = ud;
 	Seo__Account__V1__ChargeRequest req = SEO__ACCOUNT__V1__CHARGE_REQUEST__INIT;
 	rpc_meta meta[5];
 	size_t n = 0;
@@ -481,17 +482,25 @@ static void charge(gw_call *c, long long amount)
 	meta[n++] = (rpc_meta){"x-request-id", c->request_id};
 	n += identity_meta(c, meta + n);
 	req.endpoint = (char *)c->route->endpoint;
-	req.amount = amount;
+	req.amount = c->charged;
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
 	req.request_id = c->call_key;
 	req.has_settle_within_ms = 1;
 	req.settle_within_ms = c->gw->rpc_timeout_ms;
-	c->charged = amount;
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], CHARGE_PATH,
 			    &req.base, &seo__account__v1__charge_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, n, on_charge,
 			    c) != 0)
 		respond_error(c, "internal_error", "out of memory", NULL);
+}
+
+/* Debits `amount` once the workspace's leased calls answered before are
+ * reported: the balance svc-account answers then counts them. */
+static void charge(gw_call *c, long long amount)
+{
+	c->charged = amount;
+	if (gw__lease_flush(c->gw->leases, c->workspace_id, send_charge, c) != 0)
+		send_charge(c);
 }
 
 /* Whether `status` (digits only) is one the route lets a service choose. */
@@ -928,13 +937,37 @@ static int reserve_leased(gw_call *c)
 	return 1;
 }
 
+static void authorize_hashed(void *ud);
+
+/* A call debited alone waits first for the leased calls of its workspace
+ * (the kept key's) answered before to be reported, so that the balance
+ * svc-account answers counts them: 1 when it waits. */
+static int wait_leased_calls(gw_call *c)
+{
+	gw_kept_key k;
+
+	if (c->flushed || cost_before(c) <= 0 ||
+	    !gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k))
+		return 0;
+	c->flushed = 1;
+	return gw__lease_flush(c->gw->leases, k.workspace_id, authorize_hashed,
+			       c) == 0;
+}
+
 static void authorize(gw_call *c, const char *key)
 {
+	seo_sha256_hex(key, strlen(key), c->key_hash);
+	authorize_hashed(c);
+}
+
+static void authorize_hashed(void *ud)
+{
+	gw_call *c = ud;
 	Seo__Account__V1__AuthorizeRequest req =
 		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
-	seo_sha256_hex(key, strlen(key), c->key_hash);
-	if (authorize_kept(c) || authorize_leased(c))
+
+	if (authorize_kept(c) || authorize_leased(c) || wait_leased_calls(c))
 		return;
 	c->keys_epoch = gw__keys_epoch(c->gw->keys);
 	req.key_hash = c->key_hash;
