@@ -537,11 +537,13 @@ def clear_of_the_hourly_job(minute, window=30):
     """svc-agent's scheduler runs its hourly jobs on the real clock
     (svc-agent/lib/jobs.c: freeze at :00, expire at :05, indexnow-retry at
     :35). A test whose data such a run would change starts at least
-    `window` s before the run at `minute`, else just after it (the
+    `window` s before the run at `minute`, else 5 s after its instant (the
     scheduler wakes within 1 s)."""
-    left = (minute * 60 - time.time() % 3600) % 3600
-    if left < window:
-        time.sleep(left + 5)
+    since = (time.time() - minute * 60) % 3600
+    if since < 5:
+        time.sleep(5 - since)
+    elif since > 3600 - window:
+        time.sleep(3600 - since + 5)
 
 
 def open_charges(s, wid):
