@@ -208,14 +208,15 @@ static void unsend(ws *w)
 
 	if (last == NULL)
 		return;
-	while (last->next != NULL)
+	w->n_pending++;
+	while (last->next != NULL) {
 		last = last->next;
+		w->n_pending++;
+	}
 	last->next = w->pending;
 	if (w->pending == NULL)
 		w->tail = &last->next;
 	w->pending = w->sent;
-	for (pcall *p = w->sent; p != NULL; p = p->next)
-		w->n_pending++;
 	w->pending_used += w->sent_used;
 	w->sent = NULL;
 	w->sent_used = 0;

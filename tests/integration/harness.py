@@ -599,14 +599,16 @@ def billed_load(s, path, key, fault, ports=(None,), per_port=8, after_s=2):
 
 def conserved(s, wid, granted):
     """Checks that the ledger sums to the balance and that the balance plus
-    what usage rows say was earned is `granted`; (balance, earned)."""
-    balance = int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid))
-    earned = int(s.db.query("SELECT coalesce(sum(credits_used), 0) FROM usage "
-                            "WHERE workspace_id = '%s'" % wid))
-    ledger = int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid))
-    # what credit leases still hold is the customer's too (lease.h)
-    held = int(s.db.query("SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
-                          "WHERE workspace_id = '%s' AND closed_at IS NULL" % wid))
+    what open credit leases hold (the customer's too, lease.h) plus what
+    usage rows say was earned is `granted`, all read in one snapshot (a
+    lease's report moves credits between them); (balance, earned)."""
+    row = s.db.query(
+        "SELECT (SELECT balance FROM workspaces WHERE id = '{w}') || ',' || "
+        "(SELECT coalesce(sum(credits_used), 0) FROM usage WHERE workspace_id = '{w}') "
+        "|| ',' || (SELECT sum(delta) FROM ledger WHERE workspace_id = '{w}') || ',' || "
+        "(SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
+        "WHERE workspace_id = '{w}' AND closed_at IS NULL)".format(w=wid))
+    balance, earned, ledger, held = (int(x) for x in row.split(","))
     eq(ledger, balance, "ledger sum equals the balance")
     eq(balance + held + earned, granted,
        "balance plus leases plus credits earned equals the grant")
