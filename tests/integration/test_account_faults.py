@@ -102,7 +102,14 @@ def paid_what_was_answered(s, ws, granted, statuses):
     ok = statuses.count(200)
     check(ok > 0, "some calls succeeded", statuses[:20])
     check(set(statuses) <= {200, 503}, "only 200 and 503", sorted(set(statuses)))
-    check(statuses.count(503) > 0, "the fault was seen")
+    # A workspace holding a credit lease is served from the gateway's
+    # memory through an outage of the database (docs/decisions.md,
+    # "credit leases"): then the fault costs no call, and the conservation
+    # below is what is left to prove.
+    leased = int(s.db.query("SELECT count(*) FROM credit_leases WHERE workspace_id = '%s'"
+                            % ws["workspace_id"])) > 0
+    check(statuses.count(503) > 0 or leased,
+          "the fault was seen, or a lease served through it")
     conserved(s, ws["workspace_id"], granted)
     time.sleep(REPORTS_SETTLE_S)
     reconcile(s)
