@@ -62,9 +62,11 @@ typedef struct ws {
 	int64_t spent_since;
 	waiter *waiters;
 	/* Debits and refunds of calls made without the lease (answered
-	 * here), counted; `outside` is known as of `fresh` of them, and the
-	 * Lease call in flight asked as of `asked_touched`. */
+	 * here), counted; svc-account's `outside` is known as of `fresh` of
+	 * them, and the Lease call in flight asked as of `asked_touched`.
+	 * Between, `outside` follows them here. */
 	uint64_t touched, fresh, asked_touched;
+	int have_outside;
 	seo_arena *arena; /* the Lease call in flight */
 	ProtobufCAllocator alloc;
 } ws;
@@ -152,8 +154,7 @@ static long long avail(const ws *w)
 
 static int usable(const ws *w, int64_t now)
 {
-	return w->open && !w->closing && w->fresh == w->touched &&
-	       now - w->ok_at <= GW_LEASE_STALE_MS;
+	return w->open && !w->closing && now - w->ok_at <= GW_LEASE_STALE_MS;
 }
 
 /* ---- the calls' queue ------------------------------------------------------ */
@@ -288,7 +289,14 @@ static void on_lease(const rpc_result *res, void *ud)
 	w->open = r->lease_id[0] != '\0';
 	w->granted = w->open ? r->granted : 0;
 	w->used = w->open ? r->used : 0;
-	w->outside = r->outside;
+	/* An answer asked before a call debited alone was answered here may
+	 * not count it: `outside` as followed here stands, and is asked for
+	 * again. */
+	if (!w->have_outside || w->asked_touched == w->touched)
+		w->outside = r->outside;
+	else
+		w->refresh = 1;
+	w->have_outside = 1;
 	w->fresh = w->asked_touched;
 	w->ok_at = now;
 	if (w->sent_close)
@@ -555,12 +563,14 @@ void gw__lease_cancel(gw_leases *l, const char *workspace_id,
 		w->running -= charged;
 }
 
-void gw__lease_touched(gw_leases *l, const char *workspace_id)
+void gw__lease_touched(gw_leases *l, const char *workspace_id,
+		       long long delta)
 {
 	ws *w = find(l, workspace_id);
 
 	if (w != NULL) {
 		w->touched++;
+		w->outside += delta;
 		w->refresh = 1;
 	}
 }
@@ -570,7 +580,7 @@ int gw__lease_credits(gw_leases *l, const char *workspace_id,
 {
 	ws *w = find(l, workspace_id);
 
-	if (w == NULL || !usable(w, seo_mono_ms()))
+	if (w == NULL || !usable(w, seo_mono_ms()) || w->fresh != w->touched)
 		return 0;
 	*credits = w->outside + avail(w);
 	return 1;

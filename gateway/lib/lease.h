@@ -95,10 +95,12 @@ void gw__lease_cancel(gw_leases *l, const char *workspace_id,
 		      long long charged);
 
 /* A call of the workspace was debited or refunded without the lease
- * (answered by svc-account): until a Lease call made after it answers, the
- * balance is not known here, so nothing is taken from the lease and its
- * credits are not shown. */
-void gw__lease_touched(gw_leases *l, const char *workspace_id);
+ * (answered by svc-account), changing its balance by `delta` (0: not
+ * known yet): the balance shown with the lease follows it, and is asked
+ * for again; until svc-account has answered after it, /v1/credits is not
+ * answered from the lease. */
+void gw__lease_touched(gw_leases *l, const char *workspace_id,
+		       long long delta);
 
 /* 1 with *credits when the workspace's credits are known here (it holds a
  * usable lease): svc-account's balance outside it plus what it still

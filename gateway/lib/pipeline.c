@@ -305,7 +305,9 @@ static void on_refund(const rpc_result *res, void *ud)
 	gw_call *c = ud;
 	const Seo__Account__V1__RefundResponse *r = (const void *)res->response;
 
-	gw__lease_touched(c->gw->leases, c->workspace_id);
+	gw__lease_touched(c->gw->leases, c->workspace_id,
+			  res->grpc_status == SEO_GRPC_OK
+				  ? c->charged - r->credits_used : 0);
 	if (res->grpc_status == SEO_GRPC_OK) {
 		c->refunded = c->charged - r->credits_used;
 		c->credits_remaining = r->credits_remaining;
@@ -461,7 +463,7 @@ static void on_charge(const rpc_result *res, void *ud)
 	}
 	c->charge_id = r->charge_id;
 	c->credits_remaining = r->credits_remaining;
-	gw__lease_touched(c->gw->leases, c->workspace_id);
+	gw__lease_touched(c->gw->leases, c->workspace_id, -c->charged);
 	gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	/* Earned: a row at 0 needs no report. */
 	if (c->charged > 0)
@@ -862,7 +864,8 @@ static void on_authorize(const rpc_result *res, void *ud)
 	}
 	keep_key(c);
 	if (c->charge_id != NULL)
-		gw__lease_touched(c->gw->leases, c->workspace_id);
+		gw__lease_touched(c->gw->leases, c->workspace_id,
+				  -c->charged);
 	if (c->charge_id != NULL || c->leased)
 		gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	else
