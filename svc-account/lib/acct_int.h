@@ -467,6 +467,10 @@ void acct__listener_stop(acct__listener *l);
  * (the reconcile job's expiry) closed some. Entries are never dropped.
  */
 struct acct__leases {
+	/* Held for writing from a Lease's COMMIT until its state is set, for
+	 * reading by a ledger batch showing balances under its row locks: a
+	 * batch that sees the top-up's balance sees the lease that holds it. */
+	pthread_rwlock_t commit;
 	pthread_mutex_t mu;
 	pthread_cond_t changed; /* a state set (CLOCK_MONOTONIC) */
 	acct__hmap map;
@@ -488,6 +492,9 @@ int acct__leases_load(acct__leases *r, PGconn *pg, const char *workspace_id,
 int acct__leases_reload(acct__leases *r, PGconn *pg, acct_err *err);
 /* The credits the workspace's open leases hold unused (0: none). */
 int64_t acct__leases_unused(acct__leases *r, const char *workspace_id);
+/* As acct__leases_unused(), for a ledger batch: waits for a Lease being
+ * committed to set its state. */
+int64_t acct__leases_unused_settled(acct__leases *r, const char *workspace_id);
 /* How many leases the workspace has open. */
 int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
 /* 1 while the workspace is recalled (no top-ups), as of seo_mono_ms(). */

@@ -359,8 +359,16 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 	rc = lock_and_report(c, &t, now, err);
 	if (rc == 0)
 		rc = decide(a, &t, err);
-	if (rc == 0)
+	if (rc == 0) {
+		pthread_rwlock_wrlock(&a->leases.commit);
 		rc = write_and_commit(c, &t, now, &seq, err);
+		if (rc == 0)
+			acct__leases_set(&a->leases, in->workspace_id, seq,
+					 t.others_n + (t.open ? 1 : 0),
+					 t.others_unused +
+						 (t.open ? t.granted - t.used : 0));
+		pthread_rwlock_unlock(&a->leases.commit);
+	}
 	if (rc != 0)
 		seo_pg_rollback(c);
 	seo_pg_pool_put(a->pool, c);
@@ -369,9 +377,6 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 	acct__pgarr_free(&t.fix[1]);
 	if (rc != 0)
 		return rc;
-	acct__leases_set(&a->leases, in->workspace_id, seq,
-			 t.others_n + (t.open ? 1 : 0),
-			 t.others_unused + (t.open ? t.granted - t.used : 0));
 	if (t.open) {
 		memcpy(out->lease_id, t.lease_id, sizeof(out->lease_id));
 		out->granted = t.granted;

@@ -33,6 +33,7 @@ int acct__leases_init(acct__leases *r, acct__watch *watch, acct_err *err)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
 	r->watch = watch;
+	pthread_rwlock_init(&r->commit, NULL);
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -44,6 +45,7 @@ int acct__leases_init(acct__leases *r, acct__watch *watch, acct_err *err)
 void acct__leases_destroy(acct__leases *r)
 {
 	acct__hmap_destroy(&r->map);
+	pthread_rwlock_destroy(&r->commit);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->changed);
 }
@@ -122,6 +124,16 @@ int64_t acct__leases_unused(acct__leases *r, const char *workspace_id)
 
 	state(r, workspace_id, &count, &unused);
 	return unused;
+}
+
+int64_t acct__leases_unused_settled(acct__leases *r, const char *workspace_id)
+{
+	int64_t v;
+
+	pthread_rwlock_rdlock(&r->commit);
+	v = acct__leases_unused(r, workspace_id);
+	pthread_rwlock_unlock(&r->commit);
+	return v;
 }
 
 int64_t acct__leases_count(acct__leases *r, const char *workspace_id)

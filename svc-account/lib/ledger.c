@@ -99,7 +99,8 @@ typedef struct writes {
 static int64_t shown(const acct__ledger *l, const row *bal)
 {
 	return bal->value + (l->leases != NULL
-				     ? acct__leases_unused(l->leases, bal->id) : 0);
+				     ? acct__leases_unused_settled(l->leases, bal->id)
+				     : 0);
 }
 
 static int row_cmp(const void *key, const void *elem)
