@@ -58,6 +58,7 @@ typedef struct ws {
 	int asking, sent_close, refresh, closing;
 	long long asked_want;
 	int64_t ok_at, next_ask_at, took_at;
+	int64_t retry_at; /* after a failed Lease call, nothing is asked before */
 	long long spent; /* credits taken or wanted since the last ask */
 	int64_t spent_since;
 	waiter *waiters;
@@ -276,7 +277,8 @@ static void on_lease(const rpc_result *res, void *ud)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
 				 w->id, GW_LEASE_RETRY_MS, res->message);
 		unsend(w);
-		w->next_ask_at = now + GW_LEASE_RETRY_MS;
+		w->retry_at = now + GW_LEASE_RETRY_MS;
+		w->next_ask_at = w->retry_at;
 		seo_arena_free(w->arena);
 		w->arena = NULL;
 		release(w, 1);
@@ -401,7 +403,7 @@ static void visit(ws *w, int64_t now)
 {
 	long long want;
 
-	if (w->asking)
+	if (w->asking || now < w->retry_at)
 		return;
 	if (w->open && !w->closing && now - w->took_at > GW_LEASE_IDLE_MS)
 		w->closing = 1;
