@@ -308,7 +308,10 @@ static void on_lease(const rpc_result *res, void *ud)
 	seo_arena_free(w->arena);
 	w->arena = NULL;
 	release(w, 0);
-	if (w->waiters != NULL && w->n_pending > 0)
+	/* A queue longer than a report drains at once, not one report a
+	 * tick: past GW_LEASE_BATCH calls a tick it would only grow. */
+	if ((w->waiters != NULL && w->n_pending > 0) ||
+	    w->n_pending >= GW_LEASE_BATCH)
 		ask(w, 0, 0);
 }
 
