@@ -24,6 +24,7 @@
  * holds: enough for the next reports to top it up before it runs dry. */
 #define WANT_MIN 200
 #define WANT_SECONDS 2
+#define STREAM_LEN 16
 
 typedef struct pcall {
 	struct pcall *next;
@@ -52,6 +53,9 @@ typedef struct ws {
 	pcall *pending, **tail;
 	size_t n_pending;
 	pcall *sent;
+	/* Calls are numbered 1, 2, ... in this stream, drawn when the state
+	 * is made: a state made again (or another process) numbers anew. */
+	char stream[STREAM_LEN + 1];
 	uint64_t seq;          /* calls ended */
 	uint64_t sent_seq;     /* the last call in flight */
 	uint64_t reported_seq; /* the last call svc-account has */
@@ -119,7 +123,10 @@ static ws *find_or_make(gw_leases *l, const char *id)
 	if (w != NULL || l->stopped)
 		return w;
 	w = calloc(1, sizeof(*w));
-	if (w == NULL || (w->id = strdup(id)) == NULL) {
+	if (w == NULL || (w->id = strdup(id)) == NULL ||
+	    seo_random_string(w->stream, STREAM_LEN, SEO_ALPHANUM) != 0) {
+		if (w != NULL)
+			free(w->id);
 		free(w);
 		return NULL;
 	}
@@ -383,6 +390,8 @@ static void ask(ws *w, long long want, int close)
 	req.workspace_id = w->id;
 	req.calls = ptrs;
 	req.n_calls = n;
+	req.stream = w->stream;
+	req.first_seq = n > 0 ? w->sent->seq : 0;
 	req.want = want;
 	req.close = close;
 	w->asking = 1;

@@ -71,9 +71,11 @@ typedef enum acct__q {
 	ACCT_Q_LEASE_ASYNC,
 	ACCT_Q_LEASE_LOCK_WS,
 	ACCT_Q_LEASE_MINE,
-	ACCT_Q_LEASE_USAGE,
+	ACCT_Q_LEASE_STREAM,
+	ACCT_Q_LEASE_USAGE_COPY,
 	ACCT_Q_LEASE_OTHERS,
-	ACCT_Q_LEASE_USAGE_FIX,
+	ACCT_Q_LEASE_STREAM_SET,
+	ACCT_Q_LEASE_STREAMS_FORGET,
 	ACCT_Q_LEASE_INSERT,
 	ACCT_Q_LEASE_UPDATE,
 	ACCT_Q_LEASE_WS_SET,
@@ -98,6 +100,9 @@ extern const seo_pg_stmts acct__stmts;
 int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err);
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err);
+/* Row q is a COPY ... FROM STDIN: `data` its rows (seo/pg_copy.h). */
+int acct__copy(seo_pg_conn *c, acct__q q, const char *data, size_t len,
+	       acct_err *err);
 int acct__begin(seo_pg_conn *c, acct_err *err);
 int acct__commit(seo_pg_conn *c, acct_err *err);
 int acct__pool_get(seo_pg_pool *p, seo_pg_conn **out, acct_err *err);
@@ -457,6 +462,9 @@ void acct__listener_stop(acct__listener *l);
 #define ACCT_LEASE_RECALL_WAIT_MS 2000
 /* Calls one report may carry. */
 #define ACCT_LEASE_CALLS_MAX 4096
+/* A lease stream not reported on for this long is forgotten by the
+ * reconcile job: no report of it can still be on its way. */
+#define ACCT_LEASE_STREAM_KEEP_MS (24 * 3600 * 1000LL)
 
 /*
  * The open leases of each workspace, as last committed: how many, and the
@@ -531,7 +539,8 @@ int acct__lease(acct_service *a, const Seo__Account__V1__LeaseRequest *in,
 /*
  * The expiry (reconcile job): on `c`, in its own transactions, closes
  * every open lease not renewed since `cutoff_ms` as its holder would, at
- * `now_ms`, with synchronous commits. *n how many. Returns 0 or an SEO_E*
+ * `now_ms`, with synchronous commits, and forgets the lease streams not
+ * reported on for ACCT_LEASE_STREAM_KEEP_MS. *n how many leases. Returns 0 or an SEO_E*
  * code with `err` filled.
  */
 int acct__lease_expire(seo_pg_conn *c, int64_t cutoff_ms, int64_t now_ms,

@@ -161,32 +161,25 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_LEASE_MINE] = {"lease_mine",
 		"SELECT id, granted, used FROM credit_leases "
 		"WHERE holder = $1 AND workspace_id = $2 AND closed_at IS NULL FOR UPDATE"},
-	/* A report's calls, once per request id; free (0, refunded) without
-	 * an open lease of the holder; none for an unknown workspace (not
-	 * found, not a foreign key's failure). Only the rows written now
-	 * return. */
-	[ACCT_Q_LEASE_USAGE] = {"lease_usage",
-		"INSERT INTO usage (id, workspace_id, user_id, key_id, endpoint, domain, "
-		"charged, credits_used, request_id, settle_by, outcome, created_at) "
-		"SELECT i, $9, u, k, e, d, c, v, r, NULL, "
-		"CASE WHEN v = c THEN 'earned' ELSE 'refunded' END, ts FROM "
-		"(SELECT i, u, k, e, d, c, CASE WHEN o.open THEN x ELSE 0 END AS v, r, ts "
-		"FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
-		"$6::bigint[], $7::bigint[], $8::text[], $11::bigint[]) "
-		"AS t(i, u, k, e, d, c, x, r, ts), "
-		"(SELECT EXISTS (SELECT 1 FROM credit_leases WHERE holder = $10 "
-		"AND workspace_id = $9 AND closed_at IS NULL) AS open) o) q "
-		"WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = $9) "
-		"ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING "
-		"RETURNING id, credits_used"},
+	/* The last call of the report's stream already written. */
+	[ACCT_Q_LEASE_STREAM] = {"lease_stream",
+		"SELECT reported_seq FROM lease_streams "
+		"WHERE workspace_id = $1 AND holder = $2 AND stream = $3"},
+	/* A report's new calls (seo_pg_copy(), never prepared), their
+	 * credits_used and outcome decided before. */
+	[ACCT_Q_LEASE_USAGE_COPY] = {"lease_usage_copy",
+		"COPY usage (id, workspace_id, user_id, key_id, endpoint, domain, "
+		"charged, credits_used, request_id, outcome, created_at) FROM STDIN"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",
 		"SELECT count(*), coalesce(sum(granted - used), 0) FROM credit_leases "
 		"WHERE workspace_id = $1 AND holder <> $2 AND closed_at IS NULL"},
-	/* Calls reported beyond what the lease and the balance held. */
-	[ACCT_Q_LEASE_USAGE_FIX] = {"lease_usage_fix",
-		"UPDATE usage SET credits_used = t.c, outcome = CASE WHEN t.c = usage.charged "
-		"THEN 'earned' ELSE 'refunded' END "
-		"FROM unnest($1::text[], $2::bigint[]) AS t(i, c) WHERE usage.id = t.i"},
+	[ACCT_Q_LEASE_STREAM_SET] = {"lease_stream_set",
+		"INSERT INTO lease_streams (workspace_id, holder, stream, reported_seq, "
+		"updated_at) VALUES ($1, $2, $3, $4, $5) "
+		"ON CONFLICT (workspace_id, holder, stream) DO UPDATE SET "
+		"reported_seq = EXCLUDED.reported_seq, updated_at = EXCLUDED.updated_at"},
+	[ACCT_Q_LEASE_STREAMS_FORGET] = {"lease_streams_forget",
+		"DELETE FROM lease_streams WHERE updated_at < $1"},
 	[ACCT_Q_LEASE_INSERT] = {"lease_insert",
 		"INSERT INTO credit_leases (id, workspace_id, holder, granted, used, "
 		"created_at, renewed_at) VALUES ($1, $2, $3, $4, 0, $5, $5)"},
@@ -278,6 +271,15 @@ int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err)
 {
 	int rc = seo_pg_pipe_run(c, p, err->message, sizeof(err->message));
+
+	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
+}
+
+int acct__copy(seo_pg_conn *c, acct__q q, const char *data, size_t len,
+	       acct_err *err)
+{
+	int rc = seo_pg_copy(c, (int)q, data, len, err->message,
+			     sizeof(err->message));
 
 	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }

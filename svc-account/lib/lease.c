@@ -2,10 +2,11 @@
  * Account/Lease: a holder (a gateway) reports the calls it served from its
  * lease of a workspace's credits, then closes the lease or tops it up
  * (docs/decisions.md, "Credit leases"). One transaction on a pooled
- * connection, in two round trips: the workspace's row and the holder's
- * open lease locked (workspace first, as everywhere), the calls' usage
- * rows written once per request id, the other holders' leases summed;
- * then the ledger row, the lease, the balance and COMMIT. A transaction
+ * connection: the workspace's row and the holder's open lease locked
+ * (workspace first, as everywhere), the report's stream and the other
+ * holders' leases read, in one round trip; then the calls not written
+ * yet, their cost decided here, with one COPY; then the ledger row, the
+ * lease, the stream, the balance and COMMIT in one more. A transaction
  * that gives credits back commits synchronously, like a refund; the others
  * do not wait for the disk, like debits.
  */
@@ -17,19 +18,17 @@
 
 #include "seo/errors.h"
 #include "seo/log.h"
+#include "seo/pg_copy.h"
 #include "seo/util.h"
 
 #define HOLDER_MAX 128
+#define STREAM_MAX 64
 /* The longest a Lease waits for a row lock held elsewhere (then 503
  * service_unavailable; the holder reports again). */
 #define LOCK_WAIT_MS "5000"
 
 typedef Seo__Account__V1__LeaseRequest LeaseRequest;
 typedef Seo__Account__V1__LeaseCall LeaseCall;
-
-/* The usage rows of a report, as unnest() parameters. */
-enum { U_ID, U_USER, U_KEY, U_ENDPOINT, U_DOMAIN, U_CHARGED, U_USED,
-       U_REQUEST, U_AT, U_N };
 
 static int bad(acct_err *err, const char *msg)
 {
@@ -61,42 +60,20 @@ static int check(const LeaseRequest *in, acct_err *err)
 		return bad(err, "want must not be negative");
 	if (in->n_calls > ACCT_LEASE_CALLS_MAX)
 		return bad(err, "a report carries at most 4096 calls");
+	if (in->n_calls == 0)
+		return 0;
+	if (in->stream == NULL || in->stream[0] == '\0' ||
+	    strlen(in->stream) > STREAM_MAX)
+		return bad(err, "a report of calls needs a stream of 1 to 64 bytes");
+	if (in->first_seq < 1 || in->first_seq > (uint64_t)(INT64_MAX - ACCT_LEASE_CALLS_MAX))
+		return bad(err, "a report of calls needs a first_seq of 1 or more");
 	for (size_t i = 0; i < in->n_calls; i++)
 		if (check_call(in->calls[i], err) != 0)
 			return SEO_EINVAL;
 	return 0;
 }
 
-static const char *or_null(const char *s)
-{
-	return s != NULL && s[0] != '\0' ? s : NULL;
-}
-
-/* The usage rows' arrays; `now` stands for a call without its time. */
-static int usage_arrays(const LeaseRequest *in, int64_t now,
-			acct__pgarr u[U_N], acct_err *err)
-{
-	for (size_t i = 0; i < in->n_calls; i++) {
-		const LeaseCall *c = in->calls[i];
-		char id[ACCT_ID_LEN];
-		int rc = acct__new_id("chg_", id, err);
-
-		if (rc != 0)
-			return rc;
-		acct__pgarr_add(&u[U_ID], id);
-		acct__pgarr_add(&u[U_USER], or_null(c->user_id));
-		acct__pgarr_add(&u[U_KEY], or_null(c->key_id));
-		acct__pgarr_add(&u[U_ENDPOINT], c->endpoint);
-		acct__pgarr_add(&u[U_DOMAIN], or_null(c->domain));
-		acct__pgarr_addi(&u[U_CHARGED], c->charged);
-		acct__pgarr_addi(&u[U_USED], c->credits_used);
-		acct__pgarr_add(&u[U_REQUEST], c->request_id);
-		acct__pgarr_addi(&u[U_AT], c->created_at > 0 ? c->created_at : now);
-	}
-	return 0;
-}
-
-/* The transaction's state between its two round trips. */
+/* The transaction's state between its round trips. */
 typedef struct tx {
 	const LeaseRequest *in;
 	int64_t balance;
@@ -107,9 +84,9 @@ typedef struct tx {
 	int64_t granted, used;
 	int64_t others_n, others_unused;
 	int64_t delta;            /* the ledger row: balance change */
-	PGresult *written;        /* usage rows written now: id, credits_used */
-	acct__pgarr fix[2];       /* usage rows lowered: id, credits_used */
-	size_t n_fix;
+	int64_t reported;         /* the stream's last call written before */
+	size_t skip;              /* calls[0 .. skip) were written before */
+	int64_t *cost;            /* credits_used of calls[skip ..] */
 } tx;
 
 static int64_t col_int(PGresult *r, int row, int col)
@@ -136,18 +113,31 @@ static void overspent(tx *t)
 	log_warn("lease %s of workspace %s: calls reported %lld credits beyond "
 		 "it, %lld not charged", t->lease_id, t->in->workspace_id,
 		 (long long)over, (long long)left);
-	for (int i = PQntuples(t->written) - 1; i >= 0 && left > 0; i--) {
-		int64_t v = col_int(t->written, i, 1);
-		int64_t cut = v < left ? v : left;
+	for (size_t i = t->in->n_calls - t->skip; i-- > 0 && left > 0;) {
+		int64_t cut = t->cost[i] < left ? t->cost[i] : left;
 
-		if (cut == 0)
-			continue;
-		acct__pgarr_add(&t->fix[0], PQgetvalue(t->written, i, 0));
-		acct__pgarr_addi(&t->fix[1], v - cut);
-		t->n_fix++;
+		t->cost[i] -= cut;
 		left -= cut;
 	}
 	t->used = t->granted;
+}
+
+/* Which calls are new (numbered after the stream's last written) and what
+ * each costs: what the holder says on its open lease, nothing without. */
+static void price(tx *t)
+{
+	const LeaseRequest *in = t->in;
+	int64_t first = (int64_t)in->first_seq;
+
+	t->skip = 0;
+	if (in->n_calls > 0 && t->reported >= first)
+		t->skip = t->reported - first + 1 < (int64_t)in->n_calls
+				  ? (size_t)(t->reported - first + 1)
+				  : in->n_calls;
+	for (size_t i = t->skip; i < in->n_calls; i++) {
+		t->cost[i - t->skip] = t->mine ? in->calls[i]->credits_used : 0;
+		t->used += t->cost[i - t->skip];
+	}
 }
 
 /* Decides the close or the top-up on the locked state. */
@@ -156,14 +146,13 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 	const LeaseRequest *in = t->in;
 	int64_t top;
 
-	for (int i = 0; t->written != NULL && i < PQntuples(t->written); i++)
-		t->used += col_int(t->written, i, 1);
+	price(t);
 	if (t->mine && t->used > t->granted)
 		overspent(t);
-	if (!t->mine && in->n_calls > 0)
+	if (!t->mine && in->n_calls > t->skip)
 		log_warn("lease report of %zu calls for workspace %s by %s "
 			 "without an open lease: recorded free",
-			 in->n_calls, in->workspace_id, in->holder);
+			 in->n_calls - t->skip, in->workspace_id, in->holder);
 	t->open = t->mine;
 	if (in->close) {
 		if (t->mine) {
@@ -193,19 +182,16 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 	return 0;
 }
 
-/* Round trip 1: BEGIN, the locks, the usage rows, the other leases. */
-static int lock_and_report(seo_pg_conn *c, tx *t, int64_t now, acct_err *err)
+/* Round trip 1: BEGIN, the locks, the stream, the other leases. */
+static int lock_and_read(seo_pg_conn *c, tx *t, acct_err *err)
 {
 	const LeaseRequest *in = t->in;
-	acct__pgarr u[U_N];
 	seo_pg_pipe p;
 	const char *ws = in->workspace_id, *holder = in->holder;
 	const char *mine[2] = {holder, ws}, *others[2] = {ws, holder};
-	const char *usage[11], *timeout = LOCK_WAIT_MS;
-	int rc = 0, s_ws, s_mine, s_usage = -1, s_others;
+	const char *stream[3] = {ws, holder, in->stream}, *timeout = LOCK_WAIT_MS;
+	int rc, s_ws, s_mine, s_stream = -1, s_others;
 
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_init(&u[i]);
 	seo_pg_pipe_init(&p);
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
 	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout);
@@ -216,25 +202,12 @@ static int lock_and_report(seo_pg_conn *c, tx *t, int64_t now, acct_err *err)
 	s_mine = p.n;
 	seo_pg_pipe_add(&p, ACCT_Q_LEASE_MINE, 2, mine);
 	if (in->n_calls > 0) {
-		rc = usage_arrays(in, now, u, err);
-		for (size_t i = 0; rc == 0 && i < U_N; i++) {
-			size_t slot = i == U_AT ? 10 : i;
-
-			usage[slot] = acct__pgarr_done(&u[i]);
-			if (usage[slot] == NULL)
-				rc = acct__fail(err, SEO_ENOMEM, "internal_error",
-						"out of memory");
-		}
-		usage[8] = ws;
-		usage[9] = holder;
-		s_usage = p.n;
-		if (rc == 0)
-			seo_pg_pipe_add(&p, ACCT_Q_LEASE_USAGE, 11, usage);
+		s_stream = p.n;
+		seo_pg_pipe_add(&p, ACCT_Q_LEASE_STREAM, 3, stream);
 	}
 	s_others = p.n;
 	seo_pg_pipe_add(&p, ACCT_Q_LEASE_OTHERS, 2, others);
-	if (rc == 0)
-		rc = acct__pipe_run(c, &p, err);
+	rc = acct__pipe_run(c, &p, err);
 	if (rc == 0 && PQntuples(p.res[s_ws]) == 0)
 		rc = acct__fail(err, SEO_ENOTFOUND, "not_found",
 				"workspace \"%s\" does not exist", ws);
@@ -251,25 +224,69 @@ static int lock_and_report(seo_pg_conn *c, tx *t, int64_t now, acct_err *err)
 		}
 		t->others_n = col_int(o, 0, 0);
 		t->others_unused = col_int(o, 0, 1);
-		if (s_usage >= 0) {
-			t->written = p.res[s_usage];
-			p.res[s_usage] = NULL;
-		}
+		if (s_stream >= 0 && PQntuples(p.res[s_stream]) > 0)
+			t->reported = col_int(p.res[s_stream], 0, 0);
 	}
 	seo_pg_pipe_clear(&p);
-	for (size_t i = 0; i < U_N; i++)
-		acct__pgarr_free(&u[i]);
 	return rc;
 }
 
-/* Round trip 2: the writes and COMMIT; *seq the workspace's lease_seq. */
+static const char *or_null(const char *s)
+{
+	return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+/* The new calls' usage rows, one COPY; `now` stands for a call without
+ * its time. Leased rows have no settle time: the reconcile job never
+ * touches them. */
+static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
+		       acct_err *err)
+{
+	const LeaseRequest *in = t->in;
+	seo_copy w;
+	int rc = 0;
+
+	if (t->skip == in->n_calls)
+		return 0;
+	seo_copy_init(&w);
+	for (size_t i = t->skip; i < in->n_calls && rc == 0; i++) {
+		const LeaseCall *k = in->calls[i];
+		int64_t cost = t->cost[i - t->skip];
+		char id[ACCT_ID_LEN];
+
+		rc = acct__new_id("chg_", id, err);
+		seo_copy_text(&w, id);
+		seo_copy_text(&w, in->workspace_id);
+		seo_copy_text(&w, or_null(k->user_id));
+		seo_copy_text(&w, or_null(k->key_id));
+		seo_copy_text(&w, k->endpoint);
+		seo_copy_text(&w, or_null(k->domain));
+		seo_copy_int(&w, k->charged);
+		seo_copy_int(&w, cost);
+		seo_copy_text(&w, k->request_id);
+		seo_copy_text(&w, cost == k->charged ? "earned" : "refunded");
+		seo_copy_int(&w, k->created_at > 0 ? k->created_at : now);
+		seo_copy_row_end(&w);
+	}
+	if (rc == 0 && w.oom)
+		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+	if (rc == 0)
+		rc = acct__copy(c, ACCT_Q_LEASE_USAGE_COPY, w.data, w.len, err);
+	seo_copy_free(&w);
+	return rc;
+}
+
+/* The last round trip: the writes and COMMIT; *seq the workspace's
+ * lease_seq. */
 static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 			    acct_err *err)
 {
 	const char *ws = t->in->workspace_id;
-	char snow[24], granted[24], used[24], delta[24], balance[24];
+	const LeaseRequest *in = t->in;
+	char snow[24], granted[24], used[24], delta[24], balance[24], last[24];
 	char payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_LEASE_PREFIX)];
-	const char *fix[2], *lease[5], *bal[2] = {ws, balance}, *notify = payload;
+	const char *lease[5], *bal[2] = {ws, balance}, *notify = payload;
+	const char *stream[5] = {ws, in->holder, in->stream, last, snow};
 	acct__pgarr l[4];
 	seo_pg_pipe p;
 	int rc = 0, s_ws;
@@ -280,14 +297,15 @@ static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 	snprintf(delta, sizeof(delta), "%lld", (long long)t->delta);
 	snprintf(balance, sizeof(balance), "%lld", (long long)t->balance);
 	snprintf(payload, sizeof(payload), "%s%s", ACCT_AUTH_LEASE_PREFIX, ws);
+	snprintf(last, sizeof(last), "%lld",
+		 (long long)(in->first_seq + in->n_calls - 1));
 	for (size_t i = 0; i < 4; i++)
 		acct__pgarr_init(&l[i]);
 	seo_pg_pipe_init(&p);
-	if (t->n_fix > 0) {
-		fix[0] = acct__pgarr_done(&t->fix[0]);
-		fix[1] = acct__pgarr_done(&t->fix[1]);
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_USAGE_FIX, 2, fix);
-	}
+	/* Numbers only grow: a late report of calls written before leaves
+	 * the stream as it is. */
+	if (in->n_calls > t->skip)
+		seo_pg_pipe_add(&p, ACCT_Q_LEASE_STREAM_SET, 5, stream);
 	if (t->delta != 0) {
 		const char *ledger[5];
 
@@ -326,9 +344,6 @@ static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
 		if (l[i].oom)
 			rc = acct__fail(err, SEO_ENOMEM, "internal_error",
 					"out of memory");
-	if (t->n_fix > 0 && (fix[0] == NULL || fix[1] == NULL))
-		rc = acct__fail(err, SEO_ENOMEM, "internal_error",
-				"out of memory");
 	if (rc == 0)
 		rc = acct__pipe_run(c, &p, err);
 	if (rc == 0)
@@ -354,11 +369,15 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 	rc = acct__pool_get(a->pool, &c, err);
 	if (rc != 0)
 		return rc;
-	acct__pgarr_init(&t.fix[0]);
-	acct__pgarr_init(&t.fix[1]);
-	rc = lock_and_report(c, &t, now, err);
+	t.cost = calloc(in->n_calls + 1, sizeof(*t.cost));
+	if (t.cost == NULL)
+		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+	if (rc == 0)
+		rc = lock_and_read(c, &t, err);
 	if (rc == 0)
 		rc = decide(a, &t, err);
+	if (rc == 0)
+		rc = write_usage(c, &t, now, err);
 	if (rc == 0) {
 		pthread_rwlock_wrlock(&a->leases.commit);
 		rc = write_and_commit(c, &t, now, &seq, err);
@@ -372,9 +391,7 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 	if (rc != 0)
 		seo_pg_rollback(c);
 	seo_pg_pool_put(a->pool, c);
-	PQclear(t.written);
-	acct__pgarr_free(&t.fix[0]);
-	acct__pgarr_free(&t.fix[1]);
+	free(t.cost);
 	if (rc != 0)
 		return rc;
 	if (t.open) {
@@ -395,5 +412,15 @@ static const acct__sweep expiry = {
 int acct__lease_expire(seo_pg_conn *c, int64_t cutoff_ms, int64_t now_ms,
 		       int64_t *n, char *err, size_t err_len)
 {
-	return acct__sweep_run(c, &expiry, cutoff_ms, now_ms, n, err, err_len);
+	char forget[24];
+	const char *p = forget;
+	int rc = acct__sweep_run(c, &expiry, cutoff_ms, now_ms, n, err, err_len);
+
+	/* Streams silent for a day: nothing of theirs can still arrive. */
+	snprintf(forget, sizeof(forget), "%lld",
+		 (long long)(now_ms - ACCT_LEASE_STREAM_KEEP_MS));
+	if (rc == 0)
+		rc = seo_pg_exec(c, ACCT_Q_LEASE_STREAMS_FORGET, 1, &p, NULL, err,
+				 err_len);
+	return rc;
 }

@@ -123,9 +123,10 @@ static LeaseCall mkcall(char *id, int64_t charged, int64_t used)
 	return c;
 }
 
-static int lease(const char *holder, const char *ws, LeaseCall *calls,
-		 size_t n, int64_t want, int close, acct__lease_out *out,
-		 acct_err *err)
+/* A report of `n` calls in `stream`, calls[0] numbered `first`. */
+static int lease_in(const char *holder, const char *ws, const char *stream,
+		    uint64_t first, LeaseCall *calls, size_t n, int64_t want,
+		    int close, acct__lease_out *out, acct_err *err)
 {
 	LeaseRequest req = SEO__ACCOUNT__V1__LEASE_REQUEST__INIT;
 	LeaseCall *ptrs[64];
@@ -138,7 +139,22 @@ static int lease(const char *holder, const char *ws, LeaseCall *calls,
 	req.n_calls = n;
 	req.want = want;
 	req.close = close;
+	req.stream = (char *)stream;
+	req.first_seq = first;
 	return acct__lease(svc, &req, out, err);
+}
+
+/* A report in this program's stream, its calls numbered by their request
+ * ids (mkcall's counter: increasing, so later reports number higher). */
+static int lease(const char *holder, const char *ws, LeaseCall *calls,
+		 size_t n, int64_t want, int close, acct__lease_out *out,
+		 acct_err *err)
+{
+	const char *num = n > 0 ? strrchr(calls[0].request_id, '-') : NULL;
+	uint64_t first = num != NULL ? strtoull(num + 1, NULL, 10) : 1;
+
+	return lease_in(holder, ws, "test", first, calls, n, want, close, out,
+			err);
 }
 
 /* The balance a customer is shown (GetCredits). */
@@ -238,6 +254,75 @@ static void test_report_twice(void)
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
 			      ws, NULL), 2);
 	CU_ASSERT_EQUAL(usage_used(ws) + open_unused(ws) + balance(ws), 80000);
+	CU_ASSERT(ledger_ok(ws));
+}
+
+static long long rows_of(const char *ws)
+{
+	return q_int("SELECT count(*) FROM usage WHERE workspace_id = $1", ws, NULL);
+}
+
+/* Calls are written once by their stream and number, whatever their
+ * request ids: the same report twice, one overlapping it, one after the
+ * lease closed; a new stream starts at 1 again. */
+static void test_report_by_sequence(void)
+{
+	acct_new_user u;
+	acct__lease_out o;
+	acct_err err;
+	char ids[6][32];
+	LeaseCall calls[6];
+	const char *ws;
+
+	new_workspace(80000, &u);
+	ws = u.workspace_id;
+	for (int i = 0; i < 6; i++)
+		calls[i] = mkcall(ids[i], 3, 3);
+	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 1000, 0, &o,
+				       &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, 9);
+	CU_ASSERT_EQUAL(rows_of(ws), 3);
+	/* The answer lost: sent again, nothing more written or counted. */
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, 9);
+	CU_ASSERT_EQUAL(rows_of(ws), 3);
+	/* Sent again with one more call: only that one. */
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, 12);
+	CU_ASSERT_EQUAL(rows_of(ws), 4);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+			      ids[3], NULL), 1);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+			      ids[4], NULL), 0);
+	/* Closed, then the last report once more: nothing twice, and the
+	 * credits given back stay given back. */
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 0, 1, &o, &err), 0);
+	CU_ASSERT_EQUAL(balance(ws), 80000 - 12);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(rows_of(ws), 4);
+	/* A call after the close in the same stream: written, free. */
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 3, &calls[2], 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(rows_of(ws), 5);
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1",
+			      ids[4], NULL), 0);
+	/* The gateway restarted: a new stream, numbered from 1, written. */
+	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s2", 0, NULL, 0, 1000, 0, &o,
+				       &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s2", 1, &calls[5], 1, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, 3);
+	CU_ASSERT_EQUAL(rows_of(ws), 6);
+	/* The old stream's late report still finds its number. */
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 5, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.used, 3);
+	CU_ASSERT_EQUAL(rows_of(ws), 6);
+	/* Another holder's stream of the same name is its own; the unique
+	 * request id still stands behind: a call written before is refused
+	 * there, nothing written. */
+	CU_ASSERT_EQUAL(lease_in("gw2", ws, "s1", 1, &calls[5], 1, 0, 0, &o, &err),
+			SEO_EEXIST);
+	CU_ASSERT_EQUAL(rows_of(ws), 6);
+	CU_ASSERT_EQUAL(total(ws), 80000);
 	CU_ASSERT(ledger_ok(ws));
 }
 
@@ -542,6 +627,14 @@ static void test_bad_input(void)
 	calls[0] = mkcall(ids[0], 5, 5);
 	calls[0].request_id = "";
 	CU_ASSERT_EQUAL(lease("gw1", u.workspace_id, calls, 1, 0, 0, &o, &err), SEO_EINVAL);
+	/* Calls need their stream and number. */
+	calls[0] = mkcall(ids[0], 5, 5);
+	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "", 1, calls, 1, 0, 0, &o,
+				 &err), SEO_EINVAL);
+	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "s", 0, calls, 1, 0, 0, &o,
+				 &err), SEO_EINVAL);
+	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "s", UINT64_MAX, calls, 1, 0,
+				 0, &o, &err), SEO_EINVAL);
 	CU_ASSERT_EQUAL(lease("gw1", "ws_nope", NULL, 0, 1, 0, &o, &err), SEO_ENOTFOUND);
 	CU_ASSERT_STRING_EQUAL(err.code, "not_found");
 	calls[0] = mkcall(ids[0], 5, 5);
@@ -729,6 +822,8 @@ int main(void)
 	s = CU_add_suite("leases", suite_init, suite_clean);
 	CU_add_test(s, "open, report, top up, close", test_numbers);
 	CU_add_test(s, "a report sent again applies once", test_report_twice);
+	CU_add_test(s, "calls written once by their stream and number",
+		    test_report_by_sequence);
 	CU_add_test(s, "calls without an open lease are free", test_calls_without_lease_free);
 	CU_add_test(s, "top-ups: 10000 at least, an eighth at most", test_sizing);
 	CU_add_test(s, "no top-up while recalled", test_recalled_no_top_up);
