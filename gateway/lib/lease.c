@@ -21,9 +21,12 @@
 /* An open lease not reported on for this long is renewed anyway. */
 #define RENEW_MS 10000
 /* The least a lease is topped up to, and the seconds of spending it
- * holds: enough for the next reports to top it up before it runs dry. */
+ * holds: enough to go on serving through a report held up by the
+ * database (a write stalled behind a checkpoint's I/O for seconds, up to
+ * svc-account's 5 s lock wait and the retry after it) before the calls
+ * fall back to being debited one by one, into the same stall. */
 #define WANT_MIN 200
-#define WANT_SECONDS 2
+#define WANT_SECONDS 10
 
 typedef struct pcall {
 	struct pcall *next;

@@ -7,7 +7,7 @@
  * 10,000 credits or more) into it, and billed calls are debited from it
  * here, in memory, without a call to svc-account. Each call's outcome
  * (its usage row) is queued and reported every GW_LEASE_REPORT_MS with the
- * next Lease call, which also tops the lease up to about two seconds of
+ * next Lease call, which also tops the lease up to about ten seconds of
  * the workspace's spending. What a workspace may spend here is
  *
  *     granted - used - (calls not yet reported) - (calls running)
