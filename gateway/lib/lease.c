@@ -24,6 +24,10 @@
  * holds: enough for the next reports to top it up before it runs dry. */
 #define WANT_MIN 200
 #define WANT_SECONDS 2
+/* Reads within GW_LEASE_IDLE_MS of each other that make a watch lease
+ * worth its two Lease calls (open, close): a balance polled seldom is
+ * asked of svc-account each time. */
+#define HOLD_READS 2
 
 typedef struct pcall {
 	struct pcall *next;
@@ -58,7 +62,8 @@ typedef struct ws {
 	int asking, sent_close, sent_hold, refresh, closing;
 	long long asked_want;
 	int64_t ok_at, next_ask_at, took_at;
-	int64_t read_at; /* the last /v1/credits (0: never) */
+	int64_t read_at; /* the last /v1/credits */
+	int reads;       /* up to HOLD_READS, each within the idle time */
 	long long spent; /* credits taken or wanted since the last ask */
 	int64_t spent_since;
 	waiter *waiters;
@@ -158,17 +163,19 @@ static int usable(const ws *w, int64_t now)
 	return w->open && !w->closing && now - w->ok_at <= GW_LEASE_STALE_MS;
 }
 
-/* Read lately: a watch lease is held (asked for with hold) while so. */
+/* Read lately and often enough: a watch lease is held (asked for with
+ * hold) while so. */
 static int reading(const ws *w, int64_t now)
 {
-	return w->read_at != 0 && now - w->read_at <= GW_LEASE_IDLE_MS &&
+	return w->reads >= HOLD_READS && now - w->read_at <= GW_LEASE_IDLE_MS &&
 	       !w->l->stopped;
 }
 
 /* Neither spent from nor read for GW_LEASE_IDLE_MS: given back. */
 static int idle(const ws *w, int64_t now)
 {
-	return now - w->took_at > GW_LEASE_IDLE_MS && !reading(w, now);
+	return now - w->took_at > GW_LEASE_IDLE_MS &&
+	       now - w->read_at > GW_LEASE_IDLE_MS;
 }
 
 /* ---- the calls' queue ------------------------------------------------------ */
@@ -602,6 +609,10 @@ int gw__lease_credits(gw_leases *l, const char *workspace_id,
 
 	if (w == NULL)
 		return 0;
+	if (now - w->read_at > GW_LEASE_IDLE_MS)
+		w->reads = 0;
+	if (w->reads < HOLD_READS)
+		w->reads++;
 	w->read_at = now;
 	if (!usable(w, now) || w->fresh != w->touched)
 		return 0;

@@ -17,9 +17,10 @@
  * svc-account recalls it (a debit elsewhere found the balance short), when
  * it has been neither spent from nor read (/v1/credits) for
  * GW_LEASE_IDLE_MS, and when the gateway stops; each close waits for its
- * running calls. A workspace only read here holds a watch lease (granted
- * 0): svc-account then tells this gateway of every change of its balance,
- * and /v1/credits is answered from memory. It is not spent from
+ * running calls. A workspace read here (twice within GW_LEASE_IDLE_MS)
+ * holds a lease even when it cannot spend (a watch lease, granted 0):
+ * svc-account then tells this gateway of every change of its balance, and
+ * /v1/credits is answered from memory. A lease is not spent from
  * once svc-account has not answered for GW_LEASE_STALE_MS, far inside the
  * lease's lifetime at svc-account (ACCT_LEASE_TTL_MS), after which
  * svc-account gives it back itself. A workspace without a usable lease is
@@ -109,8 +110,9 @@ void gw__lease_touched(gw_leases *l, const char *workspace_id,
  * usable lease, and no balance event or call debited alone came since
  * svc-account last answered): svc-account's balance outside it plus what
  * it still holds. Else 0. Either way the read is noted: a workspace read
- * here is held a watch lease (Lease with hold, granted 0 when nothing can
- * be), so that its next reads are answered here. */
+ * twice within GW_LEASE_IDLE_MS is held a watch lease (Lease with hold,
+ * granted 0 when nothing can be), so that its next reads are answered
+ * here. */
 int gw__lease_credits(gw_leases *l, const char *workspace_id,
 		      long long *credits);
 

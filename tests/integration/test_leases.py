@@ -287,6 +287,9 @@ def reads_are_answered_from_a_watch_lease(s):
     ws = s.workspace(credits=500)
     wid, key = ws["workspace_id"], ws["api_key"]
     port = s.gateways[0]
+    eq(credits(s, key, port), 500, "a single read")
+    time.sleep(0.3)
+    eq(open_leases(s, wid), (0, 0), "no lease for a single read")
     watch_lease(s, wid, key, port, 500)
     eq(open_leases(s, wid), (1, 0), "one lease, holding nothing")
     acct = s.procs["svc-account"].proc
