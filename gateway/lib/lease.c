@@ -62,8 +62,9 @@ typedef struct ws {
 	int asking, sent_close, sent_hold, refresh, closing;
 	long long asked_want;
 	int64_t ok_at, next_ask_at, took_at;
-	int64_t read_at; /* the last /v1/credits */
-	int reads;       /* up to HOLD_READS, each within the idle time */
+	int64_t retry_at; /* after a failed Lease call, nothing is asked before */
+	int64_t read_at;  /* the last /v1/credits */
+	int reads;        /* up to HOLD_READS, each within the idle time */
 	long long spent; /* credits taken or wanted since the last ask */
 	int64_t spent_since;
 	waiter *waiters;
@@ -297,7 +298,8 @@ static void on_lease(const rpc_result *res, void *ud)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
 				 w->id, GW_LEASE_RETRY_MS, res->message);
 		unsend(w);
-		w->next_ask_at = now + GW_LEASE_RETRY_MS;
+		w->retry_at = now + GW_LEASE_RETRY_MS;
+		w->next_ask_at = w->retry_at;
 		seo_arena_free(w->arena);
 		w->arena = NULL;
 		release(w, 1);
@@ -328,7 +330,10 @@ static void on_lease(const rpc_result *res, void *ud)
 	seo_arena_free(w->arena);
 	w->arena = NULL;
 	release(w, 0);
-	if (w->waiters != NULL && w->n_pending > 0)
+	/* A queue longer than a report drains at once, not one report a
+	 * tick: past GW_LEASE_BATCH calls a tick it would only grow. */
+	if ((w->waiters != NULL && w->n_pending > 0) ||
+	    w->n_pending >= GW_LEASE_BATCH)
 		ask(w, 0, 0);
 }
 
@@ -425,7 +430,7 @@ static void visit(ws *w, int64_t now)
 {
 	long long want;
 
-	if (w->asking)
+	if (w->asking || now < w->retry_at)
 		return;
 	if (w->open && !w->closing && idle(w, now))
 		w->closing = 1;

@@ -43,7 +43,7 @@
 /* After a Lease call failed or granted nothing, the next waits this. */
 #define GW_LEASE_RETRY_MS 1000
 /* Calls one Lease call reports at most. */
-#define GW_LEASE_BATCH 512
+#define GW_LEASE_BATCH 1024
 
 typedef struct gw_leases gw_leases;
 
