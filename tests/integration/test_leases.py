@@ -12,6 +12,7 @@ gateway, never delays a refusal near zero, and is given back once no
 longer read. The rate limit is off: a key the limit counts is debited call
 by call."""
 
+import json
 import os
 import signal
 import sys
@@ -324,6 +325,22 @@ def a_watch_lease_follows_calls_through_the_other_gateway(s):
     eq(conserved(s, wid, 500), COST * 10, "earned")
 
 
+def refusal_ms(s, proc, request_ids):
+    """duration_ms of each request in `proc`'s access log (waited for)."""
+    deadline = time.time() + 5
+    while True:
+        with open(s.procs[proc].log_path, "rb") as f:
+            lines = [json.loads(x) for x in f.read().splitlines()
+                     if x.startswith(b'{"ts":') and b'"request_id"' in x]
+        took = {x["request_id"]: x["duration_ms"] for x in lines}
+        if set(request_ids) <= took.keys() or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    eq(sorted(took.keys() & set(request_ids)), sorted(request_ids),
+       "every refusal in the access log")
+    return [took[i] for i in request_ids]
+
+
 @test
 def exact_near_zero_with_a_reader(s):
     """Gateway 2 reads in a loop (holding a watch lease) while 4 clients
@@ -345,13 +362,12 @@ def exact_near_zero_with_a_reader(s):
 
     def client(i):
         while True:
-            t0 = time.time()
-            st = s.get(HEAVY, key=key, port=g1, timeout=60).status
+            r = s.get(HEAVY, key=key, port=g1, timeout=60)
             with lock:
-                statuses.append(st)
-                if st != 200:
-                    refusals.append(time.time() - t0)
-            if st != 200:
+                statuses.append(r.status)
+                if r.status != 200:
+                    refusals.append(r.header("X-Request-Id"))
+            if r.status != 200:
                 return
 
     t = threading.Thread(target=reader)
@@ -365,8 +381,10 @@ def exact_near_zero_with_a_reader(s):
     eq(set(statuses), {200, 402}, "only successes and refusals")
     check(len(reads) > 0 and min(reads) >= 0, "no negative balance read",
           min(reads or [None]))
-    check(max(refusals) < 1.0, "refusals answered at once, not after a recall",
-          refusals)
+    # as the gateway timed them: a client's clock adds the machine's
+    # hiccups (a connection retried), a recall waits 2 s inside
+    took = refusal_ms(s, "gateway0", refusals)
+    check(max(took) < 1000, "refusals answered at once, not after a recall", took)
     left = granted % HEAVY_COST
     deadline = time.time() + 2
     while credits(s, key, g2) != left:
