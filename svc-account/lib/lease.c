@@ -105,6 +105,7 @@ typedef struct tx {
 	int closed;               /* this call closed it */
 	char lease_id[ACCT_ID_LEN];
 	int64_t granted, used;
+	int64_t reported;         /* credits_used of the calls written now */
 	int64_t others_n, others_unused;
 	int64_t delta;            /* the ledger row: balance change */
 	PGresult *written;        /* usage rows written now: id, credits_used */
@@ -157,7 +158,8 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 	int64_t top;
 
 	for (int i = 0; t->written != NULL && i < PQntuples(t->written); i++)
-		t->used += col_int(t->written, i, 1);
+		t->reported += col_int(t->written, i, 1);
+	t->used += t->reported;
 	if (t->mine && t->used > t->granted)
 		overspent(t);
 	if (!t->mine && in->n_calls > 0)
@@ -179,6 +181,10 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 		top = in->want;
 	if (t->balance < ACCT_LEASE_MIN_BALANCE || top < 1 ||
 	    acct__leases_recalled(&a->leases, in->workspace_id))
+		top = 0;
+	/* A watch lease (hold) is opened holding nothing: its holder hears
+	 * the balance's changes and shows it from memory. */
+	if (top == 0 && !(in->hold && !t->mine))
 		return 0;
 	if (!t->mine) {
 		int rc = acct__new_id("lse_", t->lease_id, err);
@@ -369,6 +375,11 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 						 (t.open ? t.granted - t.used : 0));
 		pthread_rwlock_unlock(&a->leases.commit);
 	}
+	/* Calls spent from this lease lower what the other holders are
+	 * answered as `outside`: they ask again (a watch lease follows). */
+	if (rc == 0 && t.mine && t.reported > 0 && t.others_n > 0)
+		acct__watch_lease(a->leases.watch, ACCT_WATCH_BALANCE,
+				  in->workspace_id);
 	if (rc != 0)
 		seo_pg_rollback(c);
 	seo_pg_pool_put(a->pool, c);
