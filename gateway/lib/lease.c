@@ -21,9 +21,16 @@
 /* An open lease not reported on for this long is renewed anyway. */
 #define RENEW_MS 10000
 /* The least a lease is topped up to, and the seconds of spending it
- * holds: enough for the next reports to top it up before it runs dry. */
+ * holds: enough to go on serving through a report held up by the
+ * database (a write stalled behind a checkpoint's I/O for seconds, up to
+ * svc-account's 5 s lock wait and the retry after it) before the calls
+ * fall back to being debited one by one, into the same stall. */
 #define WANT_MIN 200
-#define WANT_SECONDS 2
+#define WANT_SECONDS 10
+/* Reads within GW_LEASE_IDLE_MS of each other that make a watch lease
+ * worth its two Lease calls (open, close): a balance polled seldom is
+ * asked of svc-account each time. */
+#define HOLD_READS 2
 #define STREAM_LEN 16
 
 typedef struct pcall {
@@ -59,10 +66,12 @@ typedef struct ws {
 	uint64_t seq;          /* calls ended */
 	uint64_t sent_seq;     /* the last call in flight */
 	uint64_t reported_seq; /* the last call svc-account has */
-	int asking, sent_close, refresh, closing;
+	int asking, sent_close, sent_hold, refresh, closing;
 	long long asked_want;
 	int64_t ok_at, next_ask_at, took_at;
 	int64_t retry_at; /* after a failed Lease call, nothing is asked before */
+	int64_t read_at;  /* the last /v1/credits */
+	int reads;        /* up to HOLD_READS, each within the idle time */
 	long long spent; /* credits taken or wanted since the last ask */
 	int64_t spent_since;
 	waiter *waiters;
@@ -163,6 +172,21 @@ static long long avail(const ws *w)
 static int usable(const ws *w, int64_t now)
 {
 	return w->open && !w->closing && now - w->ok_at <= GW_LEASE_STALE_MS;
+}
+
+/* Read lately and often enough: a watch lease is held (asked for with
+ * hold) while so. */
+static int reading(const ws *w, int64_t now)
+{
+	return w->reads >= HOLD_READS && now - w->read_at <= GW_LEASE_IDLE_MS &&
+	       !w->l->stopped;
+}
+
+/* Neither spent from nor read for GW_LEASE_IDLE_MS: given back. */
+static int idle(const ws *w, int64_t now)
+{
+	return now - w->took_at > GW_LEASE_IDLE_MS &&
+	       now - w->read_at > GW_LEASE_IDLE_MS;
 }
 
 /* ---- the calls' queue ------------------------------------------------------ */
@@ -310,7 +334,8 @@ static void on_lease(const rpc_result *res, void *ud)
 	w->ok_at = now;
 	if (w->sent_close)
 		w->closing = w->l->stopped;
-	if (w->asked_want > 0 && avail(w) < w->asked_want / 2)
+	if ((w->asked_want > 0 && avail(w) < w->asked_want / 2) ||
+	    (w->sent_hold && !w->open))
 		w->next_ask_at = now + GW_LEASE_RETRY_MS;
 	seo_arena_free(w->arena);
 	w->arena = NULL;
@@ -394,8 +419,10 @@ static void ask(ws *w, long long want, int close)
 	req.first_seq = n > 0 ? w->sent->seq : 0;
 	req.want = want;
 	req.close = close;
+	req.hold = !close && !w->closing && reading(w, seo_mono_ms());
 	w->asking = 1;
 	w->sent_close = close;
+	w->sent_hold = req.hold;
 	w->asked_want = want;
 	w->refresh = 0;
 	w->asked_touched = w->touched;
@@ -417,7 +444,7 @@ static void visit(ws *w, int64_t now)
 
 	if (w->asking || now < w->retry_at)
 		return;
-	if (w->open && !w->closing && now - w->took_at > GW_LEASE_IDLE_MS)
+	if (w->open && !w->closing && idle(w, now))
 		w->closing = 1;
 	if (w->closing && !w->open && w->n_pending == 0)
 		w->closing = w->l->stopped;
@@ -431,12 +458,14 @@ static void visit(ws *w, int64_t now)
 	want = want_of(w, now);
 	if (w->n_pending > 0 || w->refresh ||
 	    (want > 0 && now >= w->next_ask_at) ||
-	    (w->open && now - w->ok_at > RENEW_MS)) {
+	    (w->open && now - w->ok_at > RENEW_MS) ||
+	    (!w->open && !w->closing && reading(w, now) &&
+	     now >= w->next_ask_at)) {
 		ask(w, now >= w->next_ask_at ? want : 0, 0);
 		return;
 	}
 	if (!w->open && w->running == 0 && w->n_pending == 0 &&
-	    w->waiters == NULL && now - w->took_at > GW_LEASE_IDLE_MS)
+	    w->waiters == NULL && idle(w, now))
 		drop(w);
 }
 
@@ -592,9 +621,17 @@ void gw__lease_touched(gw_leases *l, const char *workspace_id,
 int gw__lease_credits(gw_leases *l, const char *workspace_id,
 		      long long *credits)
 {
-	ws *w = find(l, workspace_id);
+	ws *w = find_or_make(l, workspace_id);
+	int64_t now = seo_mono_ms();
 
-	if (w == NULL || !usable(w, seo_mono_ms()) || w->fresh != w->touched)
+	if (w == NULL)
+		return 0;
+	if (now - w->read_at > GW_LEASE_IDLE_MS)
+		w->reads = 0;
+	if (w->reads < HOLD_READS)
+		w->reads++;
+	w->read_at = now;
+	if (!usable(w, now) || w->fresh != w->touched)
 		return 0;
 	*credits = w->outside + avail(w);
 	return 1;
@@ -626,13 +663,21 @@ void gw__leases_heard(gw_leases *l, const Seo__Account__V1__WatchResponse *w)
 	for (size_t i = 0; i < w->n_recall; i++) {
 		ws *s = find(l, w->recall[i]);
 
-		if (s != NULL && s->open)
+		/* A Lease call in flight may answer with a lease open. */
+		if (s != NULL && (s->open || s->asking))
 			s->closing = 1;
 	}
 	for (size_t i = 0; i < w->n_balances; i++) {
 		ws *s = find(l, w->balances[i]);
 
-		if (s != NULL)
-			s->refresh = 1;
+		if (s == NULL)
+			continue;
+		s->refresh = 1;
+		/* A lease holding nothing to spend (a watch lease) is not
+		 * shown from memory until answered after the event. One that
+		 * pays for calls shows its balance in their answers too,
+		 * which cannot wait: both follow at its next answer. */
+		if (avail(s) <= 0)
+			s->touched++;
 	}
 }

@@ -7,7 +7,7 @@
  * 10,000 credits or more) into it, and billed calls are debited from it
  * here, in memory, without a call to svc-account. Each call's outcome
  * (its usage row) is queued and reported every GW_LEASE_REPORT_MS with the
- * next Lease call, which also tops the lease up to about two seconds of
+ * next Lease call, which also tops the lease up to about ten seconds of
  * the workspace's spending. What a workspace may spend here is
  *
  *     granted - used - (calls not yet reported) - (calls running)
@@ -15,8 +15,12 @@
  * with granted and used as svc-account last answered, so an answer lost
  * on the way is corrected by the next. A lease is given back (closed) when
  * svc-account recalls it (a debit elsewhere found the balance short), when
- * it has not been spent from for GW_LEASE_IDLE_MS, and when the gateway
- * stops; each close waits for its running calls. It is not spent from
+ * it has been neither spent from nor read (/v1/credits) for
+ * GW_LEASE_IDLE_MS, and when the gateway stops; each close waits for its
+ * running calls. A workspace read here (twice within GW_LEASE_IDLE_MS)
+ * holds a lease even when it cannot spend (a watch lease, granted 0):
+ * svc-account then tells this gateway of every change of its balance, and
+ * /v1/credits is answered from memory. A lease is not spent from
  * once svc-account has not answered for GW_LEASE_STALE_MS, far inside the
  * lease's lifetime at svc-account (ACCT_LEASE_TTL_MS), after which
  * svc-account gives it back itself. A workspace without a usable lease is
@@ -103,8 +107,12 @@ void gw__lease_touched(gw_leases *l, const char *workspace_id,
 		       long long delta);
 
 /* 1 with *credits when the workspace's credits are known here (it holds a
- * usable lease): svc-account's balance outside it plus what it still
- * holds. Else 0. */
+ * usable lease, and no balance event or call debited alone came since
+ * svc-account last answered): svc-account's balance outside it plus what
+ * it still holds. Else 0. Either way the read is noted: a workspace read
+ * twice within GW_LEASE_IDLE_MS is held a watch lease (Lease with hold,
+ * granted 0 when nothing can be), so that its next reads are answered
+ * here. */
 int gw__lease_credits(gw_leases *l, const char *workspace_id,
 		      long long *credits);
 
@@ -118,7 +126,8 @@ int gw__lease_flush(gw_leases *l, const char *workspace_id,
 		    gw_lease_flushed_fn cb, void *ud);
 
 /* Applies a watch answer: recalled leases are given back, workspaces whose
- * balance changed are asked for again. */
+ * balance changed are asked for again; a lease holding nothing to spend is
+ * not answered from memory (gw__lease_credits()) until then. */
 void gw__leases_heard(gw_leases *l,
 		      const Seo__Account__V1__WatchResponse *w);
 

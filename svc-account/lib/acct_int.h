@@ -514,8 +514,9 @@ void acct__leases_balance_changed(acct__leases *r, const char *workspace_id);
 void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id);
 /*
  * Recalls the workspace's leases (acct__leases_mark_recalled()), then
- * waits up to `wait_ms` for none to be open. Returns 1 when none is open
- * at the end, else 0.
+ * waits up to `wait_ms` for them to hold nothing (closed, or open with
+ * nothing unused: a watch lease reopened at once never holds a debit).
+ * Returns 1 when they hold nothing at the end, else 0.
  */
 int acct__leases_recall(acct__leases *r, const char *workspace_id,
 			int64_t wait_ms);

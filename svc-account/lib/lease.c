@@ -82,9 +82,10 @@ typedef struct tx {
 	int closed;               /* this call closed it */
 	char lease_id[ACCT_ID_LEN];
 	int64_t granted, used;
+	int64_t reported;         /* credits_used of the calls written now */
 	int64_t others_n, others_unused;
 	int64_t delta;            /* the ledger row: balance change */
-	int64_t reported;         /* the stream's last call written before */
+	int64_t stream_seq;       /* the stream's last call written before */
 	size_t skip;              /* calls[0 .. skip) were written before */
 	int64_t *cost;            /* credits_used of calls[skip ..] */
 } tx;
@@ -130,14 +131,15 @@ static void price(tx *t)
 	int64_t first = (int64_t)in->first_seq;
 
 	t->skip = 0;
-	if (in->n_calls > 0 && t->reported >= first)
-		t->skip = t->reported - first + 1 < (int64_t)in->n_calls
-				  ? (size_t)(t->reported - first + 1)
+	if (in->n_calls > 0 && t->stream_seq >= first)
+		t->skip = t->stream_seq - first + 1 < (int64_t)in->n_calls
+				  ? (size_t)(t->stream_seq - first + 1)
 				  : in->n_calls;
 	for (size_t i = t->skip; i < in->n_calls; i++) {
 		t->cost[i - t->skip] = t->mine ? in->calls[i]->credits_used : 0;
-		t->used += t->cost[i - t->skip];
+		t->reported += t->cost[i - t->skip];
 	}
+	t->used += t->reported;
 }
 
 /* Decides the close or the top-up on the locked state. */
@@ -168,6 +170,10 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 		top = in->want;
 	if (t->balance < ACCT_LEASE_MIN_BALANCE || top < 1 ||
 	    acct__leases_recalled(&a->leases, in->workspace_id))
+		top = 0;
+	/* A watch lease (hold) is opened holding nothing: its holder hears
+	 * the balance's changes and shows it from memory. */
+	if (top == 0 && !(in->hold && !t->mine))
 		return 0;
 	if (!t->mine) {
 		int rc = acct__new_id("lse_", t->lease_id, err);
@@ -225,7 +231,7 @@ static int lock_and_read(seo_pg_conn *c, tx *t, acct_err *err)
 		t->others_n = col_int(o, 0, 0);
 		t->others_unused = col_int(o, 0, 1);
 		if (s_stream >= 0 && PQntuples(p.res[s_stream]) > 0)
-			t->reported = col_int(p.res[s_stream], 0, 0);
+			t->stream_seq = col_int(p.res[s_stream], 0, 0);
 	}
 	seo_pg_pipe_clear(&p);
 	return rc;
@@ -388,6 +394,11 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 						 (t.open ? t.granted - t.used : 0));
 		pthread_rwlock_unlock(&a->leases.commit);
 	}
+	/* Calls spent from this lease lower what the other holders are
+	 * answered as `outside`: they ask again (a watch lease follows). */
+	if (rc == 0 && t.mine && t.reported > 0 && t.others_n > 0)
+		acct__watch_lease(a->leases.watch, ACCT_WATCH_BALANCE,
+				  in->workspace_id);
 	if (rc != 0)
 		seo_pg_rollback(c);
 	seo_pg_pool_put(a->pool, c);

@@ -181,11 +181,11 @@ int acct__leases_recall(acct__leases *r, const char *workspace_id,
 	acct__leases_mark_recalled(r, workspace_id);
 	pthread_mutex_lock(&r->mu);
 	e = find(r, workspace_id, 0);
-	while (e != NULL && e->count > 0 && wait_ms > 0)
+	while (e != NULL && e->unused > 0 && wait_ms > 0)
 		if (pthread_cond_timedwait(&r->changed, &r->mu, &until) ==
 		    ETIMEDOUT)
 			break;
-	none = e == NULL || e->count == 0;
+	none = e == NULL || e->unused <= 0;
 	pthread_mutex_unlock(&r->mu);
 	return none;
 }

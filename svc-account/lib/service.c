@@ -237,17 +237,20 @@ static void recall(acct_service *a, const char *workspace_id, int64_t wait_ms)
 }
 
 /*
- * Debits `d`. Refused for its balance while the workspace has open leases,
- * it recalls them (their holders close them and give back what they hold)
- * and tries once more, after they closed or ACCT_LEASE_RECALL_WAIT_MS:
- * the second answer stands. So no call is refused while credits wait in a
- * lease, and floor(B / cost) calls succeed across every holder. The first
- * try keeps no refused row, which the second would find under its key.
+ * Debits `d`. Refused for its balance while credits wait in the
+ * workspace's open leases, it recalls them (their holders close them and
+ * give back what they hold) and tries once more, after they hold nothing
+ * or ACCT_LEASE_RECALL_WAIT_MS: the second answer stands. So no call is
+ * refused while credits wait in a lease, and floor(B / cost) calls
+ * succeed across every holder. The first try keeps no refused row, which
+ * the second would find under its key. Leases holding nothing (watch
+ * leases, spent ones) change nothing: the debit is answered at once. The
+ * settled reader sees a top-up being committed (lease_registry.c).
  */
 static int debit(acct_service *a, acct__debit *d, char charge_id[ACCT_ID_LEN],
 		 int64_t *remaining, acct_err *err)
 {
-	int leased = acct__leases_count(&a->leases, d->workspace_id) > 0;
+	int leased = acct__leases_unused_settled(&a->leases, d->workspace_id) > 0;
 	int keep = d->keep_refused, rc;
 	int64_t wait = ACCT_LEASE_RECALL_WAIT_MS;
 

@@ -3,7 +3,8 @@
  * lease_registry.c, the recall in service.c, the expiry in reconcile.c)
  * against a real PostgreSQL: their numbers, a report applied once, calls
  * without a lease free, the sizing rule, `outside`, the expiry, the recall
- * of a debit short of balance, and 8 holders at once conserving credits.
+ * of a debit short of balance, watch leases (granted 0), and 8 holders
+ * at once conserving credits.
  * After every operation the ledger sums to the balance. Without
  * SEO_TEST_PG_URL it prints a skip line and passes.
  */
@@ -123,10 +124,11 @@ static LeaseCall mkcall(char *id, int64_t charged, int64_t used)
 	return c;
 }
 
-/* A report of `n` calls in `stream`, calls[0] numbered `first`. */
+/* A report of `n` calls in `stream`, calls[0] numbered `first`; `hold`
+ * asks for a watch lease. */
 static int lease_in(const char *holder, const char *ws, const char *stream,
 		    uint64_t first, LeaseCall *calls, size_t n, int64_t want,
-		    int close, acct__lease_out *out, acct_err *err)
+		    int close, int hold, acct__lease_out *out, acct_err *err)
 {
 	LeaseRequest req = SEO__ACCOUNT__V1__LEASE_REQUEST__INIT;
 	LeaseCall *ptrs[64];
@@ -139,6 +141,7 @@ static int lease_in(const char *holder, const char *ws, const char *stream,
 	req.n_calls = n;
 	req.want = want;
 	req.close = close;
+	req.hold = hold;
 	req.stream = (char *)stream;
 	req.first_seq = first;
 	return acct__lease(svc, &req, out, err);
@@ -146,15 +149,44 @@ static int lease_in(const char *holder, const char *ws, const char *stream,
 
 /* A report in this program's stream, its calls numbered by their request
  * ids (mkcall's counter: increasing, so later reports number higher). */
-static int lease(const char *holder, const char *ws, LeaseCall *calls,
-		 size_t n, int64_t want, int close, acct__lease_out *out,
-		 acct_err *err)
+static int lease_req(const char *holder, const char *ws, LeaseCall *calls,
+		     size_t n, int64_t want, int close, int hold,
+		     acct__lease_out *out, acct_err *err)
 {
 	const char *num = n > 0 ? strrchr(calls[0].request_id, '-') : NULL;
 	uint64_t first = num != NULL ? strtoull(num + 1, NULL, 10) : 1;
 
-	return lease_in(holder, ws, "test", first, calls, n, want, close, out,
-			err);
+	return lease_in(holder, ws, "test", first, calls, n, want, close, hold,
+			out, err);
+}
+
+static int lease(const char *holder, const char *ws, LeaseCall *calls,
+		 size_t n, int64_t want, int close, acct__lease_out *out,
+		 acct_err *err)
+{
+	return lease_req(holder, ws, calls, n, want, close, 0, out, err);
+}
+
+/* A watch lease asked for (hold), with `want`. */
+static int watch_lease(const char *holder, const char *ws, int64_t want,
+		       acct__lease_out *out, acct_err *err)
+{
+	return lease_req(holder, ws, NULL, 0, want, 0, 1, out, err);
+}
+
+/* 1 when the watch `watcher` (b from its last answer) hears within 5 s
+ * that the balance of `ws` changed. */
+static int hears_balance(const char *watcher, acct__watch_batch *b,
+			 const char *ws)
+{
+	for (int i = 0; i < 50; i++) {
+		acct__watch_wait(&svc->watch, watcher, b->instance, b->seq, 100, b);
+		for (size_t k = 0; k < b->n; k++)
+			if (b->ev[k].kind == ACCT_WATCH_BALANCE &&
+			    strcmp(b->ev[k].id, ws) == 0)
+				return 1;
+	}
+	return 0;
 }
 
 /* The balance a customer is shown (GetCredits). */
@@ -278,17 +310,17 @@ static void test_report_by_sequence(void)
 	ws = u.workspace_id;
 	for (int i = 0; i < 6; i++)
 		calls[i] = mkcall(ids[i], 3, 3);
-	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 1000, 0, &o,
+	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 1000, 0, 0, &o,
 				       &err), 0);
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 9);
 	CU_ASSERT_EQUAL(rows_of(ws), 3);
 	/* The answer lost: sent again, nothing more written or counted. */
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 3, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 9);
 	CU_ASSERT_EQUAL(rows_of(ws), 3);
 	/* Sent again with one more call: only that one. */
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 12);
 	CU_ASSERT_EQUAL(rows_of(ws), 4);
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
@@ -297,29 +329,29 @@ static void test_report_by_sequence(void)
 			      ids[4], NULL), 0);
 	/* Closed, then the last report once more: nothing twice, and the
 	 * credits given back stay given back. */
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 0, 1, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 0, NULL, 0, 0, 1, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(balance(ws), 80000 - 12);
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(rows_of(ws), 4);
 	/* A call after the close in the same stream: written, free. */
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 3, &calls[2], 3, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 3, &calls[2], 3, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(rows_of(ws), 5);
 	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1",
 			      ids[4], NULL), 0);
 	/* The gateway restarted: a new stream, numbered from 1, written. */
-	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s2", 0, NULL, 0, 1000, 0, &o,
+	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s2", 0, NULL, 0, 1000, 0, 0, &o,
 				       &err), 0);
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s2", 1, &calls[5], 1, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s2", 1, &calls[5], 1, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 3);
 	CU_ASSERT_EQUAL(rows_of(ws), 6);
 	/* The old stream's late report still finds its number. */
-	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 5, 0, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 5, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 3);
 	CU_ASSERT_EQUAL(rows_of(ws), 6);
 	/* Another holder's stream of the same name is its own; the unique
 	 * request id still stands behind: a call written before is refused
 	 * there, nothing written. */
-	CU_ASSERT_EQUAL(lease_in("gw2", ws, "s1", 1, &calls[5], 1, 0, 0, &o, &err),
+	CU_ASSERT_EQUAL(lease_in("gw2", ws, "s1", 1, &calls[5], 1, 0, 0, 0, &o, &err),
 			SEO_EEXIST);
 	CU_ASSERT_EQUAL(rows_of(ws), 6);
 	CU_ASSERT_EQUAL(total(ws), 80000);
@@ -537,36 +569,57 @@ static void *close_on_recall(void *arg)
 	return NULL;
 }
 
+/* A workspace of 16,000 credits whose lease of 2,000 gw1 holds, and its
+ * owner as a caller (hash: the key's, which `who` points to). */
+static void recall_setup(acct_new_user *u, char hash[ACCT_HASH_LEN],
+			 acct_caller *who)
+{
+	acct__lease_out o;
+	acct_err err;
+
+	new_workspace(16000, u);
+	seo_sha256_hex(u->api_key, strlen(u->api_key), hash);
+	*who = (acct_caller){u->workspace_id, u->user_id, hash, ACCT_ROLE_OWNER};
+	CU_ASSERT_EQUAL_FATAL(lease("gw1", u->workspace_id, NULL, 0, 2000, 0, &o,
+				    &err), 0);
+}
+
+/* Charges 15,000 while gw1 closes its lease once recalled: paid, the
+ * lease closed, 1,000 left; *took its milliseconds. */
+static void charge_recalled(const acct_new_user *u, const acct_caller *who,
+			    int64_t *took)
+{
+	char charge[ACCT_ID_LEN];
+	closer c = {u->workspace_id, 0};
+	pthread_t t;
+	int64_t remaining, t0 = seo_mono_ms();
+	acct_err err;
+
+	CU_ASSERT_FATAL(pthread_create(&t, NULL, close_on_recall, &c) == 0);
+	CU_ASSERT_EQUAL(acct_charge(svc, who, NULL, "backlinks", 15000, NULL,
+				    charge, &remaining, &err), 0);
+	*took = seo_mono_ms() - t0;
+	pthread_join(t, NULL);
+	CU_ASSERT(c.closed);
+	CU_ASSERT_EQUAL(remaining, 1000);
+}
+
 static void test_recall(void)
 {
 	acct_new_user u;
-	acct__lease_out o;
-	acct_err err;
-	char hash[ACCT_HASH_LEN], charge[ACCT_ID_LEN];
+	char hash[ACCT_HASH_LEN];
 	acct_caller who;
-	closer c;
-	pthread_t t;
-	int64_t remaining;
+	int64_t took;
 	acct__watch_batch *b = malloc(sizeof(*b));
 	int recalled = 0;
 
 	CU_ASSERT_FATAL(b != NULL);
-	new_workspace(16000, &u);
-	seo_sha256_hex(u.api_key, strlen(u.api_key), hash);
-	who = (acct_caller){u.workspace_id, u.user_id, hash, ACCT_ROLE_OWNER};
+	recall_setup(&u, hash, &who);
 	acct__watch_wait(&svc->watch, "test", NULL, 0, 0, b);
-	CU_ASSERT_EQUAL_FATAL(lease("gw1", u.workspace_id, NULL, 0, 2000, 0, &o,
-				    &err), 0);
 	CU_ASSERT_EQUAL(balance(u.workspace_id), 14000);
 
 	/* Short of the balance, not of balance + lease: recalled, then paid. */
-	c = (closer){u.workspace_id, 0};
-	CU_ASSERT_FATAL(pthread_create(&t, NULL, close_on_recall, &c) == 0);
-	CU_ASSERT_EQUAL(acct_charge(svc, &who, NULL, "backlinks", 15000, NULL,
-				    charge, &remaining, &err), 0);
-	pthread_join(t, NULL);
-	CU_ASSERT(c.closed);
-	CU_ASSERT_EQUAL(remaining, 1000);
+	charge_recalled(&u, &who, &took);
 	CU_ASSERT_EQUAL(balance(u.workspace_id), 1000);
 	CU_ASSERT(ledger_ok(u.workspace_id));
 	/* The watch carried the recall. */
@@ -582,17 +635,12 @@ static void test_recall(void)
 static void test_recall_unanswered(void)
 {
 	acct_new_user u;
-	acct__lease_out o;
 	acct_err err;
 	char hash[ACCT_HASH_LEN], charge[ACCT_ID_LEN];
 	acct_caller who;
 	int64_t remaining, t0;
 
-	new_workspace(16000, &u);
-	seo_sha256_hex(u.api_key, strlen(u.api_key), hash);
-	who = (acct_caller){u.workspace_id, u.user_id, hash, ACCT_ROLE_OWNER};
-	CU_ASSERT_EQUAL_FATAL(lease("gw1", u.workspace_id, NULL, 0, 2000, 0, &o,
-				    &err), 0);
+	recall_setup(&u, hash, &who);
 	/* Nobody closes: refused after the wait, its refused row kept once. */
 	t0 = seo_mono_ms();
 	CU_ASSERT_EQUAL(acct_charge(svc, &who, NULL, "backlinks", 15000, NULL,
@@ -629,12 +677,12 @@ static void test_bad_input(void)
 	CU_ASSERT_EQUAL(lease("gw1", u.workspace_id, calls, 1, 0, 0, &o, &err), SEO_EINVAL);
 	/* Calls need their stream and number. */
 	calls[0] = mkcall(ids[0], 5, 5);
-	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "", 1, calls, 1, 0, 0, &o,
+	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "", 1, calls, 1, 0, 0, 0, &o,
 				 &err), SEO_EINVAL);
-	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "s", 0, calls, 1, 0, 0, &o,
+	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "s", 0, calls, 1, 0, 0, 0, &o,
 				 &err), SEO_EINVAL);
 	CU_ASSERT_EQUAL(lease_in("gw1", u.workspace_id, "s", UINT64_MAX, calls, 1, 0,
-				 0, &o, &err), SEO_EINVAL);
+				 0, 0, &o, &err), SEO_EINVAL);
 	CU_ASSERT_EQUAL(lease("gw1", "ws_nope", NULL, 0, 1, 0, &o, &err), SEO_ENOTFOUND);
 	CU_ASSERT_STRING_EQUAL(err.code, "not_found");
 	calls[0] = mkcall(ids[0], 5, 5);
@@ -655,7 +703,6 @@ static void test_balance_event(void)
 	acct_err err;
 	acct__watch_batch *b = malloc(sizeof(*b));
 	int64_t bal;
-	int seen = 0;
 
 	CU_ASSERT_FATAL(b != NULL);
 	new_workspace(100000, &u);
@@ -664,16 +711,130 @@ static void test_balance_event(void)
 	acct__watch_wait(&svc->watch, "test-b", NULL, 0, 0, b);
 	CU_ASSERT_EQUAL(acct_credits_grant(db, u.workspace_id, 5, &bal, &err), 0);
 	CU_ASSERT_EQUAL(bal, 100005);
-	for (int i = 0; i < 50 && !seen; i++) {
-		acct__watch_wait(&svc->watch, "test-b", b->instance, b->seq, 100, b);
-		for (size_t k = 0; k < b->n; k++)
-			if (b->ev[k].kind == ACCT_WATCH_BALANCE &&
-			    strcmp(b->ev[k].id, u.workspace_id) == 0)
-				seen = 1;
-	}
-	CU_ASSERT(seen);
+	CU_ASSERT(hears_balance("test-b", b, u.workspace_id));
 	CU_ASSERT_EQUAL(shown(u.workspace_id), 100005);
 	free(b);
+}
+
+/* A watch lease: opened holding nothing on a balance too small for a
+ * lease, answered `outside`; its holder hears every change of the
+ * balance; a debit refused for its balance is answered at once (nothing to
+ * recall), keeping its refused row as without leases; topped up later
+ * like any lease; closed with no ledger row. */
+static void test_watch_lease(void)
+{
+	acct_new_user u;
+	acct__lease_out o;
+	acct_err err;
+	char hash[ACCT_HASH_LEN], charge[ACCT_ID_LEN], id[ACCT_ID_LEN];
+	acct__watch_batch *b = malloc(sizeof(*b));
+	acct_caller who;
+	int64_t remaining, bal, t0, took;
+	const char *ws;
+
+	CU_ASSERT_FATAL(b != NULL);
+	new_workspace(500, &u);
+	ws = u.workspace_id;
+	seo_sha256_hex(u.api_key, strlen(u.api_key), hash);
+	who = (acct_caller){ws, u.user_id, hash, ACCT_ROLE_OWNER};
+	CU_ASSERT_EQUAL_FATAL(watch_lease("gw1", ws, 0, &o, &err), 0);
+	CU_ASSERT_FATAL(strncmp(o.lease_id, "lse_", 4) == 0);
+	memcpy(id, o.lease_id, sizeof(id));
+	CU_ASSERT_EQUAL(o.granted, 0);
+	CU_ASSERT_EQUAL(o.used, 0);
+	CU_ASSERT_EQUAL(o.outside, 500);
+	CU_ASSERT_EQUAL(balance(ws), 500);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM credit_leases WHERE workspace_id = $1 "
+			      "AND closed_at IS NULL AND granted = 0", ws, NULL), 1);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM ledger WHERE workspace_id = $1 "
+			      "AND reason = 'lease'", ws, NULL), 0);
+	CU_ASSERT_EQUAL(acct__leases_count(&svc->leases, ws), 1);
+	CU_ASSERT_EQUAL(acct__leases_unused(&svc->leases, ws), 0);
+	CU_ASSERT_EQUAL(shown(ws), 500);
+	/* Asked for again, with a top-up the balance cannot give: the same. */
+	CU_ASSERT_EQUAL(watch_lease("gw1", ws, 100, &o, &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.lease_id, id);
+	CU_ASSERT_EQUAL(o.granted, 0);
+
+	/* A debit: its holder hears it. */
+	acct__watch_wait(&svc->watch, "test-w", NULL, 0, 0, b);
+	CU_ASSERT_EQUAL(acct_charge(svc, &who, NULL, "backlinks", 100, NULL,
+				    charge, &remaining, &err), 0);
+	CU_ASSERT_EQUAL(remaining, 400);
+	CU_ASSERT(hears_balance("test-w", b, ws));
+
+	/* Refused for its balance: at once, no recall, its row kept once. */
+	t0 = seo_mono_ms();
+	CU_ASSERT_EQUAL(acct_charge(svc, &who, NULL, "backlinks", 401, NULL,
+				    charge, &remaining, &err), SEO_EDENIED);
+	took = seo_mono_ms() - t0;
+	CU_ASSERT_STRING_EQUAL(err.code, "insufficient_credits");
+	CU_ASSERT(took < ACCT_LEASE_RECALL_WAIT_MS / 4);
+	CU_ASSERT(!acct__leases_recalled(&svc->leases, ws));
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+			      "AND charged = 0 AND credits_used = 0", ws, NULL), 1);
+	CU_ASSERT_EQUAL(balance(ws), 400);
+	CU_ASSERT(strstr(err.message, "400") != NULL);
+	CU_ASSERT(ledger_ok(ws));
+
+	/* The balance grown: the same lease topped up when spending asks. */
+	CU_ASSERT_EQUAL(acct_credits_grant(db, ws, 20000, &bal, &err), 0);
+	CU_ASSERT_EQUAL(lease("gw1", ws, NULL, 0, 1000, 0, &o, &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.lease_id, id);
+	CU_ASSERT_EQUAL(o.granted, 1000);
+	CU_ASSERT_EQUAL(o.outside, 19400);
+	CU_ASSERT_EQUAL(balance(ws), 19400);
+	CU_ASSERT_EQUAL(shown(ws), 20400);
+	CU_ASSERT(ledger_ok(ws));
+
+	/* Calls spent from it lower the outside of another holder's watch
+	 * lease, who hears it. */
+	CU_ASSERT_EQUAL_FATAL(watch_lease("gw2", ws, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.granted, 0);
+	CU_ASSERT_EQUAL(o.outside, 20400);
+	{
+		char ids[1][32];
+		LeaseCall calls[1] = {mkcall(ids[0], 30, 30)};
+
+		acct__watch_wait(&svc->watch, "test-w", b->instance, b->seq, 0, b);
+		CU_ASSERT_EQUAL(lease("gw1", ws, calls, 1, 0, 0, &o, &err), 0);
+		CU_ASSERT(hears_balance("test-w", b, ws));
+	}
+	CU_ASSERT_EQUAL(watch_lease("gw2", ws, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(o.outside, 20370);
+
+	/* Closed: nothing to give back, no ledger row. */
+	CU_ASSERT_EQUAL(lease("gw2", ws, NULL, 0, 0, 1, &o, &err), 0);
+	CU_ASSERT_STRING_EQUAL(o.lease_id, "");
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM ledger WHERE workspace_id = $1 "
+			      "AND reason = 'lease'", ws, NULL), 1);
+	CU_ASSERT_EQUAL(acct__leases_count(&svc->leases, ws), 1);
+	CU_ASSERT_EQUAL(total(ws), 20500);
+	free(b);
+}
+
+/* A recall waits only for leases holding credits: a watch lease open (or
+ * reopened) beside a closed one never holds the debit. */
+static void test_recall_ignores_watch_leases(void)
+{
+	acct_new_user u;
+	acct__lease_out o;
+	acct_err err;
+	char hash[ACCT_HASH_LEN];
+	acct_caller who;
+	int64_t took;
+
+	recall_setup(&u, hash, &who);
+	CU_ASSERT_EQUAL_FATAL(watch_lease("gw2", u.workspace_id, 0, &o, &err), 0);
+	charge_recalled(&u, &who, &took);
+	CU_ASSERT(took < ACCT_LEASE_RECALL_WAIT_MS);
+	/* Reopened after the close, a watch lease holds nothing. */
+	CU_ASSERT_EQUAL(watch_lease("gw1", u.workspace_id, 500, &o, &err), 0);
+	CU_ASSERT(o.lease_id[0] != '\0');
+	CU_ASSERT_EQUAL(o.granted, 0);
+	CU_ASSERT_EQUAL(acct__leases_count(&svc->leases, u.workspace_id), 2);
+	CU_ASSERT_EQUAL(balance(u.workspace_id), 1000);
+	CU_ASSERT(ledger_ok(u.workspace_id));
 }
 
 typedef struct holder {
@@ -835,6 +996,10 @@ int main(void)
 		    test_recall_unanswered);
 	CU_add_test(s, "bad input", test_bad_input);
 	CU_add_test(s, "a grant reaches the holders", test_balance_event);
+	CU_add_test(s, "a watch lease holds nothing and never delays a debit",
+		    test_watch_lease);
+	CU_add_test(s, "a recall waits only for leases holding credits",
+		    test_recall_ignores_watch_leases);
 	CU_add_test(s, "8 holders at once conserve credits", test_concurrent_holders);
 	CU_add_test(s, "a restart keeps the open leases", test_restart_keeps_leases);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -106,7 +106,8 @@ def paid_what_was_answered(s, ws, granted, statuses):
     # memory through an outage of the database (docs/decisions.md,
     # "credit leases"): then the fault costs no call, and the conservation
     # below is what is left to prove.
-    leased = int(s.db.query("SELECT count(*) FROM credit_leases WHERE workspace_id = '%s'"
+    leased = int(s.db.query("SELECT count(*) FROM credit_leases WHERE workspace_id = '%s' "
+                            "AND granted > 0"
                             % ws["workspace_id"])) > 0
     check(statuses.count(503) > 0 or leased,
           "the fault was seen, or a lease served through it")

@@ -5,9 +5,14 @@ calls are served from the lease (no per-call debit), every answer and read
 sees the calls answered before it, failures give the credits back, the
 count of successes stays exactly floor(B/cost) near zero, a purchase shows
 at once, a revoked key fails on its next billed call, and a gateway that
-stops or is killed leaves every credit earned or returned. The rate limit
-is off: a key the limit counts is debited call by call."""
+stops or is killed leaves every credit earned or returned. A workspace
+only read through a gateway holds a watch lease there (granted 0): its
+/v1/credits is answered from memory, follows calls made through the other
+gateway, never delays a refusal near zero, and is given back once no
+longer read. The rate limit is off: a key the limit counts is debited call
+by call."""
 
+import json
 import os
 import signal
 import sys
@@ -259,6 +264,163 @@ def a_killed_gateways_lease_expires(s):
     eq(open_leases(s, wid)[0], 0, "the expired lease given back")
     eq(conserved(s, wid, BIG), COST * made, "earned: every call answered")
     eq(credits(s, key), BIG - COST * made, "the balance shown")
+
+
+def watch_lease(s, wid, key, port, want):
+    """Reads /v1/credits through `port` (each answer `want`) until the
+    workspace holds a watch lease (granted 0); its id."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        eq(credits(s, key, port), want, "credits read")
+        row = q(s, "SELECT id FROM credit_leases WHERE workspace_id = '%s' "
+                   "AND closed_at IS NULL AND granted = 0" % wid)
+        if row:
+            return row
+        time.sleep(0.05)
+    raise AssertionError("no watch lease was opened")
+
+
+@test
+def reads_are_answered_from_a_watch_lease(s):
+    """A balance too small for a lease, read through one gateway: a watch
+    lease holds nothing, and the reads are answered while svc-account is
+    stopped (SIGSTOP): from the gateway's memory."""
+    ws = s.workspace(credits=500)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    port = s.gateways[0]
+    eq(credits(s, key, port), 500, "a single read")
+    time.sleep(0.3)
+    eq(open_leases(s, wid), (0, 0), "no lease for a single read")
+    watch_lease(s, wid, key, port, 500)
+    eq(open_leases(s, wid), (1, 0), "one lease, holding nothing")
+    # a few reads only: stopped for seconds, svc-account would fail the
+    # gateway's key watch, and the keys would be asked of it again
+    acct = s.procs["svc-account"].proc
+    acct.send_signal(signal.SIGSTOP)
+    try:
+        seen = [credits(s, key, port) for _ in range(5)]
+    finally:
+        acct.send_signal(signal.SIGCONT)
+    eq(set(seen), {500}, "answered without svc-account")
+    r = s.get(PATH, key=key, port=port)
+    eq(r.status, 200, "billed call")
+    eq(credits(s, key, port), 500 - COST, "the gateway's own call, read at once")
+    eq(conserved(s, wid, 500), COST, "earned")
+
+
+@test
+def a_watch_lease_follows_calls_through_the_other_gateway(s):
+    ws = s.workspace(credits=500)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    g1, g2 = s.gateways
+    watch_lease(s, wid, key, g2, 500)
+    for i in range(10):
+        r = s.get(PATH, key=key, port=g1)
+        eq(r.status, 200, "billed call on gateway 1")
+        want = r.json()["credits_remaining"]
+        eq(want, 500 - COST * (i + 1), "the balance after it")
+        deadline = time.time() + 2
+        while credits(s, key, g2) != want:
+            check(time.time() < deadline, "gateway 2 shows the call within 2 s",
+                  credits(s, key, g2), want)
+            time.sleep(0.01)
+    eq(conserved(s, wid, 500), COST * 10, "earned")
+
+
+def refusal_ms(s, proc, request_ids):
+    """duration_ms of each request in `proc`'s access log (waited for)."""
+    deadline = time.time() + 5
+    while True:
+        with open(s.procs[proc].log_path, "rb") as f:
+            lines = [json.loads(x) for x in f.read().splitlines()
+                     if x.startswith(b'{"ts":') and b'"request_id"' in x]
+        took = {x["request_id"]: x["duration_ms"] for x in lines}
+        if set(request_ids) <= took.keys() or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    eq(sorted(took.keys() & set(request_ids)), sorted(request_ids),
+       "every refusal in the access log")
+    return [took[i] for i in request_ids]
+
+
+@test
+def exact_near_zero_with_a_reader(s):
+    """Gateway 2 reads in a loop (holding a watch lease) while 4 clients
+    spend through gateway 1 until refused: exactly floor(B/cost) succeed,
+    no balance read is negative, and a refusal is answered without the
+    recall's wait (a lease holding nothing is never waited for)."""
+    granted = 255
+    ws = s.workspace(credits=granted)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    g1, g2 = s.gateways
+    watch_lease(s, wid, key, g2, granted)
+    lock = threading.Lock()
+    statuses, refusals, reads = [], [], []
+    done = threading.Event()
+
+    def reader():
+        while not done.is_set():
+            reads.append(credits(s, key, g2))
+
+    def client(i):
+        while True:
+            r = s.get(HEAVY, key=key, port=g1, timeout=60)
+            with lock:
+                statuses.append(r.status)
+                if r.status != 200:
+                    refusals.append(r.header("X-Request-Id"))
+            if r.status != 200:
+                return
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        h.parallel(4, client)
+    finally:
+        done.set()
+        t.join()
+    eq(statuses.count(200), granted // HEAVY_COST, "successes")
+    eq(set(statuses), {200, 402}, "only successes and refusals")
+    check(len(reads) > 0 and min(reads) >= 0, "no negative balance read",
+          min(reads or [None]))
+    # as the gateway timed them: a client's clock adds the machine's
+    # hiccups (a connection retried), a recall waits 2 s inside
+    took = refusal_ms(s, "gateway0", refusals)
+    check(max(took) < 1000, "refusals answered at once, not after a recall", took)
+    left = granted % HEAVY_COST
+    deadline = time.time() + 2
+    while credits(s, key, g2) != left:
+        check(time.time() < deadline, "gateway 2 shows what is left",
+              credits(s, key, g2))
+        time.sleep(0.01)
+    eq(credits(s, key, g1), left, "and gateway 1")
+    eq(conserved(s, wid, granted), granted - left, "earned")
+
+
+@test
+def a_watch_lease_is_given_back_when_no_longer_read(s):
+    """Read every 0.3 s for 7 s (past GW_LEASE_IDLE_MS): the same watch
+    lease stays open; then unread, it is closed within 5 s and a bit."""
+    ws = s.workspace(credits=500)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    port = s.gateways[0]
+    lid = watch_lease(s, wid, key, port, 500)
+    until = time.time() + 7
+    while time.time() < until:
+        eq(credits(s, key, port), 500, "credits read")
+        time.sleep(0.3)
+    eq(q(s, "SELECT closed_at IS NULL FROM credit_leases WHERE id = '%s'" % lid),
+       "t", "open while read")
+    last = time.time()
+    deadline = last + 15
+    while q(s, "SELECT closed_at IS NULL FROM credit_leases WHERE id = '%s'"
+               % lid) == "t":
+        check(time.time() < deadline, "given back once no longer read")
+        time.sleep(0.1)
+    check(time.time() - last >= 4, "not before GW_LEASE_IDLE_MS without reads",
+          time.time() - last)
+    eq(open_leases(s, wid), (0, 0), "no lease open")
+    eq(conserved(s, wid, 500), 0, "nothing earned")
 
 
 if __name__ == "__main__":

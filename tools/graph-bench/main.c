@@ -1159,7 +1159,8 @@ static int http_connect(http_side *h)
 }
 
 /* Reads one answer (the gateway always frames it with Content-Length);
- * 0 when its status is `status`. */
+ * 0 when its status is `status`, SEO_ECLOSED when the connection was
+ * closed before its first byte. */
 static int http_read(http_side *h, int status)
 {
 	size_t len = 0, head = 0, body = 0;
@@ -1177,6 +1178,8 @@ static int http_read(http_side *h, int status)
 			h->cap *= 2;
 		}
 		r = read(h->fd, h->buf + len, h->cap - len - 1);
+		if (r <= 0 && len == 0)
+			return SEO_ECLOSED;
 		if (r <= 0) {
 			fprintf(stderr, "graph-bench: the gateway closed the"
 					" connection\n");
@@ -1247,14 +1250,33 @@ static int run_http(void *ctx, query q, const target *t, seo_arena *a,
 		     path, h->addr, h->key);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return SEO_EINVAL;
-	for (int off = 0; off < n;) {
-		ssize_t w = write(h->fd, req + off, (size_t)(n - off));
+	/* A connection the gateway closed while it sat idle (its keep-alive
+	 * timeout, while the other side of a slow row ran) is opened again
+	 * once, as any keep-alive client does. */
+	for (int tries = 0; tries < 2; tries++) {
+		int rc = 0;
 
-		if (w <= 0)
-			return SEO_EIO;
-		off += (int)w;
+		if (tries > 0) {
+			close(h->fd);
+			if ((rc = http_connect(h)))
+				return rc;
+		}
+		for (int off = 0; off < n && rc == 0;) {
+			ssize_t w = send(h->fd, req + off, (size_t)(n - off),
+					 MSG_NOSIGNAL);
+
+			if (w <= 0)
+				rc = SEO_ECLOSED;
+			else
+				off += (int)w;
+		}
+		if (rc == 0)
+			rc = http_read(h, qtab[q].req == R_HEALTH ? 404 : 200);
+		if (rc != SEO_ECLOSED)
+			return rc;
 	}
-	return http_read(h, qtab[q].req == R_HEALTH ? 404 : 200);
+	fprintf(stderr, "graph-bench: the gateway closed the connection\n");
+	return SEO_EIO;
 }
 
 /* ---- timing ------------------------------------------------------------- */
