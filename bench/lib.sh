@@ -99,18 +99,18 @@ bench_logs() {
   done
 }
 
-# Stops everything bench_start started (newest first: TERM, then KILL after
-# 5 s), drops the bench database, stops the local cluster if this run started
-# it, removes the temporary directory. Safe to call twice.
+# Stops everything bench_start started, one at a time and newest first
+# (TERM, then KILL after 5 s): the gateways stop while the services they
+# give their credit leases back to still answer. Then drops the bench
+# database, stops the local cluster if this run started it, removes the
+# temporary directory. Safe to call twice.
 bench_cleanup() {
   local rc=$?
   set +e
   local i pid n
   for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
-    kill "${BENCH_PIDS[$i]}" 2>/dev/null
-  done
-  for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
     pid=${BENCH_PIDS[$i]}
+    kill "$pid" 2>/dev/null
     for n in $(seq 1 50); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
