@@ -293,6 +293,26 @@ bench_ctxsw() {
     END { printf "%d %d\n", v, n }'
 }
 
+# bench_cpu_ticks PID...: the CPU time (user + system, clock ticks, every
+# thread) the processes have used so far, summed; gone ones count 0.
+bench_cpu_ticks() {
+  local p t=0 stat rest
+  for p in "$@"; do
+    stat=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+    rest=${stat##*) }
+    set -- $rest
+    t=$((t + ${12} + ${13}))
+  done
+  echo "$t"
+}
+
+# bench_pg_backends: the pids of the PostgreSQL backends connected to the
+# bench database (svc-account's and the other services' sessions).
+bench_pg_backends() {
+  "$(bench_pg_bin)/psql" -Atq "$BENCH_DB_ADMIN_URL" -c \
+    "SELECT pid FROM pg_stat_activity WHERE datname = '$BENCH_DB' AND pid <> pg_backend_pid()" 2>/dev/null | tr '\n' ' '
+}
+
 # bench_syscalls_start PID FILE SECONDS: counts PID's system calls (every
 # thread, perf stat on the raw_syscalls:sys_enter tracepoint) for SECONDS
 # from now into FILE; sets BENCH_SYSCALLS_PID to the counter's pid, empty
