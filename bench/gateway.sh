@@ -165,6 +165,7 @@ pid_graph=$(bench_pid svc-graph) || pid_graph=""
 rows=()
 brows=()
 crows=()
+urows=()
 notes=()
 verdicts=()
 # ctxsw_all GATEWAY_PID: the switches of the three processes, six numbers.
@@ -174,6 +175,16 @@ ctxsw_all() {
     if [ -n "$p" ]; then printf '%s ' "$(bench_ctxsw "$p")"; else printf '0 0 '; fi
   done
   echo
+}
+# cpu_all GATEWAY_PID "PG_PIDS": the CPU ticks of the gateway, svc-account,
+# svc-graph and the bench database's PostgreSQL sessions, four numbers.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_all() {
+  local p
+  for p in "$1" "$pid_account" "$pid_graph"; do
+    printf '%s ' "$(bench_cpu_ticks $p)"
+  done
+  bench_cpu_ticks $2
 }
 # timed_wrk LABEL GATEWAY_PID CONNS URL [wrk args...]: bench_wrk's line in
 # $wrk_line, and a row of context switches and system calls per request
@@ -188,9 +199,16 @@ timed_wrk() {
     counters+=("$BENCH_SYSCALLS_PID")
     i=$((i + 1))
   done
+  local pg cpu_before cpu_after
+  pg=$(bench_pg_backends)
   before=$(ctxsw_all "$gpid")
+  cpu_before=$(cpu_all "$gpid" "$pg")
   wrk_line=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$url" "$@")
+  cpu_after=$(cpu_all "$gpid" "$pg")
   after=$(ctxsw_all "$gpid")
+  urows+=("$(awk -v l="$label" -v b="$cpu_before" -v a="$cpu_after" -v r="${wrk_line##* }" -v hz="$CLK_TCK" 'BEGIN {
+    split(b, x, " "); split(a, y, " "); if (r <= 0) r = 1; printf "| %s |", l
+    for (i = 1; i <= 4; i++) printf " %.1f |", (y[i] - x[i]) * 1e6 / hz / r }')")
   for i in 0 1 2; do
     bench_syscalls_wait "${counters[$i]}" "$BENCH_TMP/log/syscalls-$i.csv"
     calls+="$BENCH_SYSCALLS "
@@ -283,6 +301,12 @@ report="$BENCH_TMP/report.md"
   echo "| run | requests | gateway switches | svc-account switches | svc-graph switches | gateway syscalls | svc-account syscalls | svc-graph syscalls |"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${crows[@]}"
+  echo
+  echo "CPU time per request during each gateway run above, in microseconds (user + system of every thread, /proc/PID/stat, ${CLK_TCK} ticks a second), of the gateway (gateway-unbilled on the unbilled rows), svc-account, svc-graph and the PostgreSQL sessions connected to the bench database (svc-account's pool; the server's own background processes left out):"
+  echo
+  echo "| run | gateway | svc-account | svc-graph | PostgreSQL sessions |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${urows[@]}"
   echo
   echo "The targets of issue 14:"
   echo

@@ -99,18 +99,18 @@ bench_logs() {
   done
 }
 
-# Stops everything bench_start started (newest first: TERM, then KILL after
-# 5 s), drops the bench database, stops the local cluster if this run started
-# it, removes the temporary directory. Safe to call twice.
+# Stops everything bench_start started, one at a time and newest first
+# (TERM, then KILL after 5 s): the gateways stop while the services they
+# give their credit leases back to still answer. Then drops the bench
+# database, stops the local cluster if this run started it, removes the
+# temporary directory. Safe to call twice.
 bench_cleanup() {
   local rc=$?
   set +e
   local i pid n
   for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
-    kill "${BENCH_PIDS[$i]}" 2>/dev/null
-  done
-  for ((i = ${#BENCH_PIDS[@]} - 1; i >= 0; i--)); do
     pid=${BENCH_PIDS[$i]}
+    kill "$pid" 2>/dev/null
     for n in $(seq 1 50); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
@@ -291,6 +291,26 @@ bench_ctxsw() {
   cat /proc/"$1"/task/*/status 2>/dev/null | awk '
     /^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 }
     END { printf "%d %d\n", v, n }'
+}
+
+# bench_cpu_ticks PID...: the CPU time (user + system, clock ticks, every
+# thread) the processes have used so far, summed; gone ones count 0.
+bench_cpu_ticks() {
+  local p t=0 stat rest
+  for p in "$@"; do
+    stat=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+    rest=${stat##*) }
+    set -- $rest
+    t=$((t + ${12} + ${13}))
+  done
+  echo "$t"
+}
+
+# bench_pg_backends: the pids of the PostgreSQL backends connected to the
+# bench database (svc-account's and the other services' sessions).
+bench_pg_backends() {
+  "$(bench_pg_bin)/psql" -Atq "$BENCH_DB_ADMIN_URL" -c \
+    "SELECT pid FROM pg_stat_activity WHERE datname = '$BENCH_DB' AND pid <> pg_backend_pid()" 2>/dev/null | tr '\n' ' '
 }
 
 # bench_syscalls_start PID FILE SECONDS: counts PID's system calls (every
