@@ -31,6 +31,12 @@ void acct__deadline_in(struct timespec *ts, int64_t ms);
 /* `prefix` + 20 url-safe characters, e.g. "ws_...". */
 int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err);
 
+/* The same length, its first 11 characters the time in ms in hex, the rest
+ * random: ids made later sort after (in bytes), so an index on them grows
+ * at its right edge instead of at random pages (usage rows' chg_ ids). */
+int acct__new_time_id(const char *prefix, char out[ACCT_ID_LEN],
+		      acct_err *err);
+
 /* ---- statements (db.c) ------------------------------------------------ */
 
 /* Every SQL statement of the library, by name; see db.c for the text. */

@@ -260,7 +260,7 @@ static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
 		int64_t cost = t->cost[i - t->skip];
 		char id[ACCT_ID_LEN];
 
-		rc = acct__new_id("chg_", id, err);
+		rc = acct__new_time_id("chg_", id, err);
 		seo_copy_text(&w, id);
 		seo_copy_text(&w, in->workspace_id);
 		seo_copy_text(&w, or_null(k->user_id));

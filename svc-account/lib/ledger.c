@@ -217,7 +217,7 @@ static void decide_debit(const acct__ledger *l, acct__op *op, row *ws,
 	if (bal->value < d->amount) {
 		/* A call billed after its work was made: its row stays, at 0. */
 		if (d->keep_refused &&
-		    acct__new_id("chg_", op->charge_id, &op->err) == 0)
+		    acct__new_time_id("chg_", op->charge_id, &op->err) == 0)
 			add_usage(w, op, 0);
 		if (d->show_balance)
 			op->rc = acct__fail(&op->err, SEO_EDENIED,
@@ -232,7 +232,7 @@ static void decide_debit(const acct__ledger *l, acct__op *op, row *ws,
 					    (long long)d->amount);
 		return;
 	}
-	op->rc = acct__new_id("chg_", op->charge_id, &op->err);
+	op->rc = acct__new_time_id("chg_", op->charge_id, &op->err);
 	if (op->rc != 0)
 		return;
 	/* A free call of a route billed after its work has no ledger row

@@ -69,6 +69,21 @@ int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err)
 	return 0;
 }
 
+#define TIME_DIGITS 11
+
+int acct__new_time_id(const char *prefix, char out[ACCT_ID_LEN],
+		      acct_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t plen = strlen(prefix);
+	uint64_t ms = (uint64_t)seo_now_ms();
+	int rc = acct__new_id(prefix, out, err);
+
+	for (size_t i = TIME_DIGITS; rc == 0 && i-- > 0; ms >>= 4)
+		out[plen + i] = hex[ms & 15];
+	return rc;
+}
+
 int acct__exec_sql(PGconn *db, const char *sql)
 {
 	PGresult *res = PQexec(db, sql);

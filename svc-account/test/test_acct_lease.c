@@ -358,6 +358,39 @@ static void test_report_by_sequence(void)
 	CU_ASSERT(ledger_ok(ws));
 }
 
+/* Usage rows' ids grow with time (the primary key grows at its right
+ * edge): a later report's rows sort after an earlier one's, in bytes. */
+static void test_ids_in_time_order(void)
+{
+	acct_new_user u;
+	acct__lease_out o;
+	acct_err err;
+	char ids[4][32];
+	LeaseCall calls[4];
+	const char *ws;
+	PGresult *r;
+
+	new_workspace(80000, &u);
+	ws = u.workspace_id;
+	for (int i = 0; i < 4; i++)
+		calls[i] = mkcall(ids[i], 1, 1);
+	CU_ASSERT_EQUAL_FATAL(lease("gw1", ws, NULL, 0, 1000, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(lease("gw1", ws, calls, 2, 0, 0, &o, &err), 0);
+	usleep(3000);
+	CU_ASSERT_EQUAL(lease("gw1", ws, &calls[2], 2, 0, 0, &o, &err), 0);
+	r = PQexecParams(db, "SELECT request_id, length(id) FROM usage "
+			 "WHERE workspace_id = $1 ORDER BY id COLLATE \"C\"",
+			 1, NULL, &ws, NULL, NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(PQntuples(r), 4);
+	/* The first report's two in any order, then the second's. */
+	CU_ASSERT(strcmp(PQgetvalue(r, 2, 0), ids[2]) == 0 ||
+		  strcmp(PQgetvalue(r, 2, 0), ids[3]) == 0);
+	CU_ASSERT(strcmp(PQgetvalue(r, 3, 0), ids[2]) == 0 ||
+		  strcmp(PQgetvalue(r, 3, 0), ids[3]) == 0);
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "24");
+	PQclear(r);
+}
+
 static void test_calls_without_lease_free(void)
 {
 	acct_new_user u;
@@ -985,6 +1018,7 @@ int main(void)
 	CU_add_test(s, "a report sent again applies once", test_report_twice);
 	CU_add_test(s, "calls written once by their stream and number",
 		    test_report_by_sequence);
+	CU_add_test(s, "usage rows' ids in time order", test_ids_in_time_order);
 	CU_add_test(s, "calls without an open lease are free", test_calls_without_lease_free);
 	CU_add_test(s, "top-ups: 10000 at least, an eighth at most", test_sizing);
 	CU_add_test(s, "no top-up while recalled", test_recalled_no_top_up);
