@@ -470,7 +470,7 @@ report="$BENCH_TMP/report.md"
   done <"$BENCH_TMP/all.tsv"
   for c in $LOAD_CONNECTIONS; do
     echo
-    echo "Under load, $c connections at once, ${LOAD_SECONDS} s a row and side: graph-bench load, one thread and one connection each, every thread asking again as soon as it has its answer; through the gateway over HTTP/1.1 keep-alive with the API key, every call billed (the similar-domains and link-audit rows: svc-graph's cached answer), then PostgreSQL over libpq with prepared statements on the same tables (the computed statement for the cached rows), in the same minute; the ratio is the gateway's requests/s over PostgreSQL's:"
+    echo "Under load, $c connections at once, ${LOAD_SECONDS} s a row and side: graph-bench load, one thread and one connection each, every thread asking again as soon as it has its answer, the row's time cut in three slices alternated between the two sides, each figure the median of its side's slices (a stall of the shared machine spoils one slice, not the row); through the gateway over HTTP/1.1 keep-alive with the API key, every call billed (the similar-domains and link-audit rows: svc-graph's cached answer), then PostgreSQL over libpq with prepared statements on the same tables (the computed statement for the cached rows), in the same minute; the ratio is the gateway's requests/s over PostgreSQL's:"
     echo
     echo "| domain (referring domains) | query | gateway req/s | p50 | p99 | PostgreSQL req/s | p50 | p99 | ratio |"
     echo "|---|---|---|---|---|---|---|---|---|"
