@@ -747,46 +747,45 @@ static void keep_key(gw_call *c)
 	gw__keys_put(c->gw->keys, c->key_hash, &k, c->keys_epoch);
 }
 
-/* The kept key of the call, when its role may call the route and no rate
- * limit counts it, taken as the call's identity: 1, else 0. */
-static int take_kept(gw_call *c)
+/* The kept key of the call (NULL: none), when its role may call the route
+ * and no rate limit counts it, taken as the call's identity: 1, else 0. */
+static int take_kept(gw_call *c, const gw_kept_key *k)
 {
 	const gw_route *r = c->route;
-	gw_kept_key k;
 
-	if (!gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
-	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k.role)) == 0) ||
-	    (r->quota == GW_QUOTA_KEY && k.rate_limit != 0))
+	if (k == NULL ||
+	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k->role)) == 0) ||
+	    (r->quota == GW_QUOTA_KEY && k->rate_limit != 0))
 		return 0;
-	c->workspace_id = seo_arena_strdup(c->arena, k.workspace_id);
-	c->user_id = seo_arena_strdup(c->arena, k.user_id);
-	c->role = seo_arena_strdup(c->arena, k.role);
+	c->workspace_id = seo_arena_strdup(c->arena, k->workspace_id);
+	c->user_id = seo_arena_strdup(c->arena, k->user_id);
+	c->role = seo_arena_strdup(c->arena, k->role);
 	c->key_id = c->key_hash;
 	if (c->workspace_id == NULL || c->user_id == NULL || c->role == NULL) {
 		c->workspace_id = NULL;
 		return 0;
 	}
 	c->have_rate = 1;
-	c->rate_limit = k.rate_limit;
-	c->rate_remaining = k.rate_remaining;
-	c->rate_reset = k.rate_reset;
+	c->rate_limit = k->rate_limit;
+	c->rate_remaining = k->rate_remaining;
+	c->rate_reset = k->rate_reset;
 	return 1;
 }
 
 static long long cost_before(const gw_call *c);
 
 /*
- * A billed call of a kept key debited from its workspace's lease here
- * (lease.h), without svc-account. 1 when the call went on, else 0 (ask
- * svc-account).
+ * A billed call of `cost` with the kept key `k` debited from its
+ * workspace's lease here (lease.h), without svc-account. 1 when the call
+ * went on, else 0 (ask svc-account).
  */
-static int authorize_leased(gw_call *c)
+static int authorize_leased(gw_call *c, const gw_kept_key *k, long long cost)
 {
 	const gw_route *r = c->route;
-	long long cost = cost_before(c), remaining;
+	long long remaining;
 
 	if ((r->bill.kind != GW_BILL_FIXED && r->bill.kind != GW_BILL_PER_ITEM) ||
-	    c->decode_failed || cost <= 0 || !take_kept(c))
+	    c->decode_failed || cost <= 0 || !take_kept(c, k))
 		return 0;
 	if (!gw__lease_take(c->gw->leases, c->workspace_id, cost, &remaining)) {
 		c->workspace_id = NULL;
@@ -807,11 +806,11 @@ static int authorize_leased(gw_call *c)
  * rate limit counts it (svc-account's bucket is the one all gateways
  * share). 1 when the call went on, else 0 (ask svc-account).
  */
-static int authorize_kept(gw_call *c)
+static int authorize_kept(gw_call *c, const gw_kept_key *k)
 {
 	const gw_route *r = c->route;
 
-	if (r->bill.kind != GW_BILL_FREE || r->bill.envelope || !take_kept(c))
+	if (r->bill.kind != GW_BILL_FREE || r->bill.envelope || !take_kept(c, k))
 		return 0;
 	c->charged = 0;
 	if (c->decode_failed)
@@ -926,13 +925,12 @@ static void carry_earned(gw_call *c, Seo__Account__V1__AuthorizeRequest *req)
  * taken from the workspace's lease here before svc-account is asked for
  * the rate (and the key) only. 1 when taken, else 0.
  */
-static int reserve_leased(gw_call *c)
+static int reserve_leased(gw_call *c, const gw_kept_key *k)
 {
-	gw_kept_key k;
 	long long remaining;
 
-	if (!gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k) ||
-	    (c->lease_ws = seo_arena_strdup(c->arena, k.workspace_id)) == NULL ||
+	if (k == NULL ||
+	    (c->lease_ws = seo_arena_strdup(c->arena, k->workspace_id)) == NULL ||
 	    !gw__lease_take(c->gw->leases, c->lease_ws, c->charged, &remaining))
 		return 0;
 	c->leased = 1;
@@ -945,16 +943,14 @@ static void authorize_hashed(void *ud);
 /* A call debited alone waits first for the leased calls of its workspace
  * (the kept key's) answered before to be reported, so that the balance
  * svc-account answers counts them: 1 when it waits. */
-static int wait_leased_calls(gw_call *c)
+static int wait_leased_calls(gw_call *c, const gw_kept_key *k,
+			     long long cost)
 {
-	gw_kept_key k;
-
-	if (c->flushed || cost_before(c) <= 0 ||
-	    !gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &k))
+	if (c->flushed || cost <= 0 || k == NULL)
 		return 0;
 	c->flushed = 1;
-	return gw__lease_flush(c->gw->leases, k.workspace_id, authorize_hashed,
-			       c) == 0;
+	return gw__lease_flush(c->gw->leases, k->workspace_id,
+			       authorize_hashed, c) == 0;
 }
 
 static void authorize(gw_call *c, const char *key)
@@ -969,13 +965,21 @@ static void authorize_hashed(void *ud)
 	Seo__Account__V1__AuthorizeRequest req =
 		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
+	/* Looked up once a pass: a flush waited for comes back here, and
+	 * the key may have been forgotten meanwhile. */
+	gw_kept_key kept;
+	const gw_kept_key *k =
+		gw__keys_get(c->gw->keys, c->key_hash, seo_mono_ms(), &kept)
+			? &kept : NULL;
+	long long cost = cost_before(c);
 
-	if (authorize_kept(c) || authorize_leased(c) || wait_leased_calls(c))
+	if (authorize_kept(c, k) || authorize_leased(c, k, cost) ||
+	    wait_leased_calls(c, k, cost))
 		return;
 	c->keys_epoch = gw__keys_epoch(c->gw->keys);
 	req.key_hash = c->key_hash;
 	req.endpoint = (char *)c->route->endpoint;
-	c->charged = cost_before(c);
+	c->charged = cost;
 	req.cost = c->charged;
 	req.roles_allowed = c->route->auth.roles;
 	if (!c->decode_failed)
@@ -987,7 +991,7 @@ static void authorize_hashed(void *ud)
 	req.request_id = c->call_key;
 	req.has_settle_within_ms = 1;
 	req.settle_within_ms = service_timeout(c) + c->gw->rpc_timeout_ms;
-	if (c->charged > 0 && reserve_leased(c)) {
+	if (c->charged > 0 && reserve_leased(c, k)) {
 		/* The lease pays; svc-account counts the rate only. */
 		req.cost = 0;
 		req.no_balance = 1;
