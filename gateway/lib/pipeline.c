@@ -300,6 +300,15 @@ static void call_log(gw_call *c, int status, size_t len)
 
 static void answer_success(gw_call *c);
 
+/* A refunded call's answer: the error that made it, else its result. */
+static void answer_refunded(gw_call *c)
+{
+	if (c->err_code != NULL)
+		respond_error(c, c->err_code, c->err_message, c->err_extra);
+	else
+		answer_success(c);
+}
+
 static void on_refund(const rpc_result *res, void *ud)
 {
 	gw_call *c = ud;
@@ -319,10 +328,7 @@ static void on_refund(const rpc_result *res, void *ud)
 			 res->message);
 		gw__settle(c->gw->settler, c->charge_id, c->call_key, c->used);
 	}
-	if (c->err_code != NULL)
-		respond_error(c, c->err_code, c->err_message, c->err_extra);
-	else
-		answer_success(c);
+	answer_refunded(c);
 }
 
 /* The leased call's end: what it finally cost goes to its usage row with
@@ -354,11 +360,7 @@ static void refund(gw_call *c, long long used)
 		c->refunded = c->charged - used;
 		c->credits_remaining += c->refunded;
 		gw_metrics_credits(c->gw->metrics, 0, c->refunded);
-		if (c->err_code != NULL)
-			respond_error(c, c->err_code, c->err_message,
-				      c->err_extra);
-		else
-			answer_success(c);
+		answer_refunded(c);
 		return;
 	}
 	c->used = used;
