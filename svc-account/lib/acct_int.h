@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "seo/hmap.h"
 #include "seo/pg_pool.h"
 #include "seo/pg_stmt.h"
 
@@ -154,34 +155,6 @@ void acct__pgarr_addi(acct__pgarr *a, int64_t v);
 const char *acct__pgarr_done(acct__pgarr *a);
 void acct__pgarr_free(acct__pgarr *a);
 
-/* ---- string-keyed chained hash map (hmap.c) --------------------------- */
-
-/* Embedded as the first member of an entry. Keys are at most 64 bytes. */
-typedef struct acct__hnode {
-	struct acct__hnode *next;
-	char key[ACCT_HASH_LEN];
-} acct__hnode;
-
-typedef struct acct__hmap {
-	acct__hnode **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t count;
-} acct__hmap;
-
-int acct__hmap_init(acct__hmap *m, size_t nbuckets);
-/* Frees every entry with free(). */
-void acct__hmap_destroy(acct__hmap *m);
-acct__hnode *acct__hmap_get(acct__hmap *m, const char *key);
-/* Inserts `n` (key absent; the caller checks). The map owns it. */
-void acct__hmap_put(acct__hmap *m, acct__hnode *n);
-/* Frees every entry. */
-void acct__hmap_clear(acct__hmap *m);
-/* Frees the entry of `key`; 1 when there was one. */
-int acct__hmap_del(acct__hmap *m, const char *key);
-/* Frees the entries for which drop() returns 1; returns how many. */
-size_t acct__hmap_drop(acct__hmap *m, int (*drop)(const acct__hnode *, void *),
-		       void *ud);
-
 /* ---- the key cache (keycache.c) --------------------------------------- */
 
 typedef struct acct__identity {
@@ -202,8 +175,8 @@ typedef struct acct__identity {
  */
 typedef struct acct__keycache {
 	pthread_mutex_t mu;
-	acct__hmap map;
-	acct__hmap unknown;
+	seo_hmap map;
+	seo_hmap unknown;
 	uint64_t epoch;
 } acct__keycache;
 
@@ -231,7 +204,7 @@ void acct__keycache_clear(acct__keycache *c);
 
 typedef struct acct__limiter {
 	pthread_mutex_t mu;
-	acct__hmap map;
+	seo_hmap map;
 	int64_t per_min; /* 0: off */
 	acct_clock_fn clock;
 	void *clock_ud;
@@ -487,7 +460,7 @@ struct acct__leases {
 	pthread_rwlock_t commit;
 	pthread_mutex_t mu;
 	pthread_cond_t changed; /* a state set (CLOCK_MONOTONIC) */
-	acct__hmap map;
+	seo_hmap map;
 	acct__watch *watch;
 };
 

@@ -22,24 +22,24 @@
 #define KEYCACHE_UNKNOWN_MAX 100000
 
 typedef struct entry {
-	acct__hnode node;
+	seo_hnode node;
 	acct__identity id;
 } entry;
 
 typedef struct unknown_entry {
-	acct__hnode node;
+	seo_hnode node;
 	int64_t until_ms; /* seo_mono_ms() terms */
 } unknown_entry;
 
 int acct__keycache_init(acct__keycache *c)
 {
-	int rc = acct__hmap_init(&c->map, KEYCACHE_BUCKETS);
+	int rc = seo_hmap_init(&c->map, KEYCACHE_BUCKETS);
 
 	if (rc != 0)
 		return rc;
-	rc = acct__hmap_init(&c->unknown, KEYCACHE_UNKNOWN_BUCKETS);
+	rc = seo_hmap_init(&c->unknown, KEYCACHE_UNKNOWN_BUCKETS);
 	if (rc != 0) {
-		acct__hmap_destroy(&c->map);
+		seo_hmap_destroy(&c->map);
 		return rc;
 	}
 	pthread_mutex_init(&c->mu, NULL);
@@ -49,8 +49,8 @@ int acct__keycache_init(acct__keycache *c)
 
 void acct__keycache_destroy(acct__keycache *c)
 {
-	acct__hmap_destroy(&c->map);
-	acct__hmap_destroy(&c->unknown);
+	seo_hmap_destroy(&c->map);
+	seo_hmap_destroy(&c->unknown);
 	pthread_mutex_destroy(&c->mu);
 }
 
@@ -61,7 +61,7 @@ int acct__keycache_get(acct__keycache *c, const char *hash,
 	int hit = 0;
 
 	pthread_mutex_lock(&c->mu);
-	e = (entry *)acct__hmap_get(&c->map, hash);
+	e = (entry *)seo_hmap_get(&c->map, hash);
 	if (e != NULL) {
 		*out = e->id;
 		hit = 1;
@@ -83,14 +83,14 @@ void acct__keycache_put(acct__keycache *c, const char *hash,
 	e->id = *id;
 	pthread_mutex_lock(&c->mu);
 	/* An eviction since the caller's read may concern what it read. */
-	if (epoch != c->epoch || acct__hmap_get(&c->map, hash) != NULL) {
+	if (epoch != c->epoch || seo_hmap_get(&c->map, hash) != NULL) {
 		pthread_mutex_unlock(&c->mu);
 		free(e);
 		return;
 	}
 	if (c->map.count >= KEYCACHE_MAX)
-		acct__hmap_clear(&c->map);
-	acct__hmap_put(&c->map, &e->node);
+		seo_hmap_clear(&c->map);
+	seo_hmap_put(&c->map, &e->node);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -101,11 +101,11 @@ int acct__keycache_unknown(acct__keycache *c, const char *hash,
 	int known_unknown = 0;
 
 	pthread_mutex_lock(&c->mu);
-	e = (unknown_entry *)acct__hmap_get(&c->unknown, hash);
+	e = (unknown_entry *)seo_hmap_get(&c->unknown, hash);
 	if (e != NULL && now_ms < e->until_ms)
 		known_unknown = 1;
 	else if (e != NULL)
-		acct__hmap_del(&c->unknown, hash);
+		seo_hmap_del(&c->unknown, hash);
 	pthread_mutex_unlock(&c->mu);
 	return known_unknown;
 }
@@ -122,27 +122,27 @@ void acct__keycache_put_unknown(acct__keycache *c, const char *hash,
 	pthread_mutex_lock(&c->mu);
 	/* A key created since the caller's read is evicted with a new
 	 * epoch: what the caller read must not hide it. */
-	if (epoch != c->epoch || acct__hmap_get(&c->unknown, hash) != NULL) {
+	if (epoch != c->epoch || seo_hmap_get(&c->unknown, hash) != NULL) {
 		pthread_mutex_unlock(&c->mu);
 		free(e);
 		return;
 	}
 	if (c->unknown.count >= KEYCACHE_UNKNOWN_MAX)
-		acct__hmap_clear(&c->unknown);
-	acct__hmap_put(&c->unknown, &e->node);
+		seo_hmap_clear(&c->unknown);
+	seo_hmap_put(&c->unknown, &e->node);
 	pthread_mutex_unlock(&c->mu);
 }
 
 void acct__keycache_evict_key(acct__keycache *c, const char *hash)
 {
 	pthread_mutex_lock(&c->mu);
-	acct__hmap_del(&c->map, hash);
-	acct__hmap_del(&c->unknown, hash);
+	seo_hmap_del(&c->map, hash);
+	seo_hmap_del(&c->unknown, hash);
 	c->epoch++;
 	pthread_mutex_unlock(&c->mu);
 }
 
-static int of_user(const acct__hnode *n, void *user_id)
+static int of_user(seo_hnode *n, void *user_id)
 {
 	return strcmp(((const entry *)n)->id.user_id, user_id) == 0;
 }
@@ -150,7 +150,7 @@ static int of_user(const acct__hnode *n, void *user_id)
 void acct__keycache_evict_user(acct__keycache *c, const char *user_id)
 {
 	pthread_mutex_lock(&c->mu);
-	acct__hmap_drop(&c->map, of_user, (void *)user_id);
+	seo_hmap_drop(&c->map, of_user, (void *)user_id);
 	c->epoch++;
 	pthread_mutex_unlock(&c->mu);
 }
@@ -158,8 +158,8 @@ void acct__keycache_evict_user(acct__keycache *c, const char *user_id)
 void acct__keycache_clear(acct__keycache *c)
 {
 	pthread_mutex_lock(&c->mu);
-	acct__hmap_clear(&c->map);
-	acct__hmap_clear(&c->unknown);
+	seo_hmap_clear(&c->map);
+	seo_hmap_clear(&c->unknown);
 	c->epoch++;
 	pthread_mutex_unlock(&c->mu);
 }

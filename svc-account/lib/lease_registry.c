@@ -15,7 +15,7 @@
 #include "seo/util.h"
 
 typedef struct entry {
-	acct__hnode node;
+	seo_hnode node;
 	int64_t seq;
 	int64_t count;
 	int64_t unused;
@@ -29,7 +29,7 @@ int acct__leases_init(acct__leases *r, acct__watch *watch, acct_err *err)
 	pthread_condattr_t attr;
 
 	memset(r, 0, sizeof(*r));
-	if (acct__hmap_init(&r->map, BUCKETS) != 0)
+	if (seo_hmap_init(&r->map, BUCKETS) != 0)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
 	r->watch = watch;
@@ -44,7 +44,7 @@ int acct__leases_init(acct__leases *r, acct__watch *watch, acct_err *err)
 
 void acct__leases_destroy(acct__leases *r)
 {
-	acct__hmap_destroy(&r->map);
+	seo_hmap_destroy(&r->map);
 	pthread_rwlock_destroy(&r->commit);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->changed);
@@ -54,7 +54,7 @@ void acct__leases_destroy(acct__leases *r)
  * memory or absent). */
 static entry *find(acct__leases *r, const char *ws, int add)
 {
-	entry *e = (entry *)acct__hmap_get(&r->map, ws);
+	entry *e = (entry *)seo_hmap_get(&r->map, ws);
 
 	if (e != NULL || !add || strlen(ws) >= sizeof(e->node.key))
 		return e;
@@ -63,7 +63,7 @@ static entry *find(acct__leases *r, const char *ws, int add)
 		return NULL;
 	memcpy(e->node.key, ws, strlen(ws) + 1);
 	e->seq = -1;
-	acct__hmap_put(&r->map, &e->node);
+	seo_hmap_put(&r->map, &e->node);
 	return e;
 }
 
@@ -195,8 +195,8 @@ typedef struct open_ids {
 	size_t n, cap;
 } open_ids;
 
-/* acct__hmap_drop() as a walk: keeps every entry, notes the open ones. */
-static int note_open(const acct__hnode *n, void *ud)
+/* seo_hmap_drop() as a walk: keeps every entry, notes the open ones. */
+static int note_open(seo_hnode *n, void *ud)
 {
 	const entry *e = (const entry *)n;
 	open_ids *o = ud;
@@ -215,7 +215,7 @@ int acct__leases_reload(acct__leases *r, PGconn *pg, acct_err *err)
 	o.cap = r->map.count;
 	o.ids = calloc(o.cap + 1, sizeof(*o.ids));
 	if (o.ids != NULL)
-		acct__hmap_drop(&r->map, note_open, &o);
+		seo_hmap_drop(&r->map, note_open, &o);
 	pthread_mutex_unlock(&r->mu);
 	if (o.ids == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",

@@ -21,7 +21,7 @@
 #define PER_MIN_MAX 1000000000
 
 typedef struct bucket {
-	acct__hnode node;
+	seo_hnode node;
 	int64_t units;
 	int64_t at_ms;
 } bucket;
@@ -35,7 +35,7 @@ static int64_t mono_clock(void *ud)
 int acct__limiter_init(acct__limiter *l, int64_t per_min, acct_clock_fn clock,
 		       void *clock_ud)
 {
-	int rc = acct__hmap_init(&l->map, LIMITER_BUCKETS);
+	int rc = seo_hmap_init(&l->map, LIMITER_BUCKETS);
 
 	if (rc != 0)
 		return rc;
@@ -48,7 +48,7 @@ int acct__limiter_init(acct__limiter *l, int64_t per_min, acct_clock_fn clock,
 
 void acct__limiter_destroy(acct__limiter *l)
 {
-	acct__hmap_destroy(&l->map);
+	seo_hmap_destroy(&l->map);
 	pthread_mutex_destroy(&l->mu);
 }
 
@@ -84,7 +84,7 @@ typedef struct sweep {
 	int64_t now;
 } sweep;
 
-static int is_full(const acct__hnode *n, void *ud)
+static int is_full(seo_hnode *n, void *ud)
 {
 	const sweep *s = ud;
 	bucket b = *(const bucket *)n;
@@ -101,7 +101,7 @@ static bucket *bucket_new(acct__limiter *l, const char *key, int64_t now)
 	if (l->map.count >= LIMITER_MAX) {
 		sweep s = {l, now};
 
-		acct__hmap_drop(&l->map, is_full, &s);
+		seo_hmap_drop(&l->map, is_full, &s);
 	}
 	b = malloc(sizeof(*b));
 	if (b == NULL)
@@ -109,7 +109,7 @@ static bucket *bucket_new(acct__limiter *l, const char *key, int64_t now)
 	snprintf(b->node.key, sizeof(b->node.key), "%s", key);
 	b->units = full_units(l);
 	b->at_ms = now;
-	acct__hmap_put(&l->map, &b->node);
+	seo_hmap_put(&l->map, &b->node);
 	return b;
 }
 
@@ -128,7 +128,7 @@ int acct__limiter_check(acct__limiter *l, const char *key, int take,
 	}
 	pthread_mutex_lock(&l->mu);
 	now = l->clock(l->clock_ud);
-	b = (bucket *)acct__hmap_get(&l->map, key);
+	b = (bucket *)seo_hmap_get(&l->map, key);
 	if (b == NULL && take) {
 		b = bucket_new(l, key, now);
 		if (b == NULL) {
@@ -161,6 +161,6 @@ out:
 void acct__limiter_forget(acct__limiter *l, const char *key)
 {
 	pthread_mutex_lock(&l->mu);
-	acct__hmap_del(&l->map, key);
+	seo_hmap_del(&l->map, key);
 	pthread_mutex_unlock(&l->mu);
 }

@@ -1,16 +1,17 @@
 /*
- * A chained hash map keyed by short strings (key hashes, user ids), for
- * the key cache and the rate limiter. Not thread-safe: each owner locks.
+ * The chained hash map of seo/hmap.h: FNV-1a over the key, a power of
+ * two of buckets.
  */
-#include "acct_int.h"
+#include "seo/hmap.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seo/errors.h"
 
 /* FNV-1a: keys may come from clients, so do not trust them to be random. */
-static size_t slot(const acct__hmap *m, const char *key)
+static size_t slot(const seo_hmap *m, const char *key)
 {
 	uint64_t h = UINT64_C(14695981039346656037);
 
@@ -21,7 +22,7 @@ static size_t slot(const acct__hmap *m, const char *key)
 	return (size_t)(h & (m->nbuckets - 1));
 }
 
-int acct__hmap_init(acct__hmap *m, size_t nbuckets)
+int seo_hmap_init(seo_hmap *m, size_t nbuckets)
 {
 	m->buckets = calloc(nbuckets, sizeof(*m->buckets));
 	m->nbuckets = nbuckets;
@@ -29,36 +30,36 @@ int acct__hmap_init(acct__hmap *m, size_t nbuckets)
 	return m->buckets != NULL ? 0 : SEO_ENOMEM;
 }
 
-static int drop_all(const acct__hnode *n, void *ud)
+static int drop_all(seo_hnode *n, void *ud)
 {
 	(void)n;
 	(void)ud;
 	return 1;
 }
 
-void acct__hmap_clear(acct__hmap *m)
+void seo_hmap_clear(seo_hmap *m)
 {
-	acct__hmap_drop(m, drop_all, NULL);
+	seo_hmap_drop(m, drop_all, NULL);
 }
 
-void acct__hmap_destroy(acct__hmap *m)
+void seo_hmap_destroy(seo_hmap *m)
 {
 	if (m->buckets == NULL)
 		return;
-	acct__hmap_clear(m);
+	seo_hmap_clear(m);
 	free(m->buckets);
 	m->buckets = NULL;
 }
 
-acct__hnode *acct__hmap_get(acct__hmap *m, const char *key)
+seo_hnode *seo_hmap_get(seo_hmap *m, const char *key)
 {
-	for (acct__hnode *n = m->buckets[slot(m, key)]; n != NULL; n = n->next)
+	for (seo_hnode *n = m->buckets[slot(m, key)]; n != NULL; n = n->next)
 		if (strcmp(n->key, key) == 0)
 			return n;
 	return NULL;
 }
 
-void acct__hmap_put(acct__hmap *m, acct__hnode *n)
+void seo_hmap_put(seo_hmap *m, seo_hnode *n)
 {
 	size_t i = slot(m, n->key);
 
@@ -67,16 +68,16 @@ void acct__hmap_put(acct__hmap *m, acct__hnode *n)
 	m->count++;
 }
 
-size_t acct__hmap_drop(acct__hmap *m, int (*drop)(const acct__hnode *, void *),
+size_t seo_hmap_drop(seo_hmap *m, int (*drop)(seo_hnode *, void *),
 		       void *ud)
 {
 	size_t dropped = 0;
 
 	for (size_t i = 0; i < m->nbuckets; i++) {
-		acct__hnode **pp = &m->buckets[i];
+		seo_hnode **pp = &m->buckets[i];
 
 		while (*pp != NULL) {
-			acct__hnode *n = *pp;
+			seo_hnode *n = *pp;
 
 			if (drop(n, ud)) {
 				*pp = n->next;
@@ -91,11 +92,11 @@ size_t acct__hmap_drop(acct__hmap *m, int (*drop)(const acct__hnode *, void *),
 	return dropped;
 }
 
-int acct__hmap_del(acct__hmap *m, const char *key)
+int seo_hmap_del(seo_hmap *m, const char *key)
 {
-	for (acct__hnode **pp = &m->buckets[slot(m, key)]; *pp != NULL;
+	for (seo_hnode **pp = &m->buckets[slot(m, key)]; *pp != NULL;
 	     pp = &(*pp)->next) {
-		acct__hnode *n = *pp;
+		seo_hnode *n = *pp;
 
 		if (strcmp(n->key, key) == 0) {
 			*pp = n->next;
