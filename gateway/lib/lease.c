@@ -13,11 +13,12 @@
 
 #include "seo/arena.h"
 #include "seo/errors.h"
+#include "seo/hmap.h"
 #include "seo/log.h"
 #include "seo/util.h"
 
 #define LEASE_PATH "/seo.account.v1.Account/Lease"
-#define BUCKETS 1024
+#define BUCKETS 1024 /* a power of two (seo/hmap.h) */
 /* An open lease not reported on for this long is renewed anyway. */
 #define RENEW_MS 10000
 /* The least a lease is topped up to, and the seconds of spending it
@@ -49,9 +50,8 @@ typedef struct waiter {
 } waiter;
 
 typedef struct ws {
-	struct ws *next; /* hash chain */
+	seo_hnode node; /* keyed by the workspace id */
 	gw_leases *l;
-	char *id;
 	int open;
 	long long granted, used, outside;
 	long long running;      /* charged of calls running */
@@ -92,27 +92,12 @@ struct gw_leases {
 	int timeout_ms;
 	int stopped;
 	struct event *tick;
-	ws *buckets[BUCKETS];
-	size_t n_ws;
+	seo_hmap map; /* of ws */
 };
-
-static size_t bucket_of(const char *id)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (const unsigned char *p = (const void *)id; *p != '\0'; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return (size_t)(h % BUCKETS);
-}
 
 static ws *find(gw_leases *l, const char *id)
 {
-	if (id == NULL)
-		return NULL;
-	for (ws *w = l->buckets[bucket_of(id)]; w != NULL; w = w->next)
-		if (strcmp(w->id, id) == 0)
-			return w;
-	return NULL;
+	return id != NULL ? (ws *)seo_hmap_get(&l->map, id) : NULL;
 }
 
 static void arm(gw_leases *l)
@@ -127,40 +112,22 @@ static void arm(gw_leases *l)
 static ws *find_or_make(gw_leases *l, const char *id)
 {
 	ws *w = find(l, id);
-	size_t b;
 
-	if (w != NULL || l->stopped)
+	if (w != NULL || l->stopped || strlen(id) >= sizeof(w->node.key))
 		return w;
 	w = calloc(1, sizeof(*w));
-	if (w == NULL || (w->id = strdup(id)) == NULL ||
+	if (w == NULL ||
 	    seo_random_string(w->stream, STREAM_LEN, SEO_ALPHANUM) != 0) {
-		if (w != NULL)
-			free(w->id);
 		free(w);
 		return NULL;
 	}
+	strcpy(w->node.key, id);
 	w->l = l;
 	w->tail = &w->pending;
 	w->spent_since = seo_mono_ms();
-	b = bucket_of(id);
-	w->next = l->buckets[b];
-	l->buckets[b] = w;
-	l->n_ws++;
+	seo_hmap_put(&l->map, &w->node);
 	arm(l);
 	return w;
-}
-
-static void drop(ws *w)
-{
-	gw_leases *l = w->l;
-	ws **p = &l->buckets[bucket_of(w->id)];
-
-	while (*p != w)
-		p = &(*p)->next;
-	*p = w->next;
-	l->n_ws--;
-	free(w->id);
-	free(w);
 }
 
 static long long avail(const ws *w)
@@ -306,7 +273,7 @@ static void on_lease(const rpc_result *res, void *ud)
 	if (res->grpc_status != SEO_GRPC_OK) {
 		if (w->n_pending + (w->sent != NULL) > 0 || w->sent_close)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
-				 w->id, GW_LEASE_RETRY_MS, res->message);
+				 w->node.key, GW_LEASE_RETRY_MS, res->message);
 		unsend(w);
 		w->retry_at = now + GW_LEASE_RETRY_MS;
 		w->next_ask_at = w->retry_at;
@@ -412,7 +379,7 @@ static void ask(ws *w, long long want, int close)
 		w->tail = &w->pending;
 	w->n_pending -= n;
 	req.holder = l->holder;
-	req.workspace_id = w->id;
+	req.workspace_id = w->node.key;
 	req.calls = ptrs;
 	req.n_calls = n;
 	req.stream = w->stream;
@@ -437,13 +404,16 @@ static void ask(ws *w, long long want, int close)
 	}
 }
 
-/* One workspace at a tick: give back, report, top up, or forget. */
-static void visit(ws *w, int64_t now)
+/* One workspace at a tick (a walk of the map): give back, report, top
+ * up, or forget (1: the map frees it). */
+static int visit(seo_hnode *n, void *ud)
 {
+	ws *w = (ws *)n;
+	int64_t now = *(const int64_t *)ud;
 	long long want;
 
 	if (w->asking || now < w->retry_at)
-		return;
+		return 0;
 	if (w->open && !w->closing && idle(w, now))
 		w->closing = 1;
 	if (w->closing && !w->open && w->n_pending == 0)
@@ -453,7 +423,7 @@ static void visit(ws *w, int64_t now)
 			ask(w, 0, 1);
 		else if (w->n_pending > 0)
 			ask(w, 0, 0);
-		return;
+		return 0;
 	}
 	want = want_of(w, now);
 	if (w->n_pending > 0 || w->refresh ||
@@ -462,11 +432,10 @@ static void visit(ws *w, int64_t now)
 	    (!w->open && !w->closing && reading(w, now) &&
 	     now >= w->next_ask_at)) {
 		ask(w, now >= w->next_ask_at ? want : 0, 0);
-		return;
+		return 0;
 	}
-	if (!w->open && w->running == 0 && w->n_pending == 0 &&
-	    w->waiters == NULL && idle(w, now))
-		drop(w);
+	return !w->open && w->running == 0 && w->n_pending == 0 &&
+	       w->waiters == NULL && idle(w, now);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -476,17 +445,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	for (size_t b = 0; b < BUCKETS; b++) {
-		ws *w = l->buckets[b];
-
-		while (w != NULL) {
-			ws *next = w->next;
-
-			visit(w, now);
-			w = next;
-		}
-	}
-	if (l->n_ws > 0)
+	seo_hmap_drop(&l->map, visit, &now);
+	if (l->map.count > 0)
 		arm(l);
 }
 
@@ -498,6 +458,7 @@ int gw__leases_new(struct event_base *base, rpc_client *const *account,
 	gw_leases *l = calloc(1, sizeof(*l));
 
 	if (l == NULL || (l->holder = strdup(holder)) == NULL ||
+	    seo_hmap_init(&l->map, BUCKETS) != 0 ||
 	    (l->tick = evtimer_new(base, on_tick, l)) == NULL) {
 		gw__leases_free(l);
 		return SEO_ENOMEM;
@@ -509,45 +470,61 @@ int gw__leases_new(struct event_base *base, rpc_client *const *account,
 	return 0;
 }
 
+static int close_one(seo_hnode *n, void *ud)
+{
+	(void)ud;
+	((ws *)n)->closing = 1;
+	return 0;
+}
+
 void gw__leases_stop(gw_leases *l)
 {
 	l->stopped = 1;
-	for (size_t b = 0; b < BUCKETS; b++)
-		for (ws *w = l->buckets[b]; w != NULL; w = w->next)
-			w->closing = 1;
-	if (l->n_ws > 0)
+	seo_hmap_drop(&l->map, close_one, NULL);
+	if (l->map.count > 0)
 		arm(l);
 }
 
-int gw__leases_busy(const gw_leases *l)
+static int note_busy(seo_hnode *n, void *busy)
 {
-	for (size_t b = 0; b < BUCKETS; b++)
-		for (const ws *w = l->buckets[b]; w != NULL; w = w->next)
-			if (w->open || w->asking || w->n_pending > 0)
-				return 1;
+	const ws *w = (const ws *)n;
+
+	if (w->open || w->asking || w->n_pending > 0)
+		*(int *)busy = 1;
 	return 0;
+}
+
+int gw__leases_busy(gw_leases *l)
+{
+	int busy = 0;
+
+	seo_hmap_drop(&l->map, note_busy, &busy);
+	return busy;
+}
+
+/* What a state holds besides itself, freed before the map frees it. */
+static int forget(seo_hnode *n, void *ud)
+{
+	ws *w = (ws *)n;
+
+	(void)ud;
+	if (w->open || w->n_pending > 0 || w->sent != NULL)
+		log_warn("lease of %s not given back, %zu calls unreported: "
+			 "svc-account gives it back when it expires",
+			 w->node.key, w->n_pending + (w->sent != NULL));
+	waiters_free(w->waiters);
+	pcalls_free(w->pending);
+	pcalls_free(w->sent);
+	seo_arena_free(w->arena);
+	return 1;
 }
 
 void gw__leases_free(gw_leases *l)
 {
 	if (l == NULL)
 		return;
-	for (size_t b = 0; b < BUCKETS; b++) {
-		while (l->buckets[b] != NULL) {
-			ws *w = l->buckets[b];
-
-			if (w->open || w->n_pending > 0 || w->sent != NULL)
-				log_warn("lease of %s not given back, %zu calls "
-					 "unreported: svc-account gives it back "
-					 "when it expires", w->id,
-					 w->n_pending + (w->sent != NULL));
-			waiters_free(w->waiters);
-			pcalls_free(w->pending);
-			pcalls_free(w->sent);
-			seo_arena_free(w->arena);
-			drop(w);
-		}
-	}
+	seo_hmap_drop(&l->map, forget, NULL);
+	seo_hmap_destroy(&l->map);
 	if (l->tick != NULL)
 		event_free(l->tick);
 	free(l->holder);
@@ -587,7 +564,7 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		/* Unreported, it costs nothing: the lease gives its credits
 		 * back at the close. */
 		log_error("lease of %s: call %s not reported: out of memory",
-			  w->id, call->request_id);
+			  w->node.key, call->request_id);
 		return;
 	}
 	p->seq = ++w->seq;

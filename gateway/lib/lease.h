@@ -71,7 +71,7 @@ int gw__leases_new(struct event_base *base, rpc_client *const *account,
 void gw__leases_stop(gw_leases *l);
 
 /* 1 while something is still to report or give back. */
-int gw__leases_busy(const gw_leases *l);
+int gw__leases_busy(gw_leases *l);
 
 /* Frees everything; what was not reported is logged (svc-account gives
  * the leases back when they expire; those calls cost nothing). NULL is
