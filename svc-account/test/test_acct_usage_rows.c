@@ -273,6 +273,42 @@ static void test_leased_rows_listed_and_claimed(void)
 	seo_arena_free(arena);
 }
 
+/* A report's rows take their ids from draws of randomness for many
+ * (lease.c, acct__new_time_ids()): across draws they stay distinct, of
+ * one length, and begin with the time. */
+static void test_report_ids_distinct(void)
+{
+	enum { N = 150 };
+	static LeaseCall c[N];
+	static LeaseCall *cp[N];
+	static char req[N][24];
+	acct_new_user w;
+	acct__lease_out o;
+	acct_err err;
+
+	CU_ASSERT_FATAL(svc != NULL);
+	CU_ASSERT_FATAL(acct_workspace_create(db, "Ids", "ids@example.com",
+					      100000, &w, &err) == 0);
+	CU_ASSERT_EQUAL_FATAL(report(w.workspace_id, NULL, 0, 1000, &o, &err), 0);
+	for (int i = 0; i < N; i++) {
+		seo__account__v1__lease_call__init(&c[i]);
+		snprintf(req[i], sizeof(req[i]), "rows-id-%d", i);
+		c[i].request_id = req[i];
+		c[i].endpoint = "backlinks";
+		c[i].charged = 1;
+		c[i].credits_used = 1;
+		cp[i] = &c[i];
+	}
+	CU_ASSERT_EQUAL_FATAL(report(w.workspace_id, cp, N, 0, &o, &err), 0);
+	CU_ASSERT_EQUAL(q_int("SELECT count(DISTINCT id) FROM usage "
+			      "WHERE workspace_id = $1", w.workspace_id), N);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+			      "AND id ~ '^chg_[0-9a-f]{11}[A-Za-z0-9_-]{9}$'",
+			      w.workspace_id), N);
+	CU_ASSERT_EQUAL(q_int("SELECT count(DISTINCT substr(id, 1, 15)) FROM usage "
+			      "WHERE workspace_id = $1", w.workspace_id), 1);
+}
+
 /* The plan of statement `q` of the library's table, executed with
  * `args` (literals, as EXECUTE's list), in `out` (n bytes), its lines
  * joined. */
@@ -356,6 +392,8 @@ int main(void)
 		    test_debit_retried_once);
 	CU_add_test(s, "leased rows listed and claimed",
 		    test_leased_rows_listed_and_claimed);
+	CU_add_test(s, "a report's rows' ids distinct across draws",
+		    test_report_ids_distinct);
 	CU_add_test(s, "the statements read usage by its indexes",
 		    test_statements_use_the_indexes);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
