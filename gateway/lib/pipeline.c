@@ -920,11 +920,12 @@ static void on_authorize(const rpc_result *res, void *ud)
 	c->charge_id = a->charge_id && *a->charge_id ? a->charge_id : NULL;
 	if (!c->leased)
 		c->credits_remaining = a->credits_remaining;
-	/* A call counted here shows this gateway's view of its rate. */
+	/* A call counted here shows this gateway's view of its rate; the
+	 * tokens just granted here are still to spend. */
 	if (a->rate != NULL && !c->rate_local) {
 		c->have_rate = 1;
 		c->rate_limit = a->rate->limit;
-		c->rate_remaining = a->rate->remaining;
+		c->rate_remaining = a->rate->remaining + a->rate->granted;
 		c->rate_reset = a->rate->reset_s;
 	}
 	keep_key(c);
