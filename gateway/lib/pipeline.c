@@ -1197,6 +1197,20 @@ static void serve_builtin(gw_call *c)
 
 /* ---- entry ------------------------------------------------------------------- */
 
+/* The gateway's prefix, then its counter as 16 hex digits: every call
+ * gets one, so it is written without printf. */
+static void new_request_id(gw_gateway *gw, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned long long n = ++gw->id_counter;
+	size_t p = strlen(gw->id_prefix);
+
+	memcpy(out, gw->id_prefix, p);
+	for (int i = 15; i >= 0; i--, n >>= 4)
+		out[p + (size_t)i] = hex[n & 15];
+	out[p + 16] = '\0';
+}
+
 /* Takes the caller's X-Request-Id when it is short and printable. */
 static void set_request_id(gw_call *c)
 {
@@ -1213,8 +1227,7 @@ static void set_request_id(gw_call *c)
 			return;
 		}
 	}
-	snprintf(c->request_id, sizeof(c->request_id), "%s%016llx",
-		 c->gw->id_prefix, ++c->gw->id_counter);
+	new_request_id(c->gw, c->request_id);
 }
 
 static void on_request(gw_http_req *req, void *ud)
