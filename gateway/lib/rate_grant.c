@@ -3,7 +3,8 @@
  */
 #include "rate_grant.h"
 
-/* What this gateway sees of the key's bucket at `now`. */
+/* What this gateway sees of the key's bucket at `now`, a call having just
+ * spent a token: never full, as svc-account answers a call it counts. */
 static void view(const gw_rate_grant *g, int64_t now, gw_rate *rate)
 {
 	long long left = g->left;
@@ -15,8 +16,8 @@ static void view(const gw_rate_grant *g, int64_t now, gw_rate *rate)
 		left += ms >= 60000 ? g->limit : ms * g->limit / 60000;
 	}
 	left += g->tokens;
-	if (left > g->limit)
-		left = g->limit;
+	if (left > g->limit - 1)
+		left = g->limit - 1;
 	rate->limit = g->limit;
 	rate->remaining = left;
 	/* Whole seconds until full again, as svc-account counts them. */
