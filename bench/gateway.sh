@@ -7,7 +7,8 @@
 #
 # Starts its own stack on non-default ports (gateway 127.0.0.1:18080, services
 # 127.0.0.1:19101 and up: each registry port plus 10000; BENCH_PORT moves
-# them all) with the rate limit off, against a fresh database
+# them all) with the rate limit off (BENCH_RATE_LIMIT turns it on), against
+# a fresh database
 # seo_bench (seo_bench_PORT with BENCH_PORT) on the server of `./seo pg`,
 # creates a workspace with seoctl, and
 # an nginx (127.0.0.1:18081) serving a file with the very body of the
@@ -27,6 +28,9 @@
 #   BENCH_PORT         the gateway's port (default 18080): nginx the next,
 #                      gateway-unbilled the one after, the services the
 #                      registry's shifted alike
+#   BENCH_RATE_LIMIT   SEO_RATE_LIMIT_PER_MIN of the stack (default 0: off);
+#                      high enough never to refuse (e.g. 100000000), it
+#                      shows what counting the rate costs a call
 #   BENCH_WRITE_DOCS=1 also appends the table to docs/benchmarks.md
 #   BENCH_KEEP_TMP=1   keeps the temporary directory (logs, wrk output)
 #   BENCH_BIN          directory of the binaries (default build/bin)
@@ -78,7 +82,11 @@ bench_pg_db "$BENCH_PG_URL" "seo_bench${BENCH_PORT:+_$BENCH_PORT}"
 # ---- the stack ----------------------------------------------------------------
 export SEO_PG_URL="$BENCH_DB_URL"
 export SEO_HTTP_ADDR="127.0.0.1:$GW_PORT"
-export SEO_RATE_LIMIT_PER_MIN=0
+RATE_LIMIT=${BENCH_RATE_LIMIT:-0}
+[[ "$RATE_LIMIT" =~ ^[0-9]+$ ]] || bench_die "BENCH_RATE_LIMIT must be an integer"
+export SEO_RATE_LIMIT_PER_MIN=$RATE_LIMIT
+# The gateways' /metrics, read for their Authorize calls.
+export SEO_METRICS_TOKEN=${SEO_METRICS_TOKEN:-bench-$$}
 export SEO_LOG_LEVEL=warn
 export SEO_DATA_DIR=${SEO_DATA_DIR:-$BENCH_ROOT/var/graph}
 # The source tree's migrations, wherever BENCH_BIN points.
@@ -166,6 +174,7 @@ rows=()
 brows=()
 crows=()
 urows=()
+arows=()
 notes=()
 verdicts=()
 # ctxsw_all GATEWAY_PID: the switches of the three processes, six numbers.
@@ -246,13 +255,26 @@ measure() {
   check "$label" nginx 0 "$n_err"
 }
 
+# authorize_calls URL: the gateway's Authorize calls so far ("-": not
+# counted by this gateway).
+authorize_calls() {
+  curl -s -H "Authorization: Bearer $SEO_METRICS_TOKEN" "$1/metrics" \
+    | awk '$1 == "seo_account_authorize_total" { n = $2 } END { print (n == "" ? "-" : n) }'
+}
+
 # billed_vs_free CONNS: the billed route on the gateway and on
 # gateway-unbilled, the same services behind both.
 billed_vs_free() {
-  local conns=$1 b f label="$1, GET $billed"
+  local conns=$1 b f label="$1, GET $billed" a0 a1
   bench_say "bench:   $label: billed"
+  a0=$(authorize_calls "$base")
   timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" -H "X-API-Key: $key"
   b=$wrk_line
+  a1=$(authorize_calls "$base")
+  arows+=("$(awk -v c="$conns" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
+    split(l, w, " "); n = w[6]
+    if (a == "-" || z == "-" || n <= 0) printf "| %s | - |", c
+    else printf "| %s | %.4f |", c, (z - a) / n }')")
   bench_check_alive
   bench_say "bench:   $label: unbilled"
   timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
@@ -295,6 +317,12 @@ report="$BENCH_TMP/report.md"
   echo "| connections | billed req/s | p50 | p99 | unbilled req/s | p50 | p99 | billed p50 over unbilled |"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${brows[@]}"
+  echo
+  echo "Authorize calls the gateway sent per billed request above (its /metrics' seo_account_authorize_total over wrk's requests; \"-\": a gateway that does not count them), the rate limit $([ "$RATE_LIMIT" = 0 ] && echo off || echo "on at $RATE_LIMIT a minute per key"):"
+  echo
+  echo "| connections | Authorize calls per request |"
+  echo "|---|---|"
+  printf '%s\n' "${arows[@]}"
   echo
   echo "Context switches and system calls per request during each gateway run above: context switches voluntary + involuntary, summed over every thread of the process (/proc/PID/task/*/status), system calls counted by perf stat on the raw_syscalls:sys_enter tracepoint for the run's ${SECONDS_PER_RUN} s (\"-\" where perf cannot count them); the gateway columns are gateway-unbilled's on the unbilled rows:"
   echo

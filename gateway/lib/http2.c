@@ -14,6 +14,7 @@
 
 #include "http_internal.h"
 #include "seo/errors.h"
+#include "seo/json_write.h"
 #include "seo/log.h"
 
 static void h2_reject(gw_http_req *req, int status)
@@ -338,16 +339,17 @@ void gw__h2_respond(gw_http_req *req, int status, const gw_http_header *hdrs,
 	nghttp2_data_provider prd;
 	nghttp2_nv *nv;
 	size_t nnv = 0;
-	char st[8];
-	char clen[24];
+	char st[SEO_INT_TEXT_MAX + 1];
+	char clen[SEO_INT_TEXT_MAX + 1];
 	int bodyless = status == 204 || status == 304;
 	int rv = SEO_ENOMEM;
 
 	nv = seo_arena_alloc(req->arena, (n + 3) * sizeof(*nv));
 	if (nv == NULL)
 		goto out;
-	snprintf(st, sizeof(st), "%03d", status);
-	snprintf(clen, sizeof(clen), "%zu", len);
+	/* Every answer's two numbers, without printf (statuses are 100-599). */
+	st[seo_fmt_int(st, status)] = '\0';
+	clen[seo_fmt_int(clen, (long long)len)] = '\0';
 	nv[nnv++] = make_nv(":status", st);
 	nv[nnv++] = make_nv("date", gw__date(c->srv));
 	if (!bodyless)

@@ -1,6 +1,7 @@
 /*
  * Kept keys and the watch that forgets them (keys.h): one slot per key by
- * the first hex digits of its hash, and one Watch call at a time.
+ * the first hex digits of its hash, and one Watch call at a time, which
+ * also carries the rate tokens going back.
  */
 #include "keys.h"
 
@@ -21,7 +22,15 @@
 typedef struct slot {
 	char hash[65]; /* "" when free */
 	gw_kept_key key;
+	gw_rate_grant grant;
+	int held; /* listed in gw_keys.held */
 } slot;
+
+/* Tokens of a key going back with the next watch call. */
+typedef struct back {
+	char hash[65];
+	long long tokens;
+} back;
 
 struct gw_keys {
 	struct event_base *base;
@@ -38,6 +47,15 @@ struct gw_keys {
 	int closed;
 	gw_keys_heard_fn heard; /* what else the watch says; NULL: nothing */
 	void *heard_ud;
+	/* Slots that may hold rate tokens, and tokens going back. */
+	size_t held[GW_KEYS_HELD];
+	size_t n_held;
+	back back[GW_KEYS_BACK];
+	size_t n_back;
+	/* The last watch call (WatchRequest.stop): 1 on its way, 2 done. */
+	int stop;
+	seo_arena *stop_arena;
+	ProtobufCAllocator stop_alloc;
 };
 
 /* The slot of a hash (64 hex digits) by its first eight. */
@@ -51,8 +69,41 @@ static slot *slot_of(gw_keys *k, const char *hash)
 	return &k->slots[v % GW_KEYS_SLOTS];
 }
 
+/* Queues `tokens` of `hash` to go back; dropped when the queue is full
+ * (fewer calls admitted for a moment, never more). */
+static void give_back(gw_keys *k, const char *hash, long long tokens)
+{
+	size_t i;
+
+	if (tokens <= 0)
+		return;
+	for (i = 0; i < k->n_back && strcmp(k->back[i].hash, hash) != 0; i++)
+		;
+	if (i == k->n_back) {
+		if (k->n_back == GW_KEYS_BACK)
+			return;
+		memcpy(k->back[k->n_back].hash, hash, 65);
+		k->back[k->n_back++].tokens = 0;
+	}
+	k->back[i].tokens += tokens;
+}
+
+/* A slot emptied: its tokens go back when `keep` (else, a key revoked or
+ * removed, they are dropped: its bucket no longer matters). */
+static void empty_slot(gw_keys *k, slot *s, int keep)
+{
+	long long n = gw__grant_recall(&s->grant);
+
+	if (keep && s->hash[0] != '\0')
+		give_back(k, s->hash, n);
+	s->hash[0] = '\0';
+	memset(&s->grant, 0, sizeof(s->grant));
+}
+
 static void forget_all(gw_keys *k)
 {
+	for (size_t i = 0; i < k->n_held; i++)
+		empty_slot(k, &k->slots[k->held[i]], 1);
 	for (size_t i = 0; i < GW_KEYS_SLOTS; i++)
 		k->slots[i].hash[0] = '\0';
 	k->epoch++;
@@ -63,7 +114,7 @@ static void forget_key(gw_keys *k, const char *hash)
 	slot *s = slot_of(k, hash);
 
 	if (strcmp(s->hash, hash) == 0)
-		s->hash[0] = '\0';
+		empty_slot(k, s, 0);
 	k->epoch++;
 }
 
@@ -71,8 +122,34 @@ static void forget_user(gw_keys *k, const char *user_id)
 {
 	for (size_t i = 0; i < GW_KEYS_SLOTS; i++)
 		if (strcmp(k->slots[i].key.user_id, user_id) == 0)
-			k->slots[i].hash[0] = '\0';
+			empty_slot(k, &k->slots[i], 0);
 	k->epoch++;
+}
+
+/* Sends back what a recall names. */
+static void recall_key(gw_keys *k, const char *hash)
+{
+	slot *s = slot_of(k, hash);
+
+	if (strcmp(s->hash, hash) == 0)
+		give_back(k, hash, gw__grant_recall(&s->grant));
+}
+
+/* Tokens held past their time go back; slots holding none leave the
+ * list. */
+static void expire_held(gw_keys *k, int64_t now)
+{
+	for (size_t i = 0; i < k->n_held;) {
+		slot *s = &k->slots[k->held[i]];
+
+		give_back(k, s->hash, gw__grant_expire(&s->grant, now));
+		if (s->grant.tokens > 0) {
+			i++;
+			continue;
+		}
+		s->held = 0;
+		k->held[i] = k->held[--k->n_held];
+	}
 }
 
 /* Nothing kept is trusted until the watch answers again. */
@@ -89,12 +166,17 @@ void gw__keys_heard(gw_keys *k, const Seo__Account__V1__WatchResponse *w,
 {
 	if (w->reset || strcmp(w->instance, k->instance) != 0) {
 		forget_all(k);
+		/* Another svc-account never granted them: not given back. */
+		if (strcmp(w->instance, k->instance) != 0)
+			k->n_back = 0;
 		snprintf(k->instance, sizeof(k->instance), "%s", w->instance);
 	}
 	for (size_t i = 0; i < w->n_keys; i++)
 		forget_key(k, w->keys[i]);
 	for (size_t i = 0; i < w->n_users; i++)
 		forget_user(k, w->users[i]);
+	for (size_t i = 0; i < w->n_rate_recall; i++)
+		recall_key(k, w->rate_recall[i]);
 	k->since = w->seq;
 	k->trusted_until = now_ms + GW_KEYS_TRUST_MS;
 }
@@ -138,13 +220,40 @@ static void on_watch(const rpc_result *res, void *ud)
 	ask(k);
 }
 
-/* One Watch call: what stops a key after k->since. */
+/* Moves the tokens going back into `req`, allocated in `a`: 0, or
+ * SEO_ENOMEM (they stay queued). */
+static int put_back(gw_keys *k, seo_arena *a,
+		    Seo__Account__V1__WatchRequest *req)
+{
+	Seo__Account__V1__RateTokens *t;
+
+	if (k->n_back == 0)
+		return 0;
+	t = seo_arena_alloc(a, k->n_back * sizeof(*t));
+	req->rate_back = seo_arena_alloc(a, k->n_back * sizeof(*req->rate_back));
+	if (t == NULL || req->rate_back == NULL)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < k->n_back; i++) {
+		seo__account__v1__rate_tokens__init(&t[i]);
+		t[i].key_hash = seo_arena_strdup(a, k->back[i].hash);
+		if (t[i].key_hash == NULL)
+			return SEO_ENOMEM;
+		t[i].tokens = k->back[i].tokens;
+		req->rate_back[i] = &t[i];
+	}
+	req->n_rate_back = k->n_back;
+	k->n_back = 0;
+	return 0;
+}
+
+/* One Watch call: what stops a key after k->since; the tokens going back
+ * go with it. */
 static void ask(gw_keys *k)
 {
 	Seo__Account__V1__WatchRequest req = SEO__ACCOUNT__V1__WATCH_REQUEST__INIT;
 	rpc_client *account = *k->account;
 
-	if (k->closed || account == NULL)
+	if (k->closed || k->stop != 0 || account == NULL)
 		return;
 	k->arena = seo_arena_new(0);
 	if (k->arena == NULL) {
@@ -155,6 +264,13 @@ static void ask(gw_keys *k)
 	req.watcher = k->watcher;
 	req.instance = k->instance;
 	req.since = k->since;
+	expire_held(k, seo_mono_ms());
+	if (put_back(k, k->arena, &req) != 0) {
+		seo_arena_free(k->arena);
+		k->arena = NULL;
+		ask_later(k);
+		return;
+	}
 	if (rpc_client_call(account, WATCH_PATH, &req.base,
 			    &seo__account__v1__watch_response__descriptor,
 			    &k->alloc, WATCH_TIMEOUT_MS, NULL, 0, on_watch,
@@ -204,6 +320,7 @@ void gw__keys_free(gw_keys *k)
 	if (k->retry != NULL)
 		event_free(k->retry);
 	seo_arena_free(k->arena);
+	seo_arena_free(k->stop_arena);
 	free(k->slots);
 	free(k);
 }
@@ -231,6 +348,89 @@ void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
 
 	if (epoch != k->epoch || k->closed || strlen(hash) != 64)
 		return;
-	memcpy(s->hash, hash, 65);
+	if (strcmp(s->hash, hash) != 0) {
+		empty_slot(k, s, 1);
+		memcpy(s->hash, hash, 65);
+	}
 	s->key = *key;
+}
+
+int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
+		       gw_rate *rate, long long *want)
+{
+	slot *s = slot_of(k, hash);
+
+	*want = 0;
+	if (strcmp(s->hash, hash) != 0 || k->stop != 0)
+		return 0;
+	/* Tokens past their hold are not spent: they go back. */
+	give_back(k, hash, gw__grant_expire(&s->grant, now));
+	return gw__grant_take(&s->grant, now, rate, want);
+}
+
+void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
+			   const gw_rate *rate, int64_t now)
+{
+	slot *s = slot_of(k, hash);
+
+	if (strcmp(s->hash, hash) != 0 || k->stop != 0) {
+		give_back(k, hash, granted);
+		return;
+	}
+	gw__grant_add(&s->grant, granted, rate, now);
+	if (s->grant.tokens == 0 || s->held)
+		return;
+	if (k->n_held == GW_KEYS_HELD) {
+		give_back(k, hash, gw__grant_recall(&s->grant));
+		return;
+	}
+	s->held = 1;
+	k->held[k->n_held++] = (size_t)(s - k->slots);
+}
+
+void gw__keys_rate_unasked(gw_keys *k, const char *hash)
+{
+	slot *s = slot_of(k, hash);
+
+	if (strcmp(s->hash, hash) == 0)
+		gw__grant_unasked(&s->grant);
+}
+
+static void on_stopped(const rpc_result *res, void *ud)
+{
+	gw_keys *k = ud;
+
+	(void)res;
+	k->stop = 2;
+}
+
+int gw__keys_stop(gw_keys *k)
+{
+	Seo__Account__V1__WatchRequest req = SEO__ACCOUNT__V1__WATCH_REQUEST__INIT;
+	rpc_client *account = *k->account;
+
+	if (k->stop != 0)
+		return k->stop == 1;
+	k->stop = 2;
+	for (size_t i = 0; i < k->n_held; i++) {
+		slot *s = &k->slots[k->held[i]];
+
+		give_back(k, s->hash, gw__grant_recall(&s->grant));
+	}
+	if (k->closed || account == NULL ||
+	    (k->stop_arena = seo_arena_new(0)) == NULL)
+		return 0;
+	seo_arena_pb_allocator(k->stop_arena, &k->stop_alloc);
+	req.watcher = k->watcher;
+	req.instance = k->instance;
+	req.since = k->since;
+	req.stop = 1;
+	if (put_back(k, k->stop_arena, &req) != 0 ||
+	    rpc_client_call(account, WATCH_PATH, &req.base,
+			    &seo__account__v1__watch_response__descriptor,
+			    &k->stop_alloc, WATCH_TIMEOUT_MS, NULL, 0, on_stopped,
+			    k) != 0)
+		return 0;
+	k->stop = 1;
+	return 1;
 }

@@ -11,7 +11,12 @@
  * watching has read it. Kept keys are trusted only for GW_KEYS_TRUST_MS
  * after the watch's last answer: a gateway cut off from svc-account stops
  * using them before a revocation it missed is answered (ACCT_WATCH_ACK_MS,
- * 2 s). Loop thread only. Internal to the gateway.
+ * 2 s). A kept key also holds the rate tokens svc-account granted this
+ * gateway (rate_grant.h); what is not spent goes back with the next watch
+ * call (RateTokens: each token once; a call that failed is not sent
+ * again, so tokens may be lost, never given twice), and a watch's
+ * `rate_recall` sends a key's back at once. Loop thread only. Internal to
+ * the gateway.
  */
 #ifndef GW_KEYS_H
 #define GW_KEYS_H
@@ -22,10 +27,16 @@
 
 #include "seo/account/v1/account.pb-c.h"
 #include "seo/rpc.h"
+#include "rate_grant.h"
 
 #define GW_KEYS_TRUST_MS 1500
 /* Keys kept; one whose slot another takes is asked for again. */
 #define GW_KEYS_SLOTS 4096
+/* Keys holding rate tokens at once; beyond, a grant goes back at once. */
+#define GW_KEYS_HELD 256
+/* Keys whose tokens wait to go back with the next watch; beyond, tokens
+ * are dropped (the bucket refills them). */
+#define GW_KEYS_BACK 256
 
 typedef struct gw_keys gw_keys;
 
@@ -71,8 +82,35 @@ void gw__keys_heard(gw_keys *k, const Seo__Account__V1__WatchResponse *w,
 		    int64_t now_ms);
 
 /* Keeps `hash` as svc-account authorized it, unless the epoch moved since
- * `epoch` (a revocation may have passed the answer). Copies. */
+ * `epoch` (a revocation may have passed the answer). Copies. A key kept
+ * already keeps its rate tokens; another key in its slot gives its back. */
 void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
 		  uint64_t epoch);
+
+/*
+ * A call of the kept key `hash` that its rate limit counts, at `now`
+ * (gw__grant_take()): 1 when a token held here was spent on it, with
+ * *rate the key's limit as seen here; else 0 with *want the grant to ask
+ * for with the Authorize that counts the call (0: none), which must then
+ * end with gw__keys_rate_granted() or gw__keys_rate_unasked().
+ */
+int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
+		       gw_rate *rate, long long *want);
+
+/* svc-account granted `granted` tokens of `hash` (0: none) at `now`, its
+ * bucket then being `rate`: held here, or given back when the key is no
+ * longer kept. */
+void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
+			   const gw_rate *rate, int64_t now);
+
+/* The ask of a grant for `hash` failed. */
+void gw__keys_rate_unasked(gw_keys *k, const char *hash);
+
+/*
+ * The gateway stops (its calls have ended): the tokens held go back and
+ * svc-account is told this watcher leaves (WatchRequest.stop), once.
+ * 1 while that call is on its way, then 0.
+ */
+int gw__keys_stop(gw_keys *k);
 
 #endif

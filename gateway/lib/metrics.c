@@ -28,6 +28,8 @@ struct gw_metrics {
 	size_t n_routes;
 	struct route_stats *stats; /* n_routes + 1: the last is unmatched */
 	long long credits_charged, credits_refunded;
+	/* Authorize calls sent; calls whose rate was counted here. */
+	unsigned long long authorize, rate_local;
 };
 
 gw_metrics *gw_metrics_new(const gw_route *routes, size_t n_routes)
@@ -81,6 +83,16 @@ void gw_metrics_credits(gw_metrics *m, long long charged, long long refunded)
 {
 	m->credits_charged += charged;
 	m->credits_refunded += refunded;
+}
+
+void gw_metrics_authorize(gw_metrics *m)
+{
+	m->authorize++;
+}
+
+void gw_metrics_rate_local(gw_metrics *m)
+{
+	m->rate_local++;
 }
 
 struct out {
@@ -184,6 +196,15 @@ char *gw_metrics_render(const gw_metrics *m, size_t *len)
 		"# TYPE seo_credits_refunded_total counter\n"
 		"seo_credits_refunded_total %lld\n",
 	    m->credits_charged, m->credits_refunded);
+	put(&o, "# HELP seo_account_authorize_total Authorize calls sent to "
+		"svc-account.\n"
+		"# TYPE seo_account_authorize_total counter\n"
+		"seo_account_authorize_total %llu\n"
+		"# HELP seo_rate_local_total Calls whose key rate was counted "
+		"from tokens this gateway holds.\n"
+		"# TYPE seo_rate_local_total counter\n"
+		"seo_rate_local_total %llu\n",
+	    m->authorize, m->rate_local);
 	if (o.failed) {
 		free(o.buf);
 		return NULL;

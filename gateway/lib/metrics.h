@@ -1,7 +1,8 @@
 /*
  * Prometheus counters of the gateway: the route table's stages
  * (seo_route_info), requests by route and status, a latency histogram per
- * route, credits charged and refunded. The gateway
+ * route, credits charged and refunded, Authorize calls sent and calls
+ * whose rate was counted in the gateway (rate_grant.h). The gateway
  * runs on one loop thread, so nothing here locks.
  */
 #ifndef GW_METRICS_H
@@ -23,6 +24,10 @@ void gw_metrics_free(gw_metrics *m);
 void gw_metrics_observe(gw_metrics *m, const gw_route *route, int status,
 			int64_t latency_us);
 void gw_metrics_credits(gw_metrics *m, long long charged, long long refunded);
+/* One Authorize call sent. */
+void gw_metrics_authorize(gw_metrics *m);
+/* One call's rate counted from a token the gateway holds. */
+void gw_metrics_rate_local(gw_metrics *m);
 
 /* Renders the text exposition format into a malloc'd string the caller
  * frees; NULL when out of memory. */

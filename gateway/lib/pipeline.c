@@ -126,6 +126,10 @@ typedef struct gw_call {
 	/* A rate-limited call's lease, taken before svc-account counts the
 	 * rate: the workspace to give the charge back to if it refuses. */
 	const char *lease_ws;
+	/* The key's rate, once looked at: counted here from a token held
+	 * (rate_grant.h), or the grant asked for with Authorize (0: none). */
+	int rate_checked, rate_local;
+	long long rate_want;
 
 	ProtobufCMessage *output;
 
@@ -749,15 +753,70 @@ static void keep_key(gw_call *c)
 	gw__keys_put(c->gw->keys, c->key_hash, &k, c->keys_epoch);
 }
 
+/* 1 when the route's key rate limit counts the call of kept key `k`. */
+static int rate_counted(const gw_call *c, const gw_kept_key *k)
+{
+	return c->route->quota == GW_QUOTA_KEY && k->rate_limit != 0;
+}
+
+/* 1 when the role of kept key `k` may call the route. */
+static int role_allowed(const gw_call *c, const gw_kept_key *k)
+{
+	return c->route->auth.roles == 0 ||
+	       (c->route->auth.roles & gw_role_bit(k->role)) != 0;
+}
+
+/*
+ * The rate of a call of the kept key `k`, counted once: from a token this
+ * gateway holds when it can (no svc-account call for the rate), else the
+ * call asks svc-account, and with it for a grant. A role refused is left
+ * to svc-account, which counts the rate before it (429 before 403).
+ */
+static void count_rate(gw_call *c, const gw_kept_key *k)
+{
+	gw_rate rate;
+
+	if (c->rate_checked || k == NULL || !rate_counted(c, k) ||
+	    !role_allowed(c, k))
+		return;
+	c->rate_checked = 1;
+	c->rate_local = gw__keys_rate_take(c->gw->keys, c->key_hash,
+					   seo_mono_ms(), &rate, &c->rate_want);
+	if (!c->rate_local)
+		return;
+	c->have_rate = 1;
+	c->rate_limit = rate.limit;
+	c->rate_remaining = rate.remaining;
+	c->rate_reset = rate.reset;
+	gw_metrics_rate_local(c->gw->metrics);
+}
+
+/* Hands svc-account's answer to the grant the call asked for (ok: the
+ * call was authorized, with `a`). */
+static void grant_answered(gw_call *c,
+			   const Seo__Account__V1__AuthorizeResponse *a, int ok)
+{
+	gw_rate rate;
+
+	if (c->rate_want == 0)
+		return;
+	c->rate_want = 0;
+	if (!ok || a->rate == NULL) {
+		gw__keys_rate_unasked(c->gw->keys, c->key_hash);
+		return;
+	}
+	rate = (gw_rate){a->rate->limit, a->rate->remaining, a->rate->reset_s};
+	gw__keys_rate_granted(c->gw->keys, c->key_hash, a->rate->granted, &rate,
+			      seo_mono_ms());
+}
+
 /* The kept key of the call (NULL: none), when its role may call the route
- * and no rate limit counts it, taken as the call's identity: 1, else 0. */
+ * and no rate limit counts it or its rate was counted here, taken as the
+ * call's identity: 1, else 0. */
 static int take_kept(gw_call *c, const gw_kept_key *k)
 {
-	const gw_route *r = c->route;
-
-	if (k == NULL ||
-	    (r->auth.roles != 0 && (r->auth.roles & gw_role_bit(k->role)) == 0) ||
-	    (r->quota == GW_QUOTA_KEY && k->rate_limit != 0))
+	if (k == NULL || !role_allowed(c, k) ||
+	    (rate_counted(c, k) && !c->rate_local))
 		return 0;
 	c->workspace_id = seo_arena_strdup(c->arena, k->workspace_id);
 	c->user_id = seo_arena_strdup(c->arena, k->user_id);
@@ -767,10 +826,12 @@ static int take_kept(gw_call *c, const gw_kept_key *k)
 		c->workspace_id = NULL;
 		return 0;
 	}
-	c->have_rate = 1;
-	c->rate_limit = k->rate_limit;
-	c->rate_remaining = k->rate_remaining;
-	c->rate_reset = k->rate_reset;
+	if (!c->rate_local) {
+		c->have_rate = 1;
+		c->rate_limit = k->rate_limit;
+		c->rate_remaining = k->rate_remaining;
+		c->rate_reset = k->rate_reset;
+	}
 	return 1;
 }
 
@@ -837,12 +898,14 @@ static void on_authorize(const rpc_result *res, void *ud)
 		c->leased = 0;
 		c->charged = 0;
 		if (res->grpc_status == SEO_GRPC_OK) {
+			grant_answered(c, a, 0);
 			respond_error(c, "internal_error",
 				      "the key changed workspace", NULL);
 			return;
 		}
 	}
 	if (res->grpc_status != SEO_GRPC_OK) {
+		grant_answered(c, a, 0);
 		if (res->code != NULL && strcmp(res->code, "invalid_api_key") == 0)
 			gw__authfail_count(c->gw->authfail, client_ip(c),
 					   seo_mono_ms());
@@ -857,13 +920,17 @@ static void on_authorize(const rpc_result *res, void *ud)
 	c->charge_id = a->charge_id && *a->charge_id ? a->charge_id : NULL;
 	if (!c->leased)
 		c->credits_remaining = a->credits_remaining;
-	if (a->rate != NULL) {
+	/* A call counted here shows this gateway's view of its rate; the
+	 * tokens just granted here are still to spend. */
+	if (a->rate != NULL && !c->rate_local) {
 		c->have_rate = 1;
 		c->rate_limit = a->rate->limit;
-		c->rate_remaining = a->rate->remaining;
+		c->rate_remaining = a->rate->remaining + a->rate->granted;
 		c->rate_reset = a->rate->reset_s;
 	}
 	keep_key(c);
+	/* After the key is kept: the grant is held by its slot. */
+	grant_answered(c, a, 1);
 	if (c->charge_id != NULL)
 		gw__lease_touched(c->gw->leases, c->workspace_id,
 				  -c->charged);
@@ -975,6 +1042,7 @@ static void authorize_hashed(void *ud)
 			? &kept : NULL;
 	long long cost = cost_before(c);
 
+	count_rate(c, k);
 	if (authorize_kept(c, k) || authorize_leased(c, k, cost) ||
 	    wait_leased_calls(c, k, cost))
 		return;
@@ -987,7 +1055,9 @@ static void authorize_hashed(void *ud)
 	if (!c->decode_failed)
 		c->usage = gw_json_usage_value(c->route, c->input, c->arena);
 	req.usage_domain = (char *)(c->usage ? c->usage : "");
-	req.rate_limited = c->route->quota == GW_QUOTA_KEY;
+	/* A call counted here from a token held is not counted again. */
+	req.rate_limited = c->route->quota == GW_QUOTA_KEY && !c->rate_local;
+	req.rate_want = c->rate_want;
 	/* The outcome is due once the service call and its report could
 	 * have taken their whole deadlines. */
 	req.request_id = c->call_key;
@@ -1005,6 +1075,7 @@ static void authorize_hashed(void *ud)
 		req.no_balance = c->charged == 0 &&
 				 (!c->route->bill.envelope ||
 				  c->route->bill.kind == GW_BILL_AFTER);
+	gw_metrics_authorize(c->gw->metrics);
 	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
@@ -1012,6 +1083,7 @@ static void authorize_hashed(void *ud)
 			    on_authorize, c) != 0) {
 		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
 		c->n_earned = 0;
+		grant_answered(c, NULL, 0);
 		respond_error(c, "internal_error", "out of memory", NULL);
 	}
 }
@@ -1125,6 +1197,20 @@ static void serve_builtin(gw_call *c)
 
 /* ---- entry ------------------------------------------------------------------- */
 
+/* The gateway's prefix, then its counter as 16 hex digits: every call
+ * gets one, so it is written without printf. */
+static void new_request_id(gw_gateway *gw, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned long long n = ++gw->id_counter;
+	size_t p = strlen(gw->id_prefix);
+
+	memcpy(out, gw->id_prefix, p);
+	for (int i = 15; i >= 0; i--, n >>= 4)
+		out[p + (size_t)i] = hex[n & 15];
+	out[p + 16] = '\0';
+}
+
 /* Takes the caller's X-Request-Id when it is short and printable. */
 static void set_request_id(gw_call *c)
 {
@@ -1141,8 +1227,7 @@ static void set_request_id(gw_call *c)
 			return;
 		}
 	}
-	snprintf(c->request_id, sizeof(c->request_id), "%s%016llx",
-		 c->gw->id_prefix, ++c->gw->id_counter);
+	new_request_id(c->gw, c->request_id);
 }
 
 static void on_request(gw_http_req *req, void *ud)
@@ -1406,8 +1491,10 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* Rate tokens go back once no call can spend them. */
 	if (gw->n_calls == 0 && gw__settler_pending(gw->settler) == 0 &&
-	    !gw__leases_busy(gw->leases) && gw_http_server_idle(gw->http)) {
+	    !gw__leases_busy(gw->leases) && gw_http_server_idle(gw->http) &&
+	    !gw__keys_stop(gw->keys)) {
 		event_base_loopbreak(gw->base);
 		return;
 	}

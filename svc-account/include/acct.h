@@ -172,12 +172,16 @@ typedef struct acct_authorize_req {
 	const char *const *earned;
 	size_t n_earned;
 	int no_balance;            /* cost 0: credits_remaining not wanted */
+	/* With rate_limited: tokens to take ahead for the caller once the
+	 * call is authorized (a rate grant); 0: none. */
+	int64_t rate_want;
 } acct_authorize_req;
 
 typedef struct acct_rate {
 	int64_t limit;      /* 0 when the limit is off */
 	int64_t remaining;
 	int64_t reset_s;    /* seconds until the bucket is full */
+	int64_t granted;    /* tokens taken ahead for the caller */
 } acct_rate;
 
 typedef struct acct_authorization {
@@ -195,7 +199,9 @@ typedef struct acct_authorization {
  * Checks, in this order: the key is known, not revoked and its user not
  * removed (invalid_api_key); the key's rate when req->rate_limited
  * (rate_limited, out->retry_after >= 1); the role (capability_missing);
- * then debits req->cost (insufficient_credits: nothing charged). A debit
+ * then debits req->cost (insufficient_credits: nothing charged). Once all
+ * passed, up to req->rate_want tokens are taken ahead (out->rate.granted).
+ * A refusal by the rate recalls the key's grants (the watch). A debit
  * is committed when this returns (not waiting for the disk: a crash of
  * PostgreSQL may lose the last moments' debits whole, docs/decisions.md);
  * it writes a usage row whose id is

@@ -222,11 +222,36 @@ void acct__limiter_destroy(acct__limiter *l);
 
 /*
  * Takes a token of `key` when `take` is set, else only reads the state.
- * SEO_EDENIED with *retry_after (seconds, >= 1) when no token is left.
+ * SEO_EDENIED with *retry_after (seconds, >= 1) when no token is left;
+ * *recall is then 1 when grants of the key may still be held (taken in
+ * the last ACCT_RATE_RECALL_MS and not recalled since: say so once), else
+ * 0.
  */
 int acct__limiter_check(acct__limiter *l, const char *key, int take,
-			acct_rate *out, int64_t *retry_after);
+			acct_rate *out, int64_t *retry_after, int *recall);
 void acct__limiter_forget(acct__limiter *l, const char *key);
+
+/*
+ * Rate grants (docs/decisions.md, "the rate limit counted in the
+ * gateways"): tokens of a key's bucket taken ahead by a gateway, which
+ * admits that many calls of the key itself. A grant is at most an eighth
+ * of what the bucket holds, and none below ACCT_RATE_GRANT_MIN tokens, so
+ * that near the limit every call is counted here, one by one.
+ */
+#define ACCT_RATE_GRANT_MIN 16
+/* A gateway gives back what it did not spend within 1 s of its grant
+ * (GW_RATE_HOLD_MS) at its next watch (1 s more at most); a refusal
+ * within this of a grant recalls it. */
+#define ACCT_RATE_RECALL_MS 3000
+
+/* Takes up to `want` tokens of `key` ahead; the number taken (0: none),
+ * with *out the state after them. */
+int64_t acct__limiter_grant(acct__limiter *l, const char *key, int64_t want,
+			    acct_rate *out);
+
+/* Gives back `tokens` (> 0) of `key` taken ahead and not spent; a bucket
+ * never holds more than it is full. */
+void acct__limiter_give(acct__limiter *l, const char *key, int64_t tokens);
 
 /* ---- the ledger writer (ledger.c) ------------------------------------- */
 
@@ -353,6 +378,10 @@ void acct__watch_user(acct__watch *w, const char *user_id);
 void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id);
 /* Events may have been lost: watchers forget everything. */
 void acct__watch_reset(acct__watch *w);
+/* The rate grants of the key `hash` are recalled; never waits. */
+void acct__watch_rate(acct__watch *w, const char *hash);
+/* `watcher` stops: no revocation waits for it any more. */
+void acct__watch_gone(acct__watch *w, const char *watcher);
 
 /* One answer: the events after `since`, or reset. */
 typedef struct acct__watch_batch {
@@ -369,7 +398,7 @@ typedef struct acct__watch_batch {
 
 /* The kinds of acct__watch_ev. */
 enum { ACCT_WATCH_KEY, ACCT_WATCH_USER, ACCT_WATCH_RESET, ACCT_WATCH_RECALL,
-       ACCT_WATCH_BALANCE };
+       ACCT_WATCH_BALANCE, ACCT_WATCH_RATE };
 
 /*
  * Records that `watcher` read up to `since` of `instance` (NULL or another

@@ -2,7 +2,8 @@
  * Per-key token buckets: `per_min` tokens of capacity, refilled at
  * per_min / 60 tokens a second. Amounts are kept in units of 1/60000 of a
  * token, so that a millisecond of refill is exactly `per_min` units and
- * no rounding drifts.
+ * no rounding drifts. Tokens may be taken ahead (grants) by a gateway that
+ * counts the key's calls itself, and given back.
  */
 #include "acct_int.h"
 
@@ -24,6 +25,7 @@ typedef struct bucket {
 	seo_hnode node;
 	int64_t units;
 	int64_t at_ms;
+	int64_t recall_until; /* a refusal before this recalls grants; 0: none */
 } bucket;
 
 static int64_t mono_clock(void *ud)
@@ -109,12 +111,21 @@ static bucket *bucket_new(acct__limiter *l, const char *key, int64_t now)
 	snprintf(b->node.key, sizeof(b->node.key), "%s", key);
 	b->units = full_units(l);
 	b->at_ms = now;
+	b->recall_until = 0;
 	seo_hmap_put(&l->map, &b->node);
 	return b;
 }
 
+/* The state a caller sees of `b`. */
+static void state_of(const acct__limiter *l, const bucket *b, acct_rate *out)
+{
+	out->limit = l->per_min;
+	out->remaining = b->units / UNITS_PER_TOKEN;
+	out->reset_s = seconds_for(l, full_units(l) - b->units);
+}
+
 int acct__limiter_check(acct__limiter *l, const char *key, int take,
-			acct_rate *out, int64_t *retry_after)
+			acct_rate *out, int64_t *retry_after, int *recall)
 {
 	bucket *b;
 	bucket peek;
@@ -122,8 +133,9 @@ int acct__limiter_check(acct__limiter *l, const char *key, int take,
 	int rc = 0;
 
 	*retry_after = 0;
+	*recall = 0;
 	if (l->per_min == 0) {
-		*out = (acct_rate){0, 0, 0};
+		*out = (acct_rate){0, 0, 0, 0};
 		return 0;
 	}
 	pthread_mutex_lock(&l->mu);
@@ -139,6 +151,7 @@ int acct__limiter_check(acct__limiter *l, const char *key, int take,
 		/* Reading must not create state: a missing bucket is full. */
 		peek.units = full_units(l);
 		peek.at_ms = now;
+		peek.recall_until = 0;
 		b = &peek;
 	}
 	refill(l, b, now);
@@ -147,12 +160,12 @@ int acct__limiter_check(acct__limiter *l, const char *key, int take,
 		if (*retry_after < 1)
 			*retry_after = 1;
 		rc = SEO_EDENIED;
+		*recall = now < b->recall_until;
+		b->recall_until = 0;
 	} else if (take) {
 		b->units -= UNITS_PER_TOKEN;
 	}
-	out->limit = l->per_min;
-	out->remaining = b->units / UNITS_PER_TOKEN;
-	out->reset_s = seconds_for(l, full_units(l) - b->units);
+	state_of(l, b, out);
 out:
 	pthread_mutex_unlock(&l->mu);
 	return rc;
@@ -162,5 +175,54 @@ void acct__limiter_forget(acct__limiter *l, const char *key)
 {
 	pthread_mutex_lock(&l->mu);
 	seo_hmap_del(&l->map, key);
+	pthread_mutex_unlock(&l->mu);
+}
+
+int64_t acct__limiter_grant(acct__limiter *l, const char *key, int64_t want,
+			    acct_rate *out)
+{
+	bucket *b;
+	int64_t now, have, n = 0;
+
+	if (l->per_min == 0 || want <= 0)
+		return 0;
+	pthread_mutex_lock(&l->mu);
+	now = l->clock(l->clock_ud);
+	b = (bucket *)seo_hmap_get(&l->map, key);
+	if (b == NULL)
+		b = bucket_new(l, key, now);
+	if (b != NULL) {
+		refill(l, b, now);
+		have = b->units / UNITS_PER_TOKEN;
+		if (have >= ACCT_RATE_GRANT_MIN)
+			n = want < have / 8 ? want : have / 8;
+		if (n > 0) {
+			b->units -= n * UNITS_PER_TOKEN;
+			b->recall_until = now + ACCT_RATE_RECALL_MS;
+		}
+		state_of(l, b, out);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+void acct__limiter_give(acct__limiter *l, const char *key, int64_t tokens)
+{
+	bucket *b;
+
+	if (l->per_min == 0 || tokens <= 0)
+		return;
+	pthread_mutex_lock(&l->mu);
+	/* A bucket dropped is full already. */
+	b = (bucket *)seo_hmap_get(&l->map, key);
+	if (b != NULL) {
+		refill(l, b, l->clock(l->clock_ud));
+		/* Bounded first: the product cannot overflow. */
+		if (tokens > l->per_min)
+			tokens = l->per_min;
+		b->units += tokens * UNITS_PER_TOKEN;
+		if (b->units > full_units(l))
+			b->units = full_units(l);
+	}
 	pthread_mutex_unlock(&l->mu);
 }

@@ -101,6 +101,7 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 		.earned = (const char *const *)in->earned,
 		.n_earned = in->n_earned,
 		.no_balance = in->no_balance,
+		.rate_want = in->rate_want,
 	};
 	seo_arena *arena = rpc_ctx_arena(ctx);
 	acct_authorization az;
@@ -128,6 +129,7 @@ static int rpc_authorize(rpc_ctx *ctx, const ProtobufCMessage *req,
 	rate->limit = az.rate.limit;
 	rate->remaining = az.rate.remaining;
 	rate->reset_s = az.rate.reset_s;
+	rate->granted = az.rate.granted;
 	out->rate = rate;
 	*resp = &out->base;
 	return 0;
@@ -180,7 +182,8 @@ static int rpc_settle(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
-/* A gateway's long poll for what stops the keys it holds (watch.c). */
+/* A gateway's long poll for what stops the keys it holds (watch.c); it
+ * gives back the rate tokens it did not spend on the way. */
 static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 		     ProtobufCMessage **resp)
 {
@@ -194,16 +197,23 @@ static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (b == NULL || out == NULL)
 		return oom(ctx);
+	for (size_t i = 0; i < in->n_rate_back; i++)
+		acct__limiter_give(&a->limiter, in->rate_back[i]->key_hash,
+				   in->rate_back[i]->tokens);
 	acct__watch_wait(&a->watch, in->watcher, in->instance, in->since,
-			 ACCT_WATCH_WAIT_MS, b);
+			 in->stop ? 0 : ACCT_WATCH_WAIT_MS, b);
+	if (in->stop)
+		acct__watch_gone(&a->watch, in->watcher);
 	bytes = (b->n + 1) * sizeof(char *);
 	out->instance = seo_arena_strdup(arena, b->instance);
 	out->keys = seo_arena_alloc(arena, bytes);
 	out->users = seo_arena_alloc(arena, bytes);
 	out->recall = seo_arena_alloc(arena, bytes);
 	out->balances = seo_arena_alloc(arena, bytes);
+	out->rate_recall = seo_arena_alloc(arena, bytes);
 	if (out->instance == NULL || out->keys == NULL || out->users == NULL ||
-	    out->recall == NULL || out->balances == NULL)
+	    out->recall == NULL || out->balances == NULL ||
+	    out->rate_recall == NULL)
 		return oom(ctx);
 	for (size_t i = 0; i < b->n; i++) {
 		char *id = seo_arena_strdup(arena, b->ev[i].id);
@@ -216,6 +226,8 @@ static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 			out->recall[out->n_recall++] = id;
 		else if (b->ev[i].kind == ACCT_WATCH_BALANCE)
 			out->balances[out->n_balances++] = id;
+		else if (b->ev[i].kind == ACCT_WATCH_RATE)
+			out->rate_recall[out->n_rate_recall++] = id;
 		else
 			out->keys[out->n_keys++] = id;
 	}

@@ -268,12 +268,12 @@ static int debit(acct_service *a, acct__debit *d, char charge_id[ACCT_ID_LEN],
 	return acct__ledger_debit(&a->ledger, d, charge_id, remaining, err);
 }
 
-int acct_authorize(acct_service *a, const acct_authorize_req *req,
-		   acct_authorization *out, acct_err *err)
+static int authorize_once(acct_service *a, const acct_authorize_req *req,
+			  acct_authorization *out, acct_err *err)
 {
 	acct__identity id;
 	acct__debit d;
-	int rc;
+	int rc, recall;
 
 	memset(out, 0, sizeof(*out));
 	if (!acct__is_key_hash(req->key_hash))
@@ -288,7 +288,9 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 	out->role = id.role;
 
 	rc = acct__limiter_check(&a->limiter, req->key_hash, req->rate_limited,
-				 &out->rate, &out->retry_after);
+				 &out->rate, &out->retry_after, &recall);
+	if (recall)
+		acct__watch_rate(&a->watch, req->key_hash);
 	if (rc == SEO_EDENIED)
 		return acct__fail(err, rc, "rate_limited",
 				  "more than %lld requests per minute with this api key",
@@ -325,6 +327,19 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 	};
 	call_of(&d, &req->call);
 	return debit(a, &d, out->charge_id, &out->credits_remaining, err);
+}
+
+int acct_authorize(acct_service *a, const acct_authorize_req *req,
+		   acct_authorization *out, acct_err *err)
+{
+	int rc = authorize_once(a, req, out, err);
+
+	/* Only an authorized call takes tokens ahead: a refusal's answer
+	 * could not carry them. */
+	if (rc == 0 && req->rate_limited && req->rate_want > 0)
+		out->rate.granted = acct__limiter_grant(
+			&a->limiter, req->key_hash, req->rate_want, &out->rate);
+	return rc;
 }
 
 int acct_refund(acct_service *a, const acct_caller *who, const char *charge_id,

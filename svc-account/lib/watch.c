@@ -1,8 +1,9 @@
 /*
  * What stops a key, for the gateways that check keys in their own memory
  * (acct_int.h, "the watch"): a numbered log of the last WATCH_LOG events
- * (a key revoked, a user removed, everything; and for the credit leases,
- * a workspace recalled or its balance changed), the watchers that asked
+ * (a key revoked, a user removed, everything; for the credit leases, a
+ * workspace recalled or its balance changed; a key's rate grants
+ * recalled), the watchers that asked
  * for it and how far each has read. A revocation waits until every live
  * watcher has read past it, so that its answer comes after every gateway
  * forgot the key.
@@ -108,6 +109,23 @@ void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id)
 void acct__watch_reset(acct__watch *w)
 {
 	publish(w, ACCT_WATCH_RESET, NULL, 0);
+}
+
+void acct__watch_rate(acct__watch *w, const char *hash)
+{
+	publish(w, ACCT_WATCH_RATE, hash, 0);
+}
+
+void acct__watch_gone(acct__watch *w, const char *watcher)
+{
+	pthread_mutex_lock(&w->mu);
+	for (size_t i = 0; i < w->n_watchers; i++)
+		if (strcmp(w->watchers[i].id, watcher) == 0) {
+			w->watchers[i] = w->watchers[--w->n_watchers];
+			break;
+		}
+	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->mu);
 }
 
 /* Under w->mu: records that `watcher` has read up to `read`. */

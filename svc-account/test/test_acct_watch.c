@@ -3,7 +3,8 @@
  * watch.c): a watcher gets the events after what it read, or a reset; a
  * revocation waits until every live watcher read it, and no longer than
  * ACCT_WATCH_ACK_MS for one that does not ask again; a silent watcher is
- * not waited for.
+ * not waited for, nor one that said it stops; a key's rate grants recalled
+ * reach the watchers as their own kind.
  */
 #include <CUnit/Basic.h>
 #include <pthread.h>
@@ -95,6 +96,34 @@ static void test_silent_watchers_are_not_waited_for(void)
 	acct__watch_destroy(&w);
 }
 
+static void test_a_stopped_watcher_is_not_waited_for(void)
+{
+	int64_t t0;
+
+	setup();
+	acct__watch_wait(&w, "gw-1", NULL, 0, 0, &b);
+	acct__watch_gone(&w, "gw-1");
+	t0 = seo_mono_ms();
+	acct__watch_key(&w, KEY, 1);
+	CU_ASSERT(seo_mono_ms() - t0 < 100);
+	acct__watch_destroy(&w);
+}
+
+static void test_rate_recall_is_an_event(void)
+{
+	uint64_t seq;
+
+	setup();
+	acct__watch_wait(&w, "gw-1", NULL, 0, 0, &b);
+	seq = b.seq;
+	acct__watch_rate(&w, KEY);
+	acct__watch_wait(&w, "gw-1", b.instance, seq, 0, &b);
+	CU_ASSERT_EQUAL(b.n, 1);
+	CU_ASSERT_EQUAL(b.ev[0].kind, ACCT_WATCH_RATE);
+	CU_ASSERT_STRING_EQUAL(b.ev[0].id, KEY);
+	acct__watch_destroy(&w);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -108,6 +137,9 @@ int main(void)
 		    test_revocation_waits_for_live_watchers);
 	CU_add_test(s, "silent watchers are not waited for",
 		    test_silent_watchers_are_not_waited_for);
+	CU_add_test(s, "a stopped watcher is not waited for",
+		    test_a_stopped_watcher_is_not_waited_for);
+	CU_add_test(s, "rate recall is an event", test_rate_recall_is_an_event);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();

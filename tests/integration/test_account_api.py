@@ -2,6 +2,7 @@
 OpenAPI through the real gateway, svc-account and PostgreSQL."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -338,7 +339,11 @@ def authenticated_answers_carry_rate_headers_and_request_id(c):
     check(r.header("Content-Type").startswith("application/json"), "json")
     r = c.stack.get("/v1/credits", key=c.client["api_key"])
     eq(r.status, 403)
-    check(r.header("X-Request-Id"), "request id on errors too")
+    first = r.header("X-Request-Id")
+    check(re.fullmatch(r"[0-9a-f]{24}", first or ""), "generated id: prefix and 16 hex digits", first)
+    second = c.stack.get("/v1/credits", key=c.client["api_key"]).header("X-Request-Id")
+    check(second != first and second[:8] == first[:8], "the counter moves, the prefix stays", first, second)
+    check(int(second[8:], 16) > int(first[8:], 16), "ids grow", first, second)
 
 
 @test

@@ -1,0 +1,206 @@
+/*
+ * test_gw_rate_grant.c: a key's rate counted in the gateway (gateway/lib/
+ * rate_grant.c, and its place in keys.c): tokens granted are spent one a
+ * call, one grant is asked at a time, a grant spent within its hold asks
+ * for twice as many next time, tokens past their hold or recalled leave,
+ * held tokens never outlive their hold, and the limit shown is
+ * svc-account's bucket refilled since, plus what is held, never full.
+ */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "keys.h"
+#include "rate_grant.h"
+
+#define HASH_A "aaaaaaaa00000000000000000000000000000000000000000000000000000001"
+
+static void test_one_ask_at_a_time(void)
+{
+	gw_rate_grant g = {0};
+	gw_rate r;
+	long long want;
+
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1000, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+	/* Asked already: the next call is counted by svc-account alone. */
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1001, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, 0);
+	/* A failed ask lets the next call ask. */
+	gw__grant_unasked(&g);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1002, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+	/* An answer never heard does not stop asking for ever. */
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1002 + GW_RATE_ASK_MS, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+}
+
+static void test_tokens_spent_one_a_call(void)
+{
+	gw_rate_grant g = {0};
+	gw_rate r, bucket = {600, 500, 10};
+	long long want;
+
+	gw__grant_take(&g, 0, &r, &want);
+	gw__grant_add(&g, 8, &bucket, 0);
+	for (int i = 0; i < 8; i++) {
+		CU_ASSERT_EQUAL(gw__grant_take(&g, 0, &r, &want), 1);
+		CU_ASSERT_EQUAL(want, 0);
+		CU_ASSERT_EQUAL(r.limit, 600);
+		/* The bucket's 500 plus what is still held here. */
+		CU_ASSERT_EQUAL(r.remaining, 500 + 7 - i);
+	}
+	/* Spent within its hold: twice as many asked. */
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 10, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, 2 * GW_RATE_WANT_MIN);
+	/* Granted none (the bucket is low): asked again, no larger. */
+	gw__grant_add(&g, 0, &bucket, 10);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 11, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, 2 * GW_RATE_WANT_MIN);
+}
+
+static void test_the_view_refills(void)
+{
+	gw_rate_grant g = {0};
+	gw_rate r, bucket = {600, 100, 50};
+	long long want;
+
+	gw__grant_take(&g, 0, &r, &want);
+	gw__grant_add(&g, 2, &bucket, 0);
+	/* 500 ms later: 5 tokens refilled at svc-account. */
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 500, &r, &want), 1);
+	CU_ASSERT_EQUAL(r.remaining, 100 + 5 + 1);
+	/* (600 - 106) tokens at 10 a second: 49.4 s, shown as 50. */
+	CU_ASSERT_EQUAL(r.reset, 50);
+	/* Never full: this call was counted. */
+	bucket = (gw_rate){600, 599, 1};
+	gw__grant_add(&g, 1, &bucket, 500);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 70000, &r, &want), 0);
+	g.expires_ms = 80000;
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 70000, &r, &want), 1);
+	CU_ASSERT_EQUAL(r.remaining, 599);
+	CU_ASSERT_EQUAL(r.reset, 1);
+}
+
+static void test_expired_and_recalled_tokens_leave(void)
+{
+	gw_rate_grant g = {0};
+	gw_rate r, bucket = {600, 500, 10};
+	long long want;
+
+	gw__grant_take(&g, 0, &r, &want);
+	gw__grant_add(&g, 8, &bucket, 0);
+	CU_ASSERT_EQUAL(gw__grant_expire(&g, GW_RATE_HOLD_MS - 1), 0);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1, &r, &want), 1);
+	/* Past the hold: nothing more is spent, the 7 left go back. */
+	CU_ASSERT_EQUAL(gw__grant_take(&g, GW_RATE_HOLD_MS, &r, &want), 0);
+	CU_ASSERT_EQUAL(gw__grant_expire(&g, GW_RATE_HOLD_MS), 7);
+	CU_ASSERT_EQUAL(gw__grant_expire(&g, GW_RATE_HOLD_MS), 0);
+
+	/* A recall takes everything held, and the next ask is small. */
+	g = (gw_rate_grant){.want = 64};
+	gw__grant_add(&g, 64, &bucket, 0);
+	CU_ASSERT_EQUAL(gw__grant_recall(&g), 64);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, 1, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+}
+
+static void test_held_tokens_keep_their_end(void)
+{
+	gw_rate_grant g = {0};
+	gw_rate r, bucket = {600, 500, 10};
+	long long want;
+
+	gw__grant_add(&g, 4, &bucket, 0);
+	/* A second grant (an ask timed out, then both answered). */
+	gw__grant_add(&g, 4, &bucket, 900);
+	CU_ASSERT_EQUAL(gw__grant_take(&g, GW_RATE_HOLD_MS, &r, &want), 0);
+	CU_ASSERT_EQUAL(gw__grant_expire(&g, GW_RATE_HOLD_MS), 8);
+}
+
+/* ---- in the kept keys (keys.c) ---------------------------------------- */
+
+static struct event_base *base;
+static rpc_client *no_client; /* the watch never asks */
+
+static void heard(gw_keys *k, char **recall, size_t n_recall, char **keys,
+		  size_t n_keys, int64_t now)
+{
+	Seo__Account__V1__WatchResponse w = SEO__ACCOUNT__V1__WATCH_RESPONSE__INIT;
+
+	w.instance = "i1";
+	w.keys = keys;
+	w.n_keys = n_keys;
+	w.rate_recall = recall;
+	w.n_rate_recall = n_recall;
+	gw__keys_heard(k, &w, now);
+}
+
+static void test_kept_keys_hold_grants(void)
+{
+	gw_keys *k = NULL;
+	gw_kept_key key = {.workspace_id = "ws_1", .user_id = "usr_1",
+			   .role = "owner", .rate_limit = 600};
+	gw_rate r, bucket = {600, 500, 10};
+	long long want;
+	char *hash = HASH_A;
+
+	CU_ASSERT_FATAL(gw__keys_new(base, &no_client, "gw-test", NULL, NULL, &k) == 0);
+	heard(k, NULL, 0, NULL, 0, 1000);
+	/* Not kept: nothing held, nothing asked. */
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1000, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, 0);
+	gw__keys_put(k, HASH_A, &key, gw__keys_epoch(k));
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1000, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+	gw__keys_rate_granted(k, HASH_A, 3, &bucket, 1000);
+	/* Kept again (another call's answer): its tokens stay. */
+	gw__keys_put(k, HASH_A, &key, gw__keys_epoch(k));
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1001, &r, &want), 1);
+	CU_ASSERT_EQUAL(r.remaining, 502);
+	/* Recalled: the next call asks svc-account. */
+	heard(k, &hash, 1, NULL, 0, 1002);
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1002, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, GW_RATE_WANT_MIN);
+	gw__keys_rate_granted(k, HASH_A, 3, &bucket, 1002);
+	/* Revoked: the key and its tokens are gone. */
+	heard(k, NULL, 0, &hash, 1, 1003);
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1003, &r, &want), 0);
+	CU_ASSERT_EQUAL(want, 0);
+	/* A grant for a key no longer kept is not held. */
+	gw__keys_rate_granted(k, HASH_A, 3, &bucket, 1004);
+	gw__keys_put(k, HASH_A, &key, gw__keys_epoch(k));
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1004, &r, &want), 0);
+	/* Stopping: no token is spent any more. */
+	gw__keys_rate_granted(k, HASH_A, 3, &bucket, 1004);
+	CU_ASSERT_EQUAL(gw__keys_stop(k), 0);
+	CU_ASSERT_EQUAL(gw__keys_rate_take(k, HASH_A, 1005, &r, &want), 0);
+	gw__keys_close(k);
+	gw__keys_free(k);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned failed;
+
+	base = event_base_new();
+	if (base == NULL || CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("gw_rate_grant", NULL, NULL);
+	CU_add_test(s, "one ask at a time", test_one_ask_at_a_time);
+	CU_add_test(s, "tokens spent one a call", test_tokens_spent_one_a_call);
+	CU_add_test(s, "the view refills", test_the_view_refills);
+	CU_add_test(s, "expired and recalled tokens leave",
+		    test_expired_and_recalled_tokens_leave);
+	CU_add_test(s, "held tokens keep their end",
+		    test_held_tokens_keep_their_end);
+	CU_add_test(s, "kept keys hold grants", test_kept_keys_hold_grants);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	event_base_free(base);
+	return failed != 0;
+}
