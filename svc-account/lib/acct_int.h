@@ -38,6 +38,12 @@ int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err);
 int acct__new_time_id(const char *prefix, char out[ACCT_ID_LEN],
 		      acct_err *err);
 
+/* n such ids of one moment into out[0 .. n) (the caller's), told apart by
+ * their random part alone; randomness drawn for many at once. 0, or an
+ * error (err filled). */
+int acct__new_time_ids(const char *prefix, char (*out)[ACCT_ID_LEN], size_t n,
+		       acct_err *err);
+
 /* ---- statements (db.c) ------------------------------------------------ */
 
 /* Every SQL statement of the library, by name; see db.c for the text. */

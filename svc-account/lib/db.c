@@ -75,10 +75,13 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
 		"SELECT id, workspace_id, credits_used, outcome IS NOT NULL FROM usage "
 		"WHERE id = ANY($1::text[]) ORDER BY id COLLATE \"C\" FOR UPDATE"},
-	/* Debits already made under the idempotency keys of a batch. */
+	/* Debits already made under the idempotency keys of a batch: the
+	 * rows with a settle time, those of usage_request (migration 007).
+	 * A leased call's row has none: its report was applied once by its
+	 * stream, and no debit is its retry. */
 	[ACCT_Q_LEDGER_BY_REQUEST] = {"ledger_by_request",
 		"SELECT request_id, id, workspace_id, charged FROM usage "
-		"WHERE request_id = ANY($1::text[])"},
+		"WHERE request_id = ANY($1::text[]) AND settle_by IS NOT NULL"},
 	/* The batch's statement timeout (ms), for its transaction only. */
 	[ACCT_Q_LEDGER_TIMEOUT] = {"ledger_timeout",
 		"SELECT set_config('statement_timeout', $1, true)"},

@@ -249,19 +249,23 @@ static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
 		       acct_err *err)
 {
 	const LeaseRequest *in = t->in;
+	size_t n = in->n_calls - t->skip;
+	char (*ids)[ACCT_ID_LEN];
 	seo_copy w;
-	int rc = 0;
+	int rc;
 
-	if (t->skip == in->n_calls)
+	if (n == 0)
 		return 0;
+	ids = malloc(n * sizeof(*ids));
+	if (ids == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+	rc = acct__new_time_ids("chg_", ids, n, err);
 	seo_copy_init(&w);
-	for (size_t i = t->skip; i < in->n_calls && rc == 0; i++) {
-		const LeaseCall *k = in->calls[i];
-		int64_t cost = t->cost[i - t->skip];
-		char id[ACCT_ID_LEN];
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const LeaseCall *k = in->calls[t->skip + i];
+		int64_t cost = t->cost[i];
 
-		rc = acct__new_time_id("chg_", id, err);
-		seo_copy_text(&w, id);
+		seo_copy_text(&w, ids[i]);
 		seo_copy_text(&w, in->workspace_id);
 		seo_copy_text(&w, or_null(k->user_id));
 		seo_copy_text(&w, or_null(k->key_id));
@@ -279,6 +283,7 @@ static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
 	if (rc == 0)
 		rc = acct__copy(c, ACCT_Q_LEASE_USAGE_COPY, w.data, w.len, err);
 	seo_copy_free(&w);
+	free(ids);
 	return rc;
 }
 

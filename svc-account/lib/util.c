@@ -70,18 +70,43 @@ int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err)
 }
 
 #define TIME_DIGITS 11
+/* Ids drawn at once: a draw of randomness is one getpid() besides
+ * (OpenSSL's fork check), which a report's every usage row paid. */
+#define DRAW_IDS 64
+
+int acct__new_time_ids(const char *prefix, char (*out)[ACCT_ID_LEN], size_t n,
+		       acct_err *err)
+{
+	enum { RND = ACCT_ID_RANDOM - TIME_DIGITS };
+	static const char hex[] = "0123456789abcdef";
+	size_t plen = strlen(prefix);
+	uint64_t ms = (uint64_t)seo_now_ms();
+	char time[TIME_DIGITS], rnd[DRAW_IDS * RND + 1];
+
+	if (plen + ACCT_ID_RANDOM >= ACCT_ID_LEN)
+		return acct__fail(err, SEO_EINVAL, "internal_error",
+				  "id prefix \"%s\" is too long", prefix);
+	for (size_t i = TIME_DIGITS; i-- > 0; ms >>= 4)
+		time[i] = hex[ms & 15];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i % DRAW_IDS;
+
+		if (k == 0 && seo_random_string(rnd, (n - i < DRAW_IDS ? n - i : DRAW_IDS) * RND,
+						SEO_URLSAFE) != 0)
+			return acct__fail(err, SEO_EIO, "internal_error",
+					  "random generator failed");
+		memcpy(out[i], prefix, plen);
+		memcpy(out[i] + plen, time, TIME_DIGITS);
+		memcpy(out[i] + plen + TIME_DIGITS, rnd + k * RND, RND);
+		out[i][plen + ACCT_ID_RANDOM] = '\0';
+	}
+	return 0;
+}
 
 int acct__new_time_id(const char *prefix, char out[ACCT_ID_LEN],
 		      acct_err *err)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t plen = strlen(prefix);
-	uint64_t ms = (uint64_t)seo_now_ms();
-	int rc = acct__new_id(prefix, out, err);
-
-	for (size_t i = TIME_DIGITS; rc == 0 && i-- > 0; ms >>= 4)
-		out[plen + i] = hex[ms & 15];
-	return rc;
+	return acct__new_time_ids(prefix, (char (*)[ACCT_ID_LEN])out, 1, err);
 }
 
 int acct__exec_sql(PGconn *db, const char *sql)

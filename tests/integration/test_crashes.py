@@ -37,8 +37,14 @@ def settled(s, ws, statuses, exact):
     ok = statuses.count(200)
     check(ok > 0, "some calls succeeded", statuses[:20])
     if exact:
-        # every caller lived: each debit's outcome comes
+        # every caller lived: each debit's outcome comes, and each leased
+        # call is reported before the job expires the leases (a usage read
+        # waits for its gateway's queue; the job would close a lease whose
+        # last calls are still queued, and they would be written free)
         h.wait_reported(s, wid)
+        for port in s.gateways:
+            eq(s.get("/v1/usage?limit=1", key=ws["api_key"], port=port).status,
+               200, "the usage read that waits for the leased calls")
     else:
         time.sleep(8)  # the live gateways' reports, retried with back-off
     h.reconcile_tomorrow(s)
