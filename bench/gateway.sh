@@ -86,7 +86,7 @@ RATE_LIMIT=${BENCH_RATE_LIMIT:-0}
 [[ "$RATE_LIMIT" =~ ^[0-9]+$ ]] || bench_die "BENCH_RATE_LIMIT must be an integer"
 export SEO_RATE_LIMIT_PER_MIN=$RATE_LIMIT
 # The gateways' /metrics, read for their Authorize calls.
-export SEO_METRICS_TOKEN=${SEO_METRICS_TOKEN:-bench-$$}
+export SEO_METRICS_TOKEN=${SEO_METRICS_TOKEN:-bench-metrics-token-$$}
 export SEO_LOG_LEVEL=warn
 export SEO_DATA_DIR=${SEO_DATA_DIR:-$BENCH_ROOT/var/graph}
 # The source tree's migrations, wherever BENCH_BIN points.

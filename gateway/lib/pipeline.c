@@ -1488,13 +1488,16 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	gw_gateway *gw = arg;
 	int64_t now = seo_mono_ms();
+	int giving_back;
 
 	(void)fd;
 	(void)what;
-	/* Rate tokens go back once no call can spend them. */
+	/* Rate tokens go back once no call can spend them, beside the
+	 * leases' closes. */
+	giving_back = gw->n_calls > 0 || gw__keys_stop(gw->keys);
 	if (gw->n_calls == 0 && gw__settler_pending(gw->settler) == 0 &&
 	    !gw__leases_busy(gw->leases) && gw_http_server_idle(gw->http) &&
-	    !gw__keys_stop(gw->keys)) {
+	    !giving_back) {
 		event_base_loopbreak(gw->base);
 		return;
 	}

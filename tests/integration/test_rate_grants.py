@@ -3,8 +3,9 @@ key's calls from tokens svc-account granted it out of the key's one bucket,
 so that at a limit a user reaches (600 a minute here) two gateways under
 concurrent clients admit exactly the limit's worth between them, never more,
 with far fewer Authorize calls than requests; a gateway killed while it held
-tokens does not lock the key out; a revocation still fails the very next
-call on both gateways."""
+tokens does not lock the key out, one stopped gives them back, and a call
+refused by one recalls what the other holds; a revocation still fails the
+very next call on both gateways."""
 
 import os
 import re
@@ -127,6 +128,48 @@ def a_killed_gateway_does_not_lock_the_key_out(s):
     statuses = load(s, key, [survivor], refused_in_a_row(10))
     ok = statuses.count(200)
     check(ok >= LIMIT - spent - LIMIT // 8, "admitted after the kill", (ok, spent))
+    check(ok + spent <= LIMIT + 10 * REFILL_PER_S, "never more than the limit",
+          (ok, spent))
+
+
+@test
+def a_refusal_recalls_tokens_held_elsewhere(s):
+    key = new_key(s, "recalled")["key"]
+    holder, other = s.gateways
+    got = load(s, key, [holder], lambda mine: len(mine) >= 25)
+    eq(set(got), {200}, "the holder's calls")
+    spent = len(got)
+    # The other gateway alone, at once (well within the holder's 1 s
+    # hold): its first refusal recalls what the holder still holds, which
+    # it then admits too.
+    t0 = time.time()
+    statuses = load(s, key, [other], refused_in_a_row(30))
+    elapsed = time.time() - t0
+    ok = statuses.count(200)
+    check(ok >= LIMIT - spent, "admitted through the other gateway",
+          (ok, spent, elapsed))
+    check(ok + spent <= LIMIT + int(REFILL_PER_S * (elapsed + 1)) + 1,
+          "never more than the limit", (ok, spent, elapsed))
+
+
+@test
+def a_stopped_gateway_gives_its_tokens_back(s):
+    key = new_key(s, "stopped")["key"]
+    victim, survivor = "gateway1", s.gateways[0]
+    got = load(s, key, [s.gateways[1]], lambda mine: len(mine) >= 25)
+    eq(set(got), {200}, "the stopping gateway's calls")
+    spent = len(got)
+    try:
+        eq(s.procs[victim].stop(signal.SIGTERM), 0, "a clean stop")
+    finally:
+        s.procs.pop(victim)
+        s.gateways.pop()
+        s.start_gateway()
+        s.wait_healthy()
+    # Nothing it held is lost: the whole rest of the minute's budget.
+    statuses = load(s, key, [survivor], refused_in_a_row(10))
+    ok = statuses.count(200)
+    check(ok >= LIMIT - spent, "admitted after the stop", (ok, spent))
     check(ok + spent <= LIMIT + 10 * REFILL_PER_S, "never more than the limit",
           (ok, spent))
 
