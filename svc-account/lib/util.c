@@ -81,22 +81,21 @@ int acct__new_time_ids(const char *prefix, char (*out)[ACCT_ID_LEN], size_t n,
 	static const char hex[] = "0123456789abcdef";
 	size_t plen = strlen(prefix);
 	uint64_t ms = (uint64_t)seo_now_ms();
-	char time[TIME_DIGITS], rnd[DRAW_IDS * RND + 1];
+	char stamp[TIME_DIGITS], rnd[DRAW_IDS * RND + 1];
 
 	if (plen + ACCT_ID_RANDOM >= ACCT_ID_LEN)
 		return acct__fail(err, SEO_EINVAL, "internal_error",
 				  "id prefix \"%s\" is too long", prefix);
 	for (size_t i = TIME_DIGITS; i-- > 0; ms >>= 4)
-		time[i] = hex[ms & 15];
+		stamp[i] = hex[ms & 15];
 	for (size_t i = 0; i < n; i++) {
-		size_t k = i % DRAW_IDS;
+		size_t k = i % DRAW_IDS, draw = n - i < DRAW_IDS ? n - i : DRAW_IDS;
 
-		if (k == 0 && seo_random_string(rnd, (n - i < DRAW_IDS ? n - i : DRAW_IDS) * RND,
-						SEO_URLSAFE) != 0)
+		if (k == 0 && seo_random_string(rnd, draw * RND, SEO_URLSAFE) != 0)
 			return acct__fail(err, SEO_EIO, "internal_error",
 					  "random generator failed");
 		memcpy(out[i], prefix, plen);
-		memcpy(out[i] + plen, time, TIME_DIGITS);
+		memcpy(out[i] + plen, stamp, TIME_DIGITS);
 		memcpy(out[i] + plen + TIME_DIGITS, rnd + k * RND, RND);
 		out[i][plen + ACCT_ID_RANDOM] = '\0';
 	}
