@@ -203,6 +203,15 @@ static void respond(gw_call *c, int status, const char *ctype,
 	seo_arena_free(c->arena);
 }
 
+/* The error object written when no other could be: no allocation. */
+static void respond_oom(gw_call *c)
+{
+	static const char oom[] = "{\"error\":\"Internal Server Error\","
+		"\"code\":\"internal_error\",\"message\":\"out of memory\"}";
+
+	respond(c, 500, "application/json", oom, sizeof(oom) - 1);
+}
+
 static void respond_json(gw_call *c, int status, json_t *obj)
 {
 	size_t len = 0;
@@ -210,50 +219,78 @@ static void respond_json(gw_call *c, int status, json_t *obj)
 
 	json_decref(obj);
 	if (text == NULL) {
-		static const char oom[] = "{\"error\":\"Internal Server Error\","
-			"\"code\":\"internal_error\",\"message\":\"out of memory\"}";
-		respond(c, 500, "application/json", oom, sizeof(oom) - 1);
+		respond_oom(c);
 		return;
 	}
 	respond(c, status, "application/json", text, len);
 	free(text);
 }
 
+/* A member of a service's extra fields, as jansson writes it. */
+static void write_extra_member(seo_jw *w, const char *k, json_t *v)
+{
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
+
+	if (text == NULL) {
+		w->failed = 1;
+		return;
+	}
+	seo_jw_char(w, ',');
+	seo_jw_string_lossy(w, k, strlen(k));
+	seo_jw_char(w, ':');
+	seo_jw_raw(w, text, strlen(text));
+	free(text);
+}
+
 /*
- * Answers with the specification's error object. `extra_json` (may be
- * NULL) is a JSON object whose members are merged in (retry_after, ...).
+ * Answers with the specification's error object, written without a
+ * jansson tree (refusals come in storms: a key out of credits or over its
+ * rate). `extra_json` (may be NULL) is a JSON object whose members are
+ * appended (retry_after, ...); only it is parsed.
  */
 static void respond_error(gw_call *c, const char *code, const char *message,
 			  const char *extra_json)
 {
 	const seo_error_def *def = seo_error_lookup(code);
+	const char *reason, *msg;
+	seo_jw w = SEO_JW_INIT;
+	size_t len = 0;
+	char *text;
 	int status;
-	json_t *obj, *extra;
 
 	if (def == NULL)
 		def = seo_error_lookup("internal_error");
 	status = def->http_status;
-	obj = json_pack("{s:s, s:s, s:s}", "error", seo_http_reason(status),
-			"code", def->code, "message",
-			message && *message ? message : def->summary);
-	if (obj == NULL) {
-		respond_json(c, 500, NULL);
-		return;
-	}
+	reason = seo_http_reason(status);
+	msg = message && *message ? message : def->summary;
+	seo_jw_raw(&w, "{\"error\":", 9);
+	seo_jw_string_lossy(&w, reason, strlen(reason));
+	seo_jw_raw(&w, ",\"code\":", 8);
+	seo_jw_string_lossy(&w, def->code, strlen(def->code));
+	seo_jw_raw(&w, ",\"message\":", 11);
+	seo_jw_string_lossy(&w, msg, strlen(msg));
 	if (extra_json != NULL) {
+		json_t *extra = json_loads(extra_json, 0, NULL), *v;
 		const char *k;
-		json_t *v;
 
-		extra = json_loads(extra_json, 0, NULL);
 		/* Rate state travels in the extra fields but belongs in the
-		 * RateLimit-* headers, not in the body. */
+		 * RateLimit-* headers, not in the body; the three members
+		 * above are never overwritten. */
 		json_object_foreach(extra, k, v)
 			if (strncmp(k, "ratelimit_", 10) != 0 &&
-			    json_object_get(obj, k) == NULL)
-				json_object_set(obj, k, v);
+			    strcmp(k, "error") != 0 && strcmp(k, "code") != 0 &&
+			    strcmp(k, "message") != 0)
+				write_extra_member(&w, k, v);
 		json_decref(extra);
 	}
-	respond_json(c, status, obj);
+	seo_jw_char(&w, '}');
+	text = seo_jw_finish(&w, &len);
+	if (text == NULL) {
+		respond_oom(c);
+		return;
+	}
+	respond(c, status, "application/json", text, len);
+	free(text);
 }
 
 /* Maps a failed call's result onto the public error. */
