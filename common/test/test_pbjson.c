@@ -70,7 +70,7 @@ static void test_round_trip(void)
 			      " \"key_id\": \"k\", \"role\": \"owner\","
 			      " \"charge_id\": \"\", \"credits_remaining\": -5,"
 			      " \"rate\": {\"limit\": 9223372036854775807,"
-			      " \"remaining\": 0, \"reset_s\": 1}}",
+			      " \"remaining\": 0, \"reset_s\": 1, \"granted\": 8}}",
 			      ACCT(authorize_response), SEO_PBJSON_STRICT));
 	/* unset optionals encode as null, an unset oneof not at all */
 	CU_ASSERT(round_trips("{\"url\": \"u\", \"priority\": \"0.5\"}",
@@ -107,11 +107,13 @@ static void test_values(void)
 	/* uint32 bounds, and a real without fraction unless strict */
 	CU_ASSERT_EQUAL(decode("{\"key_hash\": \"h\", \"endpoint\": \"e\", \"cost\": 3.0,"
 			       " \"roles_allowed\": 4294967295, \"usage_domain\": \"d\","
-			       " \"rate_limited\": true, \"no_balance\": false}",
+			       " \"rate_limited\": true, \"no_balance\": false,"
+			       " \"rate_want\": 16}",
 			       ACCT(authorize_request), 0,
 			       &m), 0);
 	r = (void *)m;
-	CU_ASSERT(r->cost == 3 && r->roles_allowed == 4294967295u && r->rate_limited);
+	CU_ASSERT(r->cost == 3 && r->roles_allowed == 4294967295u && r->rate_limited &&
+		  r->rate_want == 16);
 }
 
 static void test_faults(void)

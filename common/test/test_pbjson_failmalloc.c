@@ -85,7 +85,7 @@ static void test_nested(void)
 	loop("{\"workspace_id\": \"w\", \"user_id\": \"u\", \"key_id\": \"k\","
 	     " \"role\": \"owner\", \"charge_id\": \"\","
 	     " \"credits_remaining\": -5, \"rate\": {\"limit\": 9,"
-	     " \"remaining\": 0, \"reset_s\": 1}}",
+	     " \"remaining\": 0, \"reset_s\": 1, \"granted\": 0}}",
 	     ACCT(authorize_response));
 }
 
