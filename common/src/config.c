@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ROW(key, nm, k, d, m, ...) \
 	[key] = {.name = nm, .kind = k, .dflt = d, .meaning = m, __VA_ARGS__}
@@ -100,6 +101,16 @@ int seo_config_load(seo_cfg_error *err)
 	return 0;
 }
 
+/* Stops the process over a bad configuration. _exit(), not exit(): a
+ * service checks its own requirements (seo_config_require()) after its
+ * mailer and job threads have started, and exit()'s handlers (OpenSSL's,
+ * libpq's) torn down under those threads made it abort now and then. */
+static void config_exit(void)
+{
+	fflush(stderr);
+	_exit(2);
+}
+
 void seo_config_init(void)
 {
 	seo_cfg_error err;
@@ -110,7 +121,7 @@ void seo_config_init(void)
 	fprintf(stderr, "seo: %s\n",
 		rc == SEO_ENOMEM ? "out of memory reading the configuration"
 				 : err.message);
-	exit(2);
+	config_exit();
 }
 
 void seo_config_require(seo_cfg key)
@@ -119,7 +130,7 @@ void seo_config_require(seo_cfg key)
 		return;
 	fprintf(stderr, "seo: %s: not set (%s)\n", cfg_table[key].name,
 		cfg_table[key].meaning);
-	exit(2);
+	config_exit();
 }
 
 /* A program that never called seo_config_init() (a test, a tool) still
