@@ -374,8 +374,10 @@ void acct__watch_key(acct__watch *w, const char *hash, int wait);
 /* A user removed: every key of theirs. */
 void acct__watch_user(acct__watch *w, const char *user_id);
 /* A workspace's leases recalled (ACCT_WATCH_RECALL) or its balance
- * changed outside them (ACCT_WATCH_BALANCE); never waits. */
-void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id);
+ * changed outside them (ACCT_WATCH_BALANCE); with `wait`, returns once
+ * every live watcher read it, or after ACCT_WATCH_ACK_MS. */
+void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id,
+		       int wait);
 /* Events may have been lost: watchers forget everything. */
 void acct__watch_reset(acct__watch *w);
 /* The rate grants of the key `hash` are recalled; never waits. */
@@ -521,8 +523,10 @@ int64_t acct__leases_unused_settled(acct__leases *r, const char *workspace_id);
 int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
 /* 1 while the workspace is recalled (no top-ups), as of seo_mono_ms(). */
 int acct__leases_recalled(acct__leases *r, const char *workspace_id);
-/* A balance changed outside the leases: tells their holders, if any. */
-void acct__leases_balance_changed(acct__leases *r, const char *workspace_id);
+/* A balance changed outside the leases: tells their holders, if any;
+ * with `wait`, returns once they have heard it (acct__watch_lease()). */
+void acct__leases_balance_changed(acct__leases *r, const char *workspace_id,
+				  int wait);
 /* Marks the workspace recalled (no top-up for ACCT_LEASE_RECALL_MS) and
  * tells the holders through the watch. */
 void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id);

@@ -403,7 +403,7 @@ int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 	 * answered as `outside`: they ask again (a watch lease follows). */
 	if (rc == 0 && t.mine && t.reported > 0 && t.others_n > 0)
 		acct__watch_lease(a->leases.watch, ACCT_WATCH_BALANCE,
-				  in->workspace_id);
+				  in->workspace_id, 0);
 	if (rc != 0)
 		seo_pg_rollback(c);
 	seo_pg_pool_put(a->pool, c);

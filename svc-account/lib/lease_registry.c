@@ -151,10 +151,12 @@ int acct__leases_recalled(acct__leases *r, const char *workspace_id)
 	return state(r, workspace_id, &count, &unused);
 }
 
-void acct__leases_balance_changed(acct__leases *r, const char *workspace_id)
+void acct__leases_balance_changed(acct__leases *r, const char *workspace_id,
+				  int wait)
 {
 	if (acct__leases_count(r, workspace_id) > 0)
-		acct__watch_lease(r->watch, ACCT_WATCH_BALANCE, workspace_id);
+		acct__watch_lease(r->watch, ACCT_WATCH_BALANCE, workspace_id,
+				  wait);
 }
 
 void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id)
@@ -167,7 +169,7 @@ void acct__leases_mark_recalled(acct__leases *r, const char *workspace_id)
 		e->recalled_until = seo_mono_ms() + ACCT_LEASE_RECALL_MS;
 	pthread_mutex_unlock(&r->mu);
 	/* Outside r->mu: the watch has its own lock. */
-	acct__watch_lease(r->watch, ACCT_WATCH_RECALL, workspace_id);
+	acct__watch_lease(r->watch, ACCT_WATCH_RECALL, workspace_id, 0);
 }
 
 int acct__leases_recall(acct__leases *r, const char *workspace_id,

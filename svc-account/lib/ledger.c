@@ -636,7 +636,7 @@ static int apply(acct__ledger *l, acct__op **ops, size_t n, acct_err *err)
 	 * their `outside` again. */
 	for (size_t i = 0; rc == 0 && l->leases != NULL && i < nws; i++)
 		if (ws[i].changed)
-			acct__leases_balance_changed(l->leases, ws[i].id);
+			acct__leases_balance_changed(l->leases, ws[i].id, 0);
 	goto out;
 oom:
 	rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");

@@ -67,7 +67,7 @@ static void handle(acct__listener *l, const char *payload)
 	}
 	if (prefixed(payload, ACCT_AUTH_BALANCE_PREFIX)) {
 		acct__leases_balance_changed(l->leases,
-					     payload + strlen(ACCT_AUTH_BALANCE_PREFIX));
+					     payload + strlen(ACCT_AUTH_BALANCE_PREFIX), 0);
 		return;
 	}
 	if (strncmp(payload, ACCT_AUTH_USER_PREFIX, plen) == 0) {

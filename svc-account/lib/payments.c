@@ -327,7 +327,8 @@ static int webhook_verify(const char *secret, const void *payload, size_t len,
  * session a no-op.
  */
 static int webhook_credit(PGconn *db, const char *event_id,
-			  const char *session_id)
+			  const char *session_id, char *credited,
+			  size_t credited_len)
 {
 	char snow[24];
 	const char *params[3] = {event_id, session_id, snow};
@@ -365,10 +366,13 @@ static int webhook_credit(PGconn *db, const char *event_id,
 	if (PQntuples(res) == 0)
 		log_warn("payment event %s ignored: checkout session %s is unknown or already completed",
 			 event_id, session_id);
-	else
+	else {
 		log_info("checkout session %s paid: workspace %s +%s credits, balance %s",
 			 session_id, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
 			 PQgetvalue(res, 0, 2));
+		if (credited != NULL)
+			snprintf(credited, credited_len, "%s", PQgetvalue(res, 0, 0));
+	}
 	rc = 0;
 out:
 	if (rc < 0)
@@ -384,7 +388,8 @@ out:
 
 int acct_payment_webhook_apply(PGconn *db, const void *payload, size_t len,
 			       const char *signature_header,
-			       const char **err_code)
+			       const char **err_code, char *credited,
+			       size_t credited_len)
 {
 	const char *secret = seo_config(SEO_CFG_PAYMENTS_WEBHOOK_SECRET);
 	const char *event_id, *type, *session_id, *paid;
@@ -436,7 +441,7 @@ int acct_payment_webhook_apply(PGconn *db, const void *payload, size_t len,
 		rc = 0;
 		goto out;
 	}
-	rc = webhook_credit(db, event_id, session_id);
+	rc = webhook_credit(db, event_id, session_id, credited, credited_len);
 out:
 	json_decref(root);
 	if (rc == 0)
@@ -507,6 +512,7 @@ int acct_rpc_payment_webhook(rpc_ctx *ctx, const ProtobufCMessage *req,
 	acct_service *a = rpc_ctx_service(ctx);
 	Seo__Account__V1__PaymentWebhookResponse *out;
 	const char *code = NULL;
+	char credited[ACCT_ID_LEN] = "";
 	PGconn *db = NULL;
 	acct_err err;
 	int rc;
@@ -518,7 +524,8 @@ int acct_rpc_payment_webhook(rpc_ctx *ctx, const ProtobufCMessage *req,
 		goto out;
 	}
 	rc = acct_payment_webhook_apply(db, in->payload.data, in->payload.len,
-					in->signature, &code);
+					in->signature, &code, credited,
+					sizeof(credited));
 	if (rc < 0) {
 		rc = rpc_ctx_fail(ctx, code, "%s",
 				  rc == SEO_EDENIED ? "payment webhook signature missing or wrong"
@@ -530,6 +537,12 @@ int acct_rpc_payment_webhook(rpc_ctx *ctx, const ProtobufCMessage *req,
 		rc = rpc_ctx_fail(ctx, "internal_error", "out of memory");
 		goto out;
 	}
+	/* A purchase shows on the customer's very next read, at any
+	 * gateway: answered once every gateway holding a lease of the
+	 * workspace has heard of it (the commit's notice alone may come
+	 * after that read). */
+	if (credited[0] != '\0')
+		acct__leases_balance_changed(&a->leases, credited, 1);
 	seo__account__v1__payment_webhook_response__init(out);
 	out->received = 1;
 	*resp = &out->base;

@@ -74,10 +74,13 @@ int acct_checkout_create(seo_pg_pool *pool, const char *workspace_id,
  * Failures: SEO_EDENIED with invalid_signature (header missing, malformed,
  * wrong, older or newer than 300 s, or no secret configured); SEO_EDB with
  * internal_error (nothing applied; the provider retries).
- * Runs its own transaction: `db` must be idle.
+ * Runs its own transaction: `db` must be idle. When the event credited a
+ * workspace, its id is copied to `credited` (caller's buffer of
+ * `credited_len` bytes; may be NULL), else it is left as it was.
  */
 int acct_payment_webhook_apply(PGconn *db, const void *payload, size_t len,
 			       const char *signature_header,
-			       const char **err_code);
+			       const char **err_code, char *credited,
+			       size_t credited_len);
 
 #endif

@@ -101,9 +101,10 @@ void acct__watch_user(acct__watch *w, const char *user_id)
 	publish(w, ACCT_WATCH_USER, user_id, 0);
 }
 
-void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id)
+void acct__watch_lease(acct__watch *w, int kind, const char *workspace_id,
+		       int wait)
 {
-	publish(w, kind, workspace_id, 0);
+	publish(w, kind, workspace_id, wait);
 }
 
 void acct__watch_reset(acct__watch *w)

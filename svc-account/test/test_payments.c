@@ -251,7 +251,7 @@ static int deliver(PGconn *c, const char *event_id, const char *session,
 	int rc;
 
 	sign(ev, seo_now_ms() / 1000, WEBHOOK_SECRET, hdr, sizeof(hdr));
-	rc = acct_payment_webhook_apply(c, ev, strlen(ev), hdr, code);
+	rc = acct_payment_webhook_apply(c, ev, strlen(ev), hdr, code, NULL, 0);
 	free(ev);
 	return rc;
 }
@@ -455,7 +455,7 @@ static void test_checkout_provider_failure(void)
 static void expect_denied(const char *payload, const char *header, const char *what)
 {
 	const char *code = NULL;
-	int rc = acct_payment_webhook_apply(db, payload, strlen(payload), header, &code);
+	int rc = acct_payment_webhook_apply(db, payload, strlen(payload), header, &code, NULL, 0);
 
 	if (rc != SEO_EDENIED)
 		fprintf(stderr, "webhook accepted (%d) despite: %s\n", rc, what);
@@ -511,7 +511,7 @@ static void test_webhook_signature(void)
 	sign(ev, now - 290, WEBHOOK_SECRET, good, sizeof(good));
 	sign(ev, now - 290, "whsec_old", hdr, sizeof(hdr));
 	snprintf(two, sizeof(two), "%s,v0=abc,%s", hdr, strchr(good, ',') + 1);
-	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), two, &code), 0);
+	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), two, &code, NULL, 0), 0);
 	CU_ASSERT_PTR_NULL(code);
 	CU_ASSERT_EQUAL(balance(), before + 300);
 	CU_ASSERT_EQUAL(sql_int("SELECT completed_at FROM payments WHERE id = 'cs_sig'"
@@ -549,14 +549,14 @@ static void test_webhook_ignored(void)
 	 * without effect. */
 	ev = event("evt_i1", "checkout.session.expired", "cs_ignored", "unpaid", "100");
 	sign(ev, now, WEBHOOK_SECRET, hdr, sizeof(hdr));
-	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code), 0);
+	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code, NULL, 0), 0);
 	free(ev);
 	ev = event("evt_i2", "checkout.session.completed", "cs_ignored", "unpaid", "100");
 	sign(ev, now, WEBHOOK_SECRET, hdr, sizeof(hdr));
-	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code), 0);
+	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code, NULL, 0), 0);
 	free(ev);
 	sign("not json", now, WEBHOOK_SECRET, hdr, sizeof(hdr));
-	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, "not json", 8, hdr, &code), 0);
+	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, "not json", 8, hdr, &code, NULL, 0), 0);
 	CU_ASSERT_EQUAL(deliver(db, "evt_i3", "cs_unknown", &code), 0);
 	CU_ASSERT_EQUAL(balance(), before);
 	CU_ASSERT_EQUAL(sql_int("SELECT count(*) FROM payments WHERE id = 'cs_ignored'"
@@ -565,7 +565,7 @@ static void test_webhook_ignored(void)
 	/* The metadata is the buyer's to fill: credits come from our row. */
 	ev = event("evt_i4", "checkout.session.completed", "cs_ignored", "paid", "1000000");
 	sign(ev, now, WEBHOOK_SECRET, hdr, sizeof(hdr));
-	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code), 0);
+	CU_ASSERT_EQUAL(acct_payment_webhook_apply(db, ev, strlen(ev), hdr, &code, NULL, 0), 0);
 	free(ev);
 	CU_ASSERT_EQUAL(balance(), before + 100);
 	assert_ledger_matches_balance();
