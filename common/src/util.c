@@ -36,15 +36,23 @@ int64_t seo_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static const char hex[] = "0123456789abcdef";
+
 static void to_hex(const unsigned char *in, size_t n, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-
 	for (size_t i = 0; i < n; i++) {
 		out[2 * i] = hex[in[i] >> 4];
 		out[2 * i + 1] = hex[in[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+void seo_fmt_hex(char *out, size_t digits, uint64_t v)
+{
+	while (digits-- > 0) {
+		out[digits] = hex[v & 15];
+		v >>= 4;
+	}
 }
 
 void seo_sha256_hex(const void *data, size_t len, char out[65])

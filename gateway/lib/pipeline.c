@@ -1238,13 +1238,10 @@ static void serve_builtin(gw_call *c)
  * gets one, so it is written without printf. */
 static void new_request_id(gw_gateway *gw, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned long long n = ++gw->id_counter;
 	size_t p = strlen(gw->id_prefix);
 
 	memcpy(out, gw->id_prefix, p);
-	for (int i = 15; i >= 0; i--, n >>= 4)
-		out[p + (size_t)i] = hex[n & 15];
+	seo_fmt_hex(out + p, 16, ++gw->id_counter);
 	out[p + 16] = '\0';
 }
 

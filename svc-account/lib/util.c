@@ -55,13 +55,22 @@ int acct__fail(acct_err *err, int rc, const char *code, const char *fmt, ...)
 	return rc;
 }
 
+/* 0 when an id of `prefix` fits ACCT_ID_LEN, else SEO_EINVAL. */
+static int check_prefix(const char *prefix, acct_err *err)
+{
+	if (strlen(prefix) + ACCT_ID_RANDOM >= ACCT_ID_LEN)
+		return acct__fail(err, SEO_EINVAL, "internal_error",
+				  "id prefix \"%s\" is too long", prefix);
+	return 0;
+}
+
 int acct__new_id(const char *prefix, char out[ACCT_ID_LEN], acct_err *err)
 {
 	size_t plen = strlen(prefix);
+	int rc = check_prefix(prefix, err);
 
-	if (plen + ACCT_ID_RANDOM >= ACCT_ID_LEN)
-		return acct__fail(err, SEO_EINVAL, "internal_error",
-				  "id prefix \"%s\" is too long", prefix);
+	if (rc != 0)
+		return rc;
 	memcpy(out, prefix, plen);
 	if (seo_random_string(out + plen, ACCT_ID_RANDOM, SEO_URLSAFE) != 0)
 		return acct__fail(err, SEO_EIO, "internal_error",
@@ -78,16 +87,13 @@ int acct__new_time_ids(const char *prefix, char (*out)[ACCT_ID_LEN], size_t n,
 		       acct_err *err)
 {
 	enum { RND = ACCT_ID_RANDOM - TIME_DIGITS };
-	static const char hex[] = "0123456789abcdef";
 	size_t plen = strlen(prefix);
-	uint64_t ms = (uint64_t)seo_now_ms();
 	char stamp[TIME_DIGITS], rnd[DRAW_IDS * RND + 1];
+	int rc = check_prefix(prefix, err);
 
-	if (plen + ACCT_ID_RANDOM >= ACCT_ID_LEN)
-		return acct__fail(err, SEO_EINVAL, "internal_error",
-				  "id prefix \"%s\" is too long", prefix);
-	for (size_t i = TIME_DIGITS; i-- > 0; ms >>= 4)
-		stamp[i] = hex[ms & 15];
+	if (rc != 0)
+		return rc;
+	seo_fmt_hex(stamp, TIME_DIGITS, (uint64_t)seo_now_ms());
 	for (size_t i = 0; i < n; i++) {
 		size_t k = i % DRAW_IDS, draw = n - i < DRAW_IDS ? n - i : DRAW_IDS;
 

@@ -24,6 +24,11 @@ void seo_sha256_hex(const void *data, size_t len, char out[65]);
 void seo_hmac_sha256_hex(const void *key, size_t keylen, const void *data,
 			 size_t len, char out[65]);
 
+/* Writes the low `digits` hex digits of `v`, lowercase, most significant
+ * first and zero-padded, to out[0..digits) (no NUL): ids and counters
+ * written without printf. */
+void seo_fmt_hex(char *out, size_t digits, uint64_t v);
+
 /* Constant-time comparison of two NUL-terminated strings; 1 when equal. */
 int seo_secure_streq(const char *a, const char *b);
 
