@@ -100,10 +100,20 @@ static void empty_slot(gw_keys *k, slot *s, int keep)
 	memset(&s->grant, 0, sizeof(s->grant));
 }
 
+/* Every token held goes back (everything forgotten, the gateway
+ * stopping). */
+static void give_back_held(gw_keys *k)
+{
+	for (size_t i = 0; i < k->n_held; i++) {
+		slot *s = &k->slots[k->held[i]];
+
+		give_back(k, s->hash, gw__grant_recall(&s->grant));
+	}
+}
+
 static void forget_all(gw_keys *k)
 {
-	for (size_t i = 0; i < k->n_held; i++)
-		empty_slot(k, &k->slots[k->held[i]], 1);
+	give_back_held(k);
 	for (size_t i = 0; i < GW_KEYS_SLOTS; i++)
 		k->slots[i].hash[0] = '\0';
 	k->epoch++;
@@ -412,11 +422,7 @@ int gw__keys_stop(gw_keys *k)
 	if (k->stop != 0)
 		return k->stop == 1;
 	k->stop = 2;
-	for (size_t i = 0; i < k->n_held; i++) {
-		slot *s = &k->slots[k->held[i]];
-
-		give_back(k, s->hash, gw__grant_recall(&s->grant));
-	}
+	give_back_held(k);
 	if (k->closed || account == NULL ||
 	    (k->stop_arena = seo_arena_new(0)) == NULL)
 		return 0;
