@@ -229,7 +229,8 @@ static void respond_json(gw_call *c, int status, json_t *obj)
 /* A member of a service's extra fields, as jansson writes it. */
 static void write_extra_member(seo_jw *w, const char *k, json_t *v)
 {
-	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, NULL);
+	size_t len = 0;
+	char *text = seo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY, &len);
 
 	if (text == NULL) {
 		w->failed = 1;
@@ -238,7 +239,7 @@ static void write_extra_member(seo_jw *w, const char *k, json_t *v)
 	seo_jw_char(w, ',');
 	seo_jw_string_lossy(w, k, strlen(k));
 	seo_jw_char(w, ':');
-	seo_jw_raw(w, text, strlen(text));
+	seo_jw_raw(w, text, len);
 	free(text);
 }
 

@@ -288,7 +288,22 @@ typedef enum stmt_id {
  * materialised answer. A row whose strict statements already compute at
  * query time has one list serving both.
  */
-typedef enum baseline { B_STRICT, B_COMPUTED } baseline;
+typedef enum baseline { B_STRICT, B_COMPUTED, B__COUNT } baseline;
+
+/* Their names, as --baseline takes them and check prints them. */
+static const char *const baseline_names[B__COUNT] = {
+	[B_STRICT] = "strict", [B_COMPUTED] = "computed",
+};
+
+/* The baseline named `name`, or B__COUNT when none is. */
+static baseline baseline_named(const char *name)
+{
+	baseline b = B_STRICT;
+
+	while (b < B__COUNT && strcmp(baseline_names[b], name) != 0)
+		b++;
+	return b;
+}
 
 #define MAX_STMTS 4
 #define RESP(t) (&seo__graph__v1__##t##_response__descriptor)
@@ -1508,7 +1523,7 @@ static int same_answer(const target *t, query q, baseline b,
 			" differs from the library's at line %zu\n"
 			"  library: %.*s\n  SQL:     %.*s\n",
 		t->label, qtab[q].name,
-		b == B_COMPUTED ? "computed" : "strict", line,
+		baseline_names[b], line,
 		(int)strcspn(ours->p + start, "\n"), ours->p + start,
 		(int)strcspn(sql->p + start, "\n"), sql->p + start);
 	return SEO_EINVAL;
@@ -1613,7 +1628,7 @@ static int one_row(run *r, query q, const target *t)
 	}
 	printf("%s\t%s", t->label, qtab[q].name);
 	if (r->m == M_CHECK) {
-		printf("\t%s\t%s\n", r->ps.b == B_COMPUTED ? "computed" : "strict",
+		printf("\t%s\t%s\n", baseline_names[r->ps.b],
 		       !compare ? "-" : rc ? "differs" : "same");
 		return 0;
 	}
@@ -1685,9 +1700,9 @@ static int cmd_time(mode m, int argc, char **argv)
 	    (m == M_HTTP) != (key != NULL) || (url && !lib) ||
 	    (m == M_CHECK && !url) || optind >= argc || r.reps < 3 ||
 	    r.reps > MAX_REPS || (base && (m != M_QUERY || !url)) ||
-	    (base && strcmp(base, "strict") && strcmp(base, "computed")))
+	    (base && baseline_named(base) == B__COUNT))
 		goto usage;
-	first = base && !strcmp(base, "computed") ? B_COMPUTED : B_STRICT;
+	first = base ? baseline_named(base) : B_STRICT;
 	last = m == M_CHECK ? B_COMPUTED : first;
 	r.samples = malloc((MAX_REPS + 1) * sizeof(double));
 	r.nulls = malloc((MAX_REPS + 1) * sizeof(double));
