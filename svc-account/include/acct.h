@@ -172,8 +172,9 @@ typedef struct acct_authorize_req {
 	const char *const *earned;
 	size_t n_earned;
 	int no_balance;            /* cost 0: credits_remaining not wanted */
-	/* With rate_limited: tokens to take ahead for the caller once the
-	 * call is authorized (a rate grant); 0: none. */
+	/* Tokens to take ahead for the caller once the call is authorized
+	 * (a rate grant); 0: none. Without rate_limited and with cost 0 the
+	 * call only asks for them: nothing of the key is counted. */
 	int64_t rate_want;
 } acct_authorize_req;
 
@@ -200,7 +201,8 @@ typedef struct acct_authorization {
  * removed (invalid_api_key); the key's rate when req->rate_limited
  * (rate_limited, out->retry_after >= 1); the role (capability_missing);
  * then debits req->cost (insufficient_credits: nothing charged). Once all
- * passed, up to req->rate_want tokens are taken ahead (out->rate.granted).
+ * passed, up to req->rate_want tokens are taken ahead (out->rate.granted),
+ * with or without rate_limited.
  * A refusal by the rate recalls the key's grants (the watch). A debit
  * is committed when this returns (not waiting for the disk: a crash of
  * PostgreSQL may lose the last moments' debits whole, docs/decisions.md);

@@ -335,8 +335,8 @@ int acct_authorize(acct_service *a, const acct_authorize_req *req,
 	int rc = authorize_once(a, req, out, err);
 
 	/* Only an authorized call takes tokens ahead: a refusal's answer
-	 * could not carry them. */
-	if (rc == 0 && req->rate_limited && req->rate_want > 0)
+	 * could not carry them. Without rate_limited the call only asks. */
+	if (rc == 0 && req->rate_want > 0)
 		out->rate.granted = acct__limiter_grant(
 			&a->limiter, req->key_hash, req->rate_want, &out->rate);
 	return rc;

@@ -611,6 +611,46 @@ static void test_rate_limiter(void)
 	acct_free(s);
 }
 
+/* An ask alone (rate_want without rate_limited, nothing debited: a
+ * gateway asking its next grant ahead) takes tokens and counts no call of
+ * the key; near empty it gets none, and it is never refused. */
+static void test_rate_ask_alone(void)
+{
+	acct_new_user ws;
+	acct_authorization az;
+	acct_err err;
+	char hash[ACCT_HASH_LEN];
+	acct_authorize_req ask = {.key_hash = hash, .no_balance = 1,
+				  .rate_want = 50};
+	acct_service *s = limited(600);
+	int calls = 0;
+
+	CU_ASSERT_FATAL(s != NULL);
+	fake_ms = 5000000;
+	new_workspace(0, "rateask@example.com", &ws);
+	hash_of(ws.api_key, hash);
+	CU_ASSERT_EQUAL(acct_authorize(s, &ask, &az, &err), 0);
+	CU_ASSERT_EQUAL(az.rate.granted, 50);
+	CU_ASSERT_EQUAL(az.rate.remaining, 550);
+	CU_ASSERT_EQUAL(az.charge_id[0], '\0');
+	/* A call of the key is counted as before. */
+	CU_ASSERT_EQUAL(authz(s, ws.api_key, 0, 0, 1, &az, &err), 0);
+	CU_ASSERT_EQUAL(az.rate.remaining, 549);
+	while (az.rate.remaining >= 16 && calls++ < 600)
+		CU_ASSERT_EQUAL(authz(s, ws.api_key, 0, 0, 1, &az, &err), 0);
+	/* Near empty: none, and nothing counted. */
+	CU_ASSERT_EQUAL(acct_authorize(s, &ask, &az, &err), 0);
+	CU_ASSERT_EQUAL(az.rate.granted, 0);
+	CU_ASSERT_EQUAL(az.rate.remaining, 15);
+	while (authz(s, ws.api_key, 0, 0, 1, &az, &err) == 0 && calls++ < 600)
+		;
+	CU_ASSERT_STRING_EQUAL(err.code, "rate_limited");
+	CU_ASSERT_EQUAL(acct_authorize(s, &ask, &az, &err), 0);
+	CU_ASSERT_EQUAL(az.rate.granted, 0);
+	CU_ASSERT_EQUAL(az.rate.remaining, 0);
+	acct_free(s);
+}
+
 /* ---- group commit ----------------------------------------------------- */
 
 typedef struct debit_call {
@@ -1528,6 +1568,7 @@ int main(void)
 		    test_unknown_keys);
 	CU_add_test(suite, "role rules", test_role_rules);
 	CU_add_test(suite, "rate limiter", test_rate_limiter);
+	CU_add_test(suite, "a rate grant asked alone", test_rate_ask_alone);
 	CU_add_test(suite, "group commit", test_group_commit);
 	CU_add_test(suite, "refunds", test_refunds);
 	CU_add_test(suite, "debits and refunds in one batch", test_mixed_batch);
