@@ -1,7 +1,8 @@
 /*
  * Kept keys and the watch that forgets them (keys.h): one slot per key by
  * the first hex digits of its hash, and one Watch call at a time, which
- * also carries the rate tokens going back.
+ * also carries the rate tokens going back; a key's next rate grant asked
+ * ahead is an Authorize of its own.
  */
 #include "keys.h"
 
@@ -15,6 +16,7 @@
 #include "seo/util.h"
 
 #define WATCH_PATH "/seo.account.v1.Account/Watch"
+#define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
 /* The watch's deadline: svc-account holds it up to 1 s. */
 #define WATCH_TIMEOUT_MS 3000
 #define RETRY_MS 200
@@ -25,6 +27,15 @@ typedef struct slot {
 	gw_rate_grant grant;
 	int held; /* listed in gw_keys.held */
 } slot;
+
+/* A key's grant asked ahead, alone: lives in its own arena until
+ * answered. */
+typedef struct rate_ask {
+	gw_keys *k;
+	char hash[65];
+	seo_arena *arena;
+	ProtobufCAllocator alloc;
+} rate_ask;
 
 /* Tokens of a key going back with the next watch call. */
 typedef struct back {
@@ -52,6 +63,7 @@ struct gw_keys {
 	size_t n_held;
 	back back[GW_KEYS_BACK];
 	size_t n_back;
+	size_t n_asks; /* grants asked ahead, unanswered */
 	/* The last watch call (WatchRequest.stop): 1 on its way, 2 done. */
 	int stop;
 	seo_arena *stop_arena;
@@ -365,17 +377,83 @@ void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
 	s->key = *key;
 }
 
+static void on_rate_ask(const rpc_result *res, void *ud)
+{
+	rate_ask *a = ud;
+	gw_keys *k = a->k;
+	const Seo__Account__V1__AuthorizeResponse *r = (const void *)res->response;
+
+	k->n_asks--;
+	if (!k->closed && res->grpc_status == SEO_GRPC_OK && r->rate != NULL) {
+		gw_rate rate = {r->rate->limit, r->rate->remaining,
+				r->rate->reset_s};
+
+		gw__keys_rate_granted(k, a->hash, r->rate->granted, &rate,
+				      seo_mono_ms());
+	} else if (!k->closed) {
+		gw__keys_rate_unasked(k, a->hash);
+	}
+	seo_arena_free(a->arena);
+}
+
+/* Asks svc-account for `want` tokens of `hash` ahead, with an Authorize
+ * that counts no call (rate_limited unset) and debits nothing: 0, or
+ * SEO_ENOMEM or SEO_ECLOSED (stopping): not asked. */
+static int ask_ahead(gw_keys *k, const char *hash, long long want)
+{
+	Seo__Account__V1__AuthorizeRequest req =
+		SEO__ACCOUNT__V1__AUTHORIZE_REQUEST__INIT;
+	rpc_client *account = *k->account;
+	seo_arena *arena;
+	rate_ask *a;
+
+	if (account == NULL || k->closed)
+		return SEO_ECLOSED;
+	arena = seo_arena_new(0);
+	a = arena != NULL ? seo_arena_alloc(arena, sizeof(*a)) : NULL;
+	if (a == NULL) {
+		seo_arena_free(arena);
+		return SEO_ENOMEM;
+	}
+	a->k = k;
+	a->arena = arena;
+	memcpy(a->hash, hash, 65);
+	seo_arena_pb_allocator(arena, &a->alloc);
+	req.key_hash = a->hash;
+	req.rate_want = want;
+	req.no_balance = 1;
+	if (rpc_client_call(account, AUTHORIZE_PATH, &req.base,
+			    &seo__account__v1__authorize_response__descriptor,
+			    &a->alloc, GW_RATE_ASK_MS, NULL, 0, on_rate_ask,
+			    a) != 0) {
+		seo_arena_free(arena);
+		return SEO_ENOMEM;
+	}
+	k->n_asks++;
+	return 0;
+}
+
 int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
-		       gw_rate *rate, long long *want)
+		       gw_rate *rate, long long *want, int *asked)
 {
 	slot *s = slot_of(k, hash);
+	long long ask;
+	int taken;
 
 	*want = 0;
+	*asked = 0;
 	if (strcmp(s->hash, hash) != 0 || k->stop != 0)
 		return 0;
 	/* Tokens past their hold are not spent: they go back. */
 	give_back(k, hash, gw__grant_expire(&s->grant, now));
-	return gw__grant_take(&s->grant, now, rate, want);
+	taken = gw__grant_take(&s->grant, now, rate, &ask);
+	if (!taken)
+		*want = ask;
+	else if (ask > 0 && ask_ahead(k, hash, ask) == 0)
+		*asked = 1;
+	else if (ask > 0)
+		gw__grant_unasked(&s->grant);
+	return taken;
 }
 
 void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
@@ -421,6 +499,9 @@ int gw__keys_stop(gw_keys *k)
 
 	if (k->stop != 0)
 		return k->stop == 1;
+	/* A grant asked ahead goes back too, once answered. */
+	if (k->n_asks > 0 && !k->closed && account != NULL)
+		return 1;
 	k->stop = 2;
 	give_back_held(k);
 	if (k->closed || account == NULL ||

@@ -12,7 +12,8 @@
  * after the watch's last answer: a gateway cut off from svc-account stops
  * using them before a revocation it missed is answered (ACCT_WATCH_ACK_MS,
  * 2 s). A kept key also holds the rate tokens svc-account granted this
- * gateway (rate_grant.h); what is not spent goes back with the next watch
+ * gateway (rate_grant.h), the next grant asked ahead of running out by an
+ * Authorize of its own; what is not spent goes back with the next watch
  * call (RateTokens: each token once; a call that failed is not sent
  * again, so tokens may be lost, never given twice), and a watch's
  * `rate_recall` sends a key's back at once. Loop thread only. Internal to
@@ -90,12 +91,15 @@ void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
 /*
  * A call of the kept key `hash` that its rate limit counts, at `now`
  * (gw__grant_take()): 1 when a token held here was spent on it, with
- * *rate the key's limit as seen here; else 0 with *want the grant to ask
- * for with the Authorize that counts the call (0: none), which must then
- * end with gw__keys_rate_granted() or gw__keys_rate_unasked().
+ * *rate the key's limit as seen here and *asked 1 when the tokens left
+ * fell to their low-water mark and the next grant was asked ahead (an
+ * Authorize that only asks, sent and answered here; an ask that fails
+ * asks with a call again); else 0 with *want the grant to ask for with
+ * the Authorize that counts the call (0: none), which must then end with
+ * gw__keys_rate_granted() or gw__keys_rate_unasked().
  */
 int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
-		       gw_rate *rate, long long *want);
+		       gw_rate *rate, long long *want, int *asked);
 
 /* svc-account granted `granted` tokens of `hash` (0: none) at `now`, its
  * bucket then being `rate`: held here, or given back when the key is no
@@ -107,9 +111,10 @@ void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
 void gw__keys_rate_unasked(gw_keys *k, const char *hash);
 
 /*
- * The gateway stops (its calls have ended): the tokens held go back and
- * svc-account is told this watcher leaves (WatchRequest.stop), once.
- * 1 while that call is on its way, then 0.
+ * The gateway stops (its calls have ended): once the grants asked ahead
+ * are answered, the tokens held go back and svc-account is told this
+ * watcher leaves (WatchRequest.stop), once. 1 while those calls are on
+ * their way, then 0.
  */
 int gw__keys_stop(gw_keys *k);
 

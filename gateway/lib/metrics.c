@@ -28,8 +28,9 @@ struct gw_metrics {
 	size_t n_routes;
 	struct route_stats *stats; /* n_routes + 1: the last is unmatched */
 	long long credits_charged, credits_refunded;
-	/* Authorize calls sent; calls whose rate was counted here. */
-	unsigned long long authorize, rate_local;
+	/* Authorize calls sent; calls whose rate was counted here; grants
+	 * asked ahead. */
+	unsigned long long authorize, rate_local, rate_ask;
 };
 
 gw_metrics *gw_metrics_new(const gw_route *routes, size_t n_routes)
@@ -93,6 +94,11 @@ void gw_metrics_authorize(gw_metrics *m)
 void gw_metrics_rate_local(gw_metrics *m)
 {
 	m->rate_local++;
+}
+
+void gw_metrics_rate_ask(gw_metrics *m)
+{
+	m->rate_ask++;
 }
 
 struct out {
@@ -203,8 +209,13 @@ char *gw_metrics_render(const gw_metrics *m, size_t *len)
 		"# HELP seo_rate_local_total Calls whose key rate was counted "
 		"from tokens this gateway holds.\n"
 		"# TYPE seo_rate_local_total counter\n"
-		"seo_rate_local_total %llu\n",
-	    m->authorize, m->rate_local);
+		"seo_rate_local_total %llu\n"
+		"# HELP seo_rate_ask_total Authorize calls that only asked "
+		"ahead for a key's rate tokens (counted in "
+		"seo_account_authorize_total too).\n"
+		"# TYPE seo_rate_ask_total counter\n"
+		"seo_rate_ask_total %llu\n",
+	    m->authorize, m->rate_local, m->rate_ask);
 	if (o.failed) {
 		free(o.buf);
 		return NULL;

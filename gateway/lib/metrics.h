@@ -28,6 +28,9 @@ void gw_metrics_credits(gw_metrics *m, long long charged, long long refunded);
 void gw_metrics_authorize(gw_metrics *m);
 /* One call's rate counted from a token the gateway holds. */
 void gw_metrics_rate_local(gw_metrics *m);
+/* One Authorize sent only to ask for a key's rate grant ahead (also
+ * counted by gw_metrics_authorize()). */
+void gw_metrics_rate_ask(gw_metrics *m);
 
 /* Renders the text exposition format into a malloc'd string the caller
  * frees; NULL when out of memory. */

@@ -806,20 +806,27 @@ static int role_allowed(const gw_call *c, const gw_kept_key *k)
 
 /*
  * The rate of a call of the kept key `k`, counted once: from a token this
- * gateway holds when it can (no svc-account call for the rate), else the
- * call asks svc-account, and with it for a grant. A role refused is left
+ * gateway holds when it can (no svc-account call for the rate; running
+ * low, keys.c asks the next grant ahead), else the call asks svc-account,
+ * and with it for a grant. A role refused is left
  * to svc-account, which counts the rate before it (429 before 403).
  */
 static void count_rate(gw_call *c, const gw_kept_key *k)
 {
 	gw_rate rate;
+	int asked;
 
 	if (c->rate_checked || k == NULL || !rate_counted(c, k) ||
 	    !role_allowed(c, k))
 		return;
 	c->rate_checked = 1;
 	c->rate_local = gw__keys_rate_take(c->gw->keys, c->key_hash,
-					   seo_mono_ms(), &rate, &c->rate_want);
+					   seo_mono_ms(), &rate, &c->rate_want,
+					   &asked);
+	if (asked) {
+		gw_metrics_authorize(c->gw->metrics);
+		gw_metrics_rate_ask(c->gw->metrics);
+	}
 	if (!c->rate_local)
 		return;
 	c->have_rate = 1;

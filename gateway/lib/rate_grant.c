@@ -15,7 +15,7 @@ static void view(const gw_rate_grant *g, int64_t now, gw_rate *rate)
 
 		left += ms >= 60000 ? g->limit : ms * g->limit / 60000;
 	}
-	left += g->tokens;
+	left += g->tokens + g->next;
 	if (left > g->limit - 1)
 		left = g->limit - 1;
 	rate->limit = g->limit;
@@ -25,13 +25,46 @@ static void view(const gw_rate_grant *g, int64_t now, gw_rate *rate)
 		? ((g->limit - left) * 60000 / g->limit + 999) / 1000 : 0;
 }
 
+/* The older grant spent or gone: the one asked ahead takes its place. */
+static void promote(gw_rate_grant *g)
+{
+	if (g->tokens > 0 || g->next == 0)
+		return;
+	g->tokens = g->next;
+	g->expires_ms = g->next_expires_ms;
+	g->next = 0;
+}
+
+static long long doubled(long long want)
+{
+	if (want == 0)
+		return GW_RATE_WANT_MIN;
+	return want * 2 > GW_RATE_WANT_MAX ? GW_RATE_WANT_MAX : want * 2;
+}
+
 int gw__grant_take(gw_rate_grant *g, int64_t now, gw_rate *rate,
 		   long long *want)
 {
 	*want = 0;
+	promote(g);
 	if (g->tokens > 0 && now < g->expires_ms) {
 		g->tokens--;
 		view(g, now, rate);
+		/* Fallen to the low-water mark while grants come: the next
+		 * is asked now, off the calls' path, twice as large when this
+		 * grant came this far within half its hold (a larger one
+		 * would outlive its hold at this pace). What is held counts
+		 * in the ask. */
+		if (g->last > 0 && g->next == 0 && now >= g->asked_until &&
+		    g->tokens * GW_RATE_LOW_SHARE <= g->last) {
+			if (now - (g->expires_ms - GW_RATE_HOLD_MS) <
+			    GW_RATE_HOLD_MS / 2)
+				g->want = doubled(g->want);
+			if (g->want > g->tokens) {
+				*want = g->want - g->tokens;
+				g->asked_until = now + GW_RATE_ASK_MS;
+			}
+		}
 		return 1;
 	}
 	if (now >= g->asked_until) {
@@ -39,8 +72,7 @@ int gw__grant_take(gw_rate_grant *g, int64_t now, gw_rate *rate,
 			g->want = GW_RATE_WANT_MIN;
 		/* The last grant was spent within its hold: ask more. */
 		else if (g->tokens == 0 && now < g->expires_ms) {
-			g->want = g->want * 2 > GW_RATE_WANT_MAX
-				? GW_RATE_WANT_MAX : g->want * 2;
+			g->want = doubled(g->want);
 			g->expires_ms = 0; /* counted once */
 		}
 		*want = g->want;
@@ -56,27 +88,44 @@ void gw__grant_add(gw_rate_grant *g, long long granted, const gw_rate *rate,
 	g->limit = rate->limit;
 	g->left = rate->remaining;
 	g->at_ms = now;
+	g->last = granted > 0 ? granted : 0;
 	if (granted <= 0)
 		return;
-	/* Tokens still held keep their own, earlier end: none outlives its
-	 * hold. */
-	if (g->tokens == 0)
+	promote(g);
+	if (g->tokens == 0) {
+		g->tokens = granted;
 		g->expires_ms = now + GW_RATE_HOLD_MS;
-	g->tokens += granted;
+	} else if (g->next == 0) {
+		g->next = granted;
+		g->next_expires_ms = now + GW_RATE_HOLD_MS;
+	} else {
+		/* A third (an ask timed out, then both answered): with the
+		 * second, whose earlier end it keeps, so none outlives its
+		 * hold. */
+		g->next += granted;
+	}
 }
 
 void gw__grant_unasked(gw_rate_grant *g)
 {
 	g->asked_until = 0;
+	g->last = 0;
 }
 
 long long gw__grant_expire(gw_rate_grant *g, int64_t now)
 {
-	long long n = g->tokens;
+	long long n = 0;
 
-	if (n == 0 || now < g->expires_ms)
+	/* The older grant first, then the one that took its place. */
+	for (int i = 0; i < 2; i++) {
+		if (g->tokens > 0 && now >= g->expires_ms) {
+			n += g->tokens;
+			g->tokens = 0;
+		}
+		promote(g);
+	}
+	if (n == 0)
 		return 0;
-	g->tokens = 0;
 	/* More was asked than was spent: ask half. */
 	g->want = g->want / 2 < GW_RATE_WANT_MIN ? GW_RATE_WANT_MIN : g->want / 2;
 	return n;
@@ -84,10 +133,12 @@ long long gw__grant_expire(gw_rate_grant *g, int64_t now)
 
 long long gw__grant_recall(gw_rate_grant *g)
 {
-	long long n = g->tokens;
+	long long n = g->tokens + g->next;
 
 	g->tokens = 0;
+	g->next = 0;
 	g->want = GW_RATE_WANT_MIN;
 	g->expires_ms = 0; /* not spent: the next ask is no larger */
+	g->last = 0;
 	return n;
 }

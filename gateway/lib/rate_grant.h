@@ -25,18 +25,29 @@
 #define GW_RATE_WANT_MAX 4096
 /* An ask unanswered this long no longer stops the next. */
 #define GW_RATE_ASK_MS 5000
+/* The next grant is asked ahead once the tokens held fall to this share
+ * of the last (1/4). */
+#define GW_RATE_LOW_SHARE 4
 
 /* A key's limit as a call's RateLimit-* headers show it. */
 typedef struct gw_rate {
 	long long limit, remaining, reset;
 } gw_rate;
 
-/* One key's grant; all zero: none, nothing asked. */
+/* One key's grants; all zero: none, nothing asked. Two at most: a grant
+ * asked ahead comes while the last one's tokens are still held, and each
+ * keeps its own end, the older spent first. */
 typedef struct gw_rate_grant {
-	long long tokens;   /* unspent */
+	long long tokens;   /* unspent, of the older grant */
 	int64_t expires_ms; /* seo_mono_ms() when they go back */
+	long long next;     /* unspent, of the grant asked ahead */
+	int64_t next_expires_ms;
 	long long want;     /* the next ask; 0: GW_RATE_WANT_MIN */
 	int64_t asked_until; /* an ask is unanswered before this */
+	/* The last grant, whose low-water mark asks the next ahead; 0: ask
+	 * only with a call (none yet, an ask answered with none or failed,
+	 * a recall). */
+	long long last;
 	/* svc-account's bucket after the last grant, and when. */
 	long long limit, left;
 	int64_t at_ms;
@@ -45,19 +56,24 @@ typedef struct gw_rate_grant {
 /*
  * A call of the key at `now`. 1 when a token held here was spent on it,
  * with *rate as this gateway sees the key's bucket (what svc-account last
- * said, refilled since, plus the tokens still held here). 0 otherwise,
- * with *want the grant to ask for with the call that svc-account then
- * counts (0: one is being asked already).
+ * said, refilled since, plus the tokens still held here) and *want the
+ * grant to ask for now, alone, ahead of running out (0: none; the tokens
+ * held and that grant are then never more than the largest ask). 0
+ * otherwise, with *want the grant to ask for with the call that
+ * svc-account then counts (0: one is being asked already). Either ask
+ * must end with gw__grant_add() or gw__grant_unasked().
  */
 int gw__grant_take(gw_rate_grant *g, int64_t now, gw_rate *rate,
 		   long long *want);
 
 /* The ask of `want` (> 0) that gw__grant_take() told was answered at
- * `now`: `granted` tokens (0: none), the bucket then being `rate`. */
+ * `now`: `granted` tokens (0: none, and no ask ahead until a call's ask
+ * is granted again), the bucket then being `rate`. */
 void gw__grant_add(gw_rate_grant *g, long long granted, const gw_rate *rate,
 		   int64_t now);
 
-/* The ask failed: nothing granted, another may be sent. */
+/* The ask failed: nothing granted, another may be sent with a call (none
+ * ahead until a call's ask is granted again). */
 void gw__grant_unasked(gw_rate_grant *g);
 
 /* The tokens to give back at `now` (held past GW_RATE_HOLD_MS), no

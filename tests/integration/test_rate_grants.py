@@ -2,10 +2,11 @@
 key's calls from tokens svc-account granted it out of the key's one bucket,
 so that at a limit a user reaches (600 a minute here) two gateways under
 concurrent clients admit exactly the limit's worth between them, never more,
-with far fewer Authorize calls than requests; a gateway killed while it held
-tokens does not lock the key out, one stopped gives them back, and a call
-refused by one recalls what the other holds; a revocation still fails the
-very next call on both gateways."""
+with far fewer Authorize calls than requests; under steady use far from the
+limit the next grant is asked ahead, so that no call waits for an Authorize;
+a gateway killed while it held tokens does not lock the key out, one
+stopped gives them back, and a call refused by one recalls what the other
+holds; a revocation still fails the very next call on both gateways."""
 
 import os
 import re
@@ -106,6 +107,37 @@ def far_fewer_authorize_calls_than_requests(s):
           (asked, calls))
     check(local + asked >= calls, "every call counted here or there",
           (local, asked, calls))
+
+
+@test
+def steady_use_asks_ahead_off_the_call_path(s):
+    """A key far from its limit, under steady load through one gateway:
+    after warm-up the gateway asks its next grant ahead of running out
+    (seo_rate_ask_total) and no call of the key waits for an Authorize. A
+    stack of its own: at 600 a minute grants stay small."""
+    fast = h.Stack("rateasks", env={"SEO_RATE_LIMIT_PER_MIN": "60000000"})
+    try:
+        key = fast.workspace(credits=1000000)["api_key"]
+        port = fast.gateways[0]
+        warm = load(fast, key, [port], lambda mine: len(mine) >= 250)
+        eq(set(warm), {200}, "warm-up calls")
+        before = {n: counter(fast, port, n) for n in
+                  ("seo_account_authorize_total", "seo_rate_ask_total",
+                   "seo_rate_local_total")}
+        statuses = load(fast, key, [port], lambda mine: len(mine) >= 2500)
+        eq(set(statuses), {200}, "every call admitted")
+        d = {n: counter(fast, port, n) - v for n, v in before.items()}
+        calls = len(statuses)
+        # A grant holds at most 4096 tokens: without asks ahead, these
+        # 10,000 calls ran out at least twice, each time sending a call
+        # to svc-account.
+        per_call = d["seo_account_authorize_total"] - d["seo_rate_ask_total"]
+        check(d["seo_rate_ask_total"] > 0, "grants asked ahead", d)
+        check(per_call <= 1, "at most one call asked svc-account", (d, calls))
+        check(d["seo_rate_local_total"] + per_call >= calls,
+              "every call counted here or there", (d, calls))
+    finally:
+        fast.close()
 
 
 @test
