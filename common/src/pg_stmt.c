@@ -10,7 +10,6 @@
 #include "seo/errors.h"
 
 #define NAME_MAX_LEN 64
-#define COPY_CHUNK ((size_t)1 << 20)
 
 /* "<what> failed: <msg>", the message's trailing newline dropped. */
 static int db_fail(char *err, size_t err_len, const char *what,
@@ -129,49 +128,6 @@ static int exec_plain(seo_pg_conn *c, const char *sql, char *err,
 		rc = result_fail(c, r, sql, err, err_len);
 	PQclear(r);
 	return rc;
-}
-
-/* Ends a COPY's data (with `why` when sending failed, so that the server
- * aborts it) and reads its result; 0, else as result_fail(). */
-static int copy_end(seo_pg_conn *c, const char *name, const char *why,
-		    char *err, size_t err_len)
-{
-	PGresult *r, *more;
-	int rc = 0;
-
-	if (PQputCopyEnd(c->pg, why) != 1)
-		return db_fail(err, err_len, name, PQerrorMessage(c->pg));
-	r = PQgetResult(c->pg);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		rc = result_fail(c, r, name, err, err_len);
-	PQclear(r);
-	while ((more = PQgetResult(c->pg)) != NULL)
-		PQclear(more);
-	return rc;
-}
-
-int seo_pg_copy(seo_pg_conn *c, int q, const char *data, size_t len,
-		char *err, size_t err_len)
-{
-	const seo_pg_stmt *s = &c->stmts->rows[q];
-	PGresult *r = PQexec(c->pg, s->sql);
-	int sent = 1;
-
-	if (PQresultStatus(r) != PGRES_COPY_IN) {
-		int rc = result_fail(c, r, s->name, err, err_len);
-
-		PQclear(r);
-		return rc;
-	}
-	PQclear(r);
-	/* PQputCopyData() counts in int. */
-	for (size_t at = 0; sent && at < len; at += COPY_CHUNK) {
-		size_t n = len - at < COPY_CHUNK ? len - at : COPY_CHUNK;
-
-		sent = PQputCopyData(c->pg, data + at, (int)n) == 1;
-	}
-	return copy_end(c, s->name, sent ? NULL : "sending the rows failed", err,
-			err_len);
 }
 
 int seo_pg_begin(seo_pg_conn *c, char *err, size_t err_len)

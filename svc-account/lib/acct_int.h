@@ -85,7 +85,7 @@ typedef enum acct__q {
 	ACCT_Q_LEASE_LOCK_WS,
 	ACCT_Q_LEASE_MINE,
 	ACCT_Q_LEASE_STREAM,
-	ACCT_Q_LEASE_USAGE_COPY,
+	ACCT_Q_LEASE_USAGE_BATCH,
 	ACCT_Q_LEASE_OTHERS,
 	ACCT_Q_LEASE_STREAM_SET,
 	ACCT_Q_LEASE_STREAMS_FORGET,
@@ -113,9 +113,6 @@ extern const seo_pg_stmts acct__stmts;
 int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err);
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err);
-/* Row q is a COPY ... FROM STDIN: `data` its rows (seo/pg_copy.h). */
-int acct__copy(seo_pg_conn *c, acct__q q, const char *data, size_t len,
-	       acct_err *err);
 int acct__begin(seo_pg_conn *c, acct_err *err);
 int acct__commit(seo_pg_conn *c, acct_err *err);
 int acct__pool_get(seo_pg_pool *p, seo_pg_conn **out, acct_err *err);

@@ -111,12 +111,33 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_BALANCE_SET] = {"balance_set",
 		"UPDATE workspaces SET balance = t.b "
 		"FROM unnest($1::text[], $2::bigint[]) AS t(i, b) WHERE workspaces.id = t.i"},
+	/* A page of per-call rows and batched calls (migration 008) merged,
+	 * newest first. Of the batches only those that may hold one of the
+	 * k = limit + offset newest calls are read: the newest ones holding
+	 * k calls between them (at most k batches), and every batch that
+	 * ends after the earliest call of those (none of the k newest can
+	 * be older than it). */
 	[ACCT_Q_USAGE_PAGE] = {"usage_page",
-		"SELECT endpoint, credits_used, domain, created_at FROM usage "
+		"WITH k AS (SELECT $2::bigint + $3::bigint AS k), "
+		"r AS (SELECT endpoint, credits_used, domain, created_at, id FROM usage "
 		"WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC "
-		"LIMIT $2 OFFSET $3"},
+		"LIMIT (SELECT k FROM k)), "
+		"s AS (SELECT first_at, sum(n_calls) OVER (ORDER BY last_at DESC, id DESC) "
+		"- n_calls AS before FROM (SELECT id, first_at, last_at, n_calls "
+		"FROM usage_batches WHERE workspace_id = $1 "
+		"ORDER BY last_at DESC, id DESC LIMIT (SELECT k FROM k)) t), "
+		"m AS (SELECT min(first_at) AS m FROM s WHERE before < (SELECT k FROM k)), "
+		"c AS (SELECT e->>1 AS endpoint, (e->>4)::bigint AS credits_used, "
+		"e->>2 AS domain, (e->>0)::bigint AS created_at, "
+		"b.id || '.' || lpad(o::text, 4, '0') AS id FROM usage_batches b, "
+		"json_array_elements(b.calls::json) WITH ORDINALITY AS x(e, o) "
+		"WHERE b.workspace_id = $1 AND b.last_at >= (SELECT m FROM m)) "
+		"SELECT endpoint, credits_used, domain, created_at FROM "
+		"(SELECT * FROM r UNION ALL SELECT * FROM c) u "
+		"ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"},
 	[ACCT_Q_USAGE_COUNT] = {"usage_count",
-		"SELECT count(*) FROM usage WHERE workspace_id = $1"},
+		"SELECT (SELECT count(*) FROM usage WHERE workspace_id = $1) + "
+		"(SELECT coalesce(sum(n_calls), 0) FROM usage_batches WHERE workspace_id = $1)"},
 	[ACCT_Q_PRICING] = {"pricing",
 		"SELECT min_credits AS min, price_per_credit::float8 AS price_per_credit FROM price_tiers "
 		"ORDER BY min_credits"},
@@ -168,11 +189,11 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_LEASE_STREAM] = {"lease_stream",
 		"SELECT reported_seq FROM lease_streams "
 		"WHERE workspace_id = $1 AND holder = $2 AND stream = $3"},
-	/* A report's new calls (seo_pg_copy(), never prepared), their
-	 * credits_used and outcome decided before. */
-	[ACCT_Q_LEASE_USAGE_COPY] = {"lease_usage_copy",
-		"COPY usage (id, workspace_id, user_id, key_id, endpoint, domain, "
-		"charged, credits_used, request_id, outcome, created_at) FROM STDIN"},
+	/* A report's new calls of one key, one batch (migration 008). */
+	[ACCT_Q_LEASE_USAGE_BATCH] = {"lease_usage_batch",
+		"INSERT INTO usage_batches (id, workspace_id, user_id, key_id, first_at, "
+		"last_at, n_calls, credits_used, unclaimed, calls) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $7, $9)"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",
 		"SELECT count(*), coalesce(sum(granted - used), 0) FROM credit_leases "
 		"WHERE workspace_id = $1 AND holder <> $2 AND closed_at IS NULL"},
@@ -274,15 +295,6 @@ int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err)
 {
 	int rc = seo_pg_pipe_run(c, p, err->message, sizeof(err->message));
-
-	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
-}
-
-int acct__copy(seo_pg_conn *c, acct__q q, const char *data, size_t len,
-	       acct_err *err)
-{
-	int rc = seo_pg_copy(c, (int)q, data, len, err->message,
-			     sizeof(err->message));
 
 	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }

@@ -5,10 +5,11 @@
  * connection: the workspace's row and the holder's open lease locked
  * (workspace first, as everywhere), the report's stream and the other
  * holders' leases read, in one round trip; then the calls not written
- * yet, their cost decided here, with one COPY; then the ledger row, the
- * lease, the stream, the balance and COMMIT in one more. A transaction
- * that gives credits back commits synchronously, like a refund; the others
- * do not wait for the disk, like debits.
+ * yet, their cost decided here, in batches (a row per key: migration 008)
+ * in one more; then the ledger row, the lease, the stream, the balance and
+ * COMMIT in one more. A transaction that gives credits back commits
+ * synchronously, like a refund; the others do not wait for the disk, like
+ * debits.
  */
 #include "acct_int.h"
 
@@ -17,8 +18,8 @@
 #include <string.h>
 
 #include "seo/errors.h"
+#include "seo/json_write.h"
 #include "seo/log.h"
-#include "seo/pg_copy.h"
 #include "seo/util.h"
 
 #define HOLDER_MAX 128
@@ -237,53 +238,159 @@ static int lock_and_read(seo_pg_conn *c, tx *t, acct_err *err)
 	return rc;
 }
 
+static const char *or_empty(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
 static const char *or_null(const char *s)
 {
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
-/* The new calls' usage rows, one COPY; `now` stands for a call without
- * its time. Leased rows have no settle time: the reconcile job never
- * touches them. */
+/* A new call of the report, with what it finally costs. */
+typedef struct batch_call {
+	const LeaseCall *call;
+	int64_t cost;
+	size_t i; /* its place in the report */
+} batch_call;
+
+static int by_key(const void *x, const void *y)
+{
+	const batch_call *a = x, *b = y;
+	int d = strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id));
+
+	if (d == 0)
+		d = strcmp(or_empty(a->call->user_id), or_empty(b->call->user_id));
+	if (d == 0)
+		d = (a->i > b->i) - (a->i < b->i);
+	return d;
+}
+
+static int same_key(const batch_call *a, const batch_call *b)
+{
+	return strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id)) == 0 &&
+	       strcmp(or_empty(a->call->user_id), or_empty(b->call->user_id)) == 0;
+}
+
+static void jw_text(seo_jw *w, const char *s)
+{
+	if (s == NULL || s[0] == '\0')
+		seo_jw_raw(w, "null", 4);
+	else
+		seo_jw_string_lossy(w, s, strlen(s));
+}
+
+/* One batch's row of usage_batches (migration 008): its parameters, and
+ * the calls' JSON text they point to (the batch's; free()d by the
+ * caller). */
+typedef struct batch_row {
+	char num[5][24];
+	char *calls;
+	const char *params[9];
+} batch_row;
+
+static int batch_make(batch_row *b, const char *id, const char *ws,
+		      const batch_call *c, size_t n, int64_t now, acct_err *err)
+{
+	seo_jw w = SEO_JW_INIT;
+	int64_t first = INT64_MAX, last = 0, credits = 0;
+
+	seo_jw_char(&w, '[');
+	for (size_t i = 0; i < n; i++) {
+		const LeaseCall *k = c[i].call;
+		int64_t at = k->created_at > 0 ? k->created_at : now;
+
+		first = at < first ? at : first;
+		last = at > last ? at : last;
+		credits += c[i].cost;
+		seo_jw_raw(&w, i == 0 ? "[" : ",[", i == 0 ? 1 : 2);
+		seo_jw_int(&w, at);
+		seo_jw_char(&w, ',');
+		jw_text(&w, k->endpoint);
+		seo_jw_char(&w, ',');
+		jw_text(&w, k->domain);
+		seo_jw_char(&w, ',');
+		seo_jw_int(&w, k->charged);
+		seo_jw_char(&w, ',');
+		seo_jw_int(&w, c[i].cost);
+		seo_jw_char(&w, ',');
+		jw_text(&w, k->request_id);
+		seo_jw_raw(&w, ",null]", 6);
+	}
+	seo_jw_char(&w, ']');
+	b->calls = seo_jw_finish(&w, NULL);
+	if (b->calls == NULL)
+		return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+	snprintf(b->num[0], sizeof(b->num[0]), "%lld", (long long)first);
+	snprintf(b->num[1], sizeof(b->num[1]), "%lld", (long long)last);
+	snprintf(b->num[2], sizeof(b->num[2]), "%zu", n);
+	snprintf(b->num[3], sizeof(b->num[3]), "%lld", (long long)credits);
+	b->params[0] = id;
+	b->params[1] = ws;
+	b->params[2] = or_null(c[0].call->user_id);
+	b->params[3] = or_null(c[0].call->key_id);
+	for (size_t i = 0; i < 4; i++)
+		b->params[4 + i] = b->num[i];
+	b->params[8] = b->calls;
+	return 0;
+}
+
+/* The batches of calls[*at ..], up to SEO_PG_PIPE_MAX of them in one
+ * round trip; *at moves past what was written. */
+static int write_batches(seo_pg_conn *c, const char *ws, const batch_call *calls,
+			 size_t n, size_t *at, int64_t now, acct_err *err)
+{
+	char ids[SEO_PG_PIPE_MAX][ACCT_ID_LEN];
+	batch_row b[SEO_PG_PIPE_MAX];
+	seo_pg_pipe p;
+	int nb = 0, rc;
+
+	rc = acct__new_time_ids("ubt_", ids, SEO_PG_PIPE_MAX, err);
+	seo_pg_pipe_init(&p);
+	while (rc == 0 && nb < SEO_PG_PIPE_MAX && *at < n) {
+		size_t end = *at + 1;
+
+		while (end < n && same_key(&calls[*at], &calls[end]))
+			end++;
+		rc = batch_make(&b[nb], ids[nb], ws, calls + *at, end - *at, now,
+				err);
+		if (rc == 0)
+			seo_pg_pipe_add(&p, ACCT_Q_LEASE_USAGE_BATCH, 9,
+					b[nb++].params);
+		*at = end;
+	}
+	if (rc == 0)
+		rc = acct__pipe_run(c, &p, err);
+	seo_pg_pipe_clear(&p);
+	for (int i = 0; i < nb; i++)
+		free(b[i].calls);
+	return rc;
+}
+
+/* The new calls' usage rows: a batch per key and user (migration 008),
+ * each holding its calls in the order reported; `now` stands for a call
+ * without its time. Leased rows have no settle time: the reconcile job
+ * never touches them. */
 static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
 		       acct_err *err)
 {
 	const LeaseRequest *in = t->in;
-	size_t n = in->n_calls - t->skip;
-	char (*ids)[ACCT_ID_LEN];
-	seo_copy w;
-	int rc;
+	size_t n = in->n_calls - t->skip, at = 0;
+	batch_call *calls;
+	int rc = 0;
 
 	if (n == 0)
 		return 0;
-	ids = malloc(n * sizeof(*ids));
-	if (ids == NULL)
+	calls = malloc(n * sizeof(*calls));
+	if (calls == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-	rc = acct__new_time_ids("chg_", ids, n, err);
-	seo_copy_init(&w);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const LeaseCall *k = in->calls[t->skip + i];
-		int64_t cost = t->cost[i];
-
-		seo_copy_text(&w, ids[i]);
-		seo_copy_text(&w, in->workspace_id);
-		seo_copy_text(&w, or_null(k->user_id));
-		seo_copy_text(&w, or_null(k->key_id));
-		seo_copy_text(&w, k->endpoint);
-		seo_copy_text(&w, or_null(k->domain));
-		seo_copy_int(&w, k->charged);
-		seo_copy_int(&w, cost);
-		seo_copy_text(&w, k->request_id);
-		seo_copy_text(&w, cost == k->charged ? "earned" : "refunded");
-		seo_copy_int(&w, k->created_at > 0 ? k->created_at : now);
-		seo_copy_row_end(&w);
-	}
-	if (rc == 0 && w.oom)
-		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-	if (rc == 0)
-		rc = acct__copy(c, ACCT_Q_LEASE_USAGE_COPY, w.data, w.len, err);
-	seo_copy_free(&w);
-	free(ids);
+	for (size_t i = 0; i < n; i++)
+		calls[i] = (batch_call){in->calls[t->skip + i], t->cost[i], i};
+	qsort(calls, n, sizeof(*calls), by_key);
+	while (rc == 0 && at < n)
+		rc = write_batches(c, in->workspace_id, calls, n, &at, now, err);
+	free(calls);
 	return rc;
 }
 

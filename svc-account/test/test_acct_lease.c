@@ -83,7 +83,7 @@ static long long open_unused(const char *ws)
 
 static long long usage_used(const char *ws)
 {
-	return q_int("SELECT coalesce(sum(credits_used), 0) FROM usage "
+	return q_int("SELECT coalesce(sum(credits_used), 0) FROM usage_all "
 		     "WHERE workspace_id = $1", ws, NULL);
 }
 
@@ -93,7 +93,7 @@ static long long total(const char *ws)
 	return q_int("SELECT (SELECT balance FROM workspaces WHERE id = $1) + "
 		     "(SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
 		     "WHERE workspace_id = $1 AND closed_at IS NULL) + "
-		     "(SELECT coalesce(sum(credits_used), 0) FROM usage "
+		     "(SELECT coalesce(sum(credits_used), 0) FROM usage_all "
 		     "WHERE workspace_id = $1)", ws, NULL);
 }
 
@@ -235,11 +235,11 @@ static void test_numbers(void)
 	CU_ASSERT_EQUAL(balance(ws), 94000);
 	CU_ASSERT(ledger_ok(ws));
 	CU_ASSERT_EQUAL(shown(ws), 100000 - 34);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1 "
 			      "AND outcome = 'earned' AND settle_by IS NULL", ws, NULL), 3);
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1 "
 			      "AND outcome = 'refunded' AND charged = 10", ids[3], NULL), 4);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE request_id = $1 "
 			      "AND domain = 'example.com' AND key_id IS NULL", ids[0], NULL), 1);
 
 	/* Closed: granted - used back, one ledger row. */
@@ -283,7 +283,7 @@ static void test_report_twice(void)
 	calls[1] = calls[0];
 	CU_ASSERT_EQUAL(lease("gw1", ws, calls, 2, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 7);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1",
 			      ws, NULL), 2);
 	CU_ASSERT_EQUAL(usage_used(ws) + open_unused(ws) + balance(ws), 80000);
 	CU_ASSERT(ledger_ok(ws));
@@ -291,7 +291,7 @@ static void test_report_twice(void)
 
 static long long rows_of(const char *ws)
 {
-	return q_int("SELECT count(*) FROM usage WHERE workspace_id = $1", ws, NULL);
+	return q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1", ws, NULL);
 }
 
 /* Calls are written once by their stream and number, whatever their
@@ -323,9 +323,9 @@ static void test_report_by_sequence(void)
 	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 1, calls, 4, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(o.used, 12);
 	CU_ASSERT_EQUAL(rows_of(ws), 4);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE request_id = $1",
 			      ids[3], NULL), 1);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE request_id = $1",
 			      ids[4], NULL), 0);
 	/* Closed, then the last report once more: nothing twice, and the
 	 * credits given back stay given back. */
@@ -336,7 +336,7 @@ static void test_report_by_sequence(void)
 	/* A call after the close in the same stream: written, free. */
 	CU_ASSERT_EQUAL(lease_in("gw1", ws, "s1", 3, &calls[2], 3, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(rows_of(ws), 5);
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1",
 			      ids[4], NULL), 0);
 	/* The gateway restarted: a new stream, numbered from 1, written. */
 	CU_ASSERT_EQUAL_FATAL(lease_in("gw1", ws, "s2", 0, NULL, 0, 1000, 0, 0, &o,
@@ -355,14 +355,15 @@ static void test_report_by_sequence(void)
 	 * again, free, and costs nothing. */
 	CU_ASSERT_EQUAL(lease_in("gw2", ws, "s1", 1, &calls[5], 1, 0, 0, 0, &o, &err), 0);
 	CU_ASSERT_EQUAL(rows_of(ws), 7);
-	CU_ASSERT_EQUAL(q_int("SELECT sum(credits_used) FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT sum(credits_used) FROM usage_all WHERE request_id = $1",
 			      ids[5], NULL), 3);
 	CU_ASSERT_EQUAL(total(ws), 80000);
 	CU_ASSERT(ledger_ok(ws));
 }
 
-/* Usage rows' ids grow with time (the primary key grows at its right
- * edge): a later report's rows sort after an earlier one's, in bytes. */
+/* Batches' ids grow with time (the primary key grows at its right edge):
+ * a later report's rows sort after an earlier one's, in bytes; a call's
+ * row in usage_all is its batch's id, a dot and its place (4 digits). */
 static void test_ids_in_time_order(void)
 {
 	acct_new_user u;
@@ -381,7 +382,7 @@ static void test_ids_in_time_order(void)
 	CU_ASSERT_EQUAL(lease("gw1", ws, calls, 2, 0, 0, &o, &err), 0);
 	usleep(3000);
 	CU_ASSERT_EQUAL(lease("gw1", ws, &calls[2], 2, 0, 0, &o, &err), 0);
-	r = PQexecParams(db, "SELECT request_id, length(id) FROM usage "
+	r = PQexecParams(db, "SELECT request_id, length(id) FROM usage_all "
 			 "WHERE workspace_id = $1 ORDER BY id COLLATE \"C\"",
 			 1, NULL, &ws, NULL, NULL, 0);
 	CU_ASSERT_EQUAL_FATAL(PQntuples(r), 4);
@@ -390,7 +391,7 @@ static void test_ids_in_time_order(void)
 		  strcmp(PQgetvalue(r, 2, 0), ids[3]) == 0);
 	CU_ASSERT(strcmp(PQgetvalue(r, 3, 0), ids[2]) == 0 ||
 		  strcmp(PQgetvalue(r, 3, 0), ids[3]) == 0);
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "24");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "29");
 	PQclear(r);
 }
 
@@ -409,7 +410,7 @@ static void test_calls_without_lease_free(void)
 	calls[0] = mkcall(ids[0], 9, 9);
 	CU_ASSERT_EQUAL(lease("gw9", ws, calls, 1, 0, 0, &o, &err), 0);
 	CU_ASSERT_STRING_EQUAL(o.lease_id, "");
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1 "
 			      "AND outcome = 'refunded' AND charged = 9", ids[0], NULL), 0);
 	CU_ASSERT_EQUAL(balance(ws), 50000);
 	/* Closed, then a late report: free as well. */
@@ -418,12 +419,12 @@ static void test_calls_without_lease_free(void)
 	CU_ASSERT_EQUAL(lease("gw9", ws, NULL, 0, 0, 1, &o, &err), 0);
 	calls[1] = mkcall(ids[1], 9, 9);
 	CU_ASSERT_EQUAL(lease("gw9", ws, &calls[1], 1, 0, 0, &o, &err), 0);
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1",
 			      ids[1], NULL), 0);
 	/* Reported with a top-up wanted: the calls free, a new lease opened. */
 	calls[2] = mkcall(ids[2], 9, 9);
 	CU_ASSERT_EQUAL(lease("gw9", ws, &calls[2], 1, 100, 0, &o, &err), 0);
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1",
 			      ids[2], NULL), 0);
 	CU_ASSERT_EQUAL(o.granted, 100);
 	CU_ASSERT_EQUAL(o.used, 0);
@@ -578,7 +579,7 @@ static void test_overspent(void)
 	CU_ASSERT_EQUAL(o.used, o.granted);
 	CU_ASSERT_EQUAL(o.granted, 1310);
 	CU_ASSERT_EQUAL(balance(ws), 0);
-	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage WHERE request_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT credits_used FROM usage_all WHERE request_id = $1 "
 			      "AND outcome = 'refunded'", ids[1], NULL), 10);
 	CU_ASSERT_EQUAL(total(ws), 10000);
 	CU_ASSERT(ledger_ok(ws));
@@ -683,7 +684,7 @@ static void test_recall_unanswered(void)
 				    charge, &remaining, &err), SEO_EDENIED);
 	CU_ASSERT_STRING_EQUAL(err.code, "insufficient_credits");
 	CU_ASSERT(seo_mono_ms() - t0 >= ACCT_LEASE_RECALL_WAIT_MS - 50);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1 "
 			      "AND charged = 0 AND credits_used = 0",
 			      u.workspace_id, NULL), 1);
 	CU_ASSERT_EQUAL(balance(u.workspace_id), 14000);
@@ -725,9 +726,9 @@ static void test_bad_input(void)
 	CU_ASSERT_EQUAL(lease("gw1", "ws_nope", calls, 1, 0, 0, &o, &err), SEO_ENOTFOUND);
 	CU_ASSERT_STRING_EQUAL(err.code, "not_found");
 	CU_ASSERT_EQUAL(balance(u.workspace_id), 20000);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1",
 			      u.workspace_id, NULL), 0);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE request_id = $1",
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE request_id = $1",
 			      ids[0], NULL), 0);
 }
 
@@ -807,7 +808,7 @@ static void test_watch_lease(void)
 	CU_ASSERT_STRING_EQUAL(err.code, "insufficient_credits");
 	CU_ASSERT(took < ACCT_LEASE_RECALL_WAIT_MS / 4);
 	CU_ASSERT(!acct__leases_recalled(&svc->leases, ws));
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1 "
 			      "AND charged = 0 AND credits_used = 0", ws, NULL), 1);
 	CU_ASSERT_EQUAL(balance(ws), 400);
 	CU_ASSERT(strstr(err.message, "400") != NULL);

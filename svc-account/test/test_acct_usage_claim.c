@@ -1,7 +1,9 @@
 /*
  * test_acct_usage_claim.c: Account/ClaimUsage's statement
  * (svc-account/lib/usage_claim.c) against PostgreSQL: the calling key's
- * rows of the window, each taken by one ref only, also when claims race.
+ * rows of the window, each taken by one ref only, also when claims race;
+ * the same of calls written in batches (migration 008), a batch cut by
+ * the window's start, and both kinds claimed together.
  * Without SEO_TEST_PG_URL it prints a skip line and passes.
  */
 #include <CUnit/Basic.h>
@@ -46,6 +48,30 @@ static void row(const char *id, const char *key, long long credits, long long ag
 	sql(q);
 }
 
+/* A batch `id` of `key` (usage_batches, migration 008) of `n` calls of 1
+ * credit each but the first (0: refunded), made `age`, `age` - step, ...
+ * ms before NOW. */
+static void batch(const char *id, const char *key, int n, long long age,
+		  long long step)
+{
+	char *q = malloc(256 + (size_t)n * 64);
+	size_t len;
+
+	CU_ASSERT_FATAL(q != NULL);
+	len = (size_t)sprintf(q, "INSERT INTO usage_batches (id, workspace_id, key_id, "
+			      "first_at, last_at, n_calls, credits_used, unclaimed, "
+			      "calls) VALUES ('%s', '%s', '%s', %lld, %lld, %d, %d, %d, '[",
+			      id, ws, key, NOW - age, NOW - age + (n - 1) * step, n,
+			      n - 1, n);
+	for (int i = 0; i < n; i++)
+		len += (size_t)sprintf(q + len, "%s[%lld,\"backlinks\",null,1,%d,"
+				       "\"req_%s_%d\",null]", i > 0 ? "," : "",
+				       NOW - age + i * step, i > 0, id, i);
+	sprintf(q + len, "]')");
+	sql(q);
+	free(q);
+}
+
 static void claim(PGconn *c, const char *key, const char *ref, int64_t *credits,
 		  int64_t *calls)
 {
@@ -84,6 +110,52 @@ static void test_window_and_key(void)
 	}
 }
 
+/* Batches: the calls of the window only, each once, with the per-call
+ * rows of the same key; the batches' JSON keeps every call, the claimed
+ * ones naming their ref, and unclaimed counts the others. */
+static void test_batches(void)
+{
+	int64_t credits = -1, calls = -1;
+	PGresult *r;
+
+	row("chg_c1", "key_c", 4, HOUR);
+	/* 10 calls an hour apart from 30 hours ago: 6 before the window. */
+	batch("ubt_c1", "key_c", 10, 30 * HOUR, HOUR);
+	batch("ubt_c2", "key_c", 3, 2 * HOUR, 1);
+	batch("ubt_old", "key_c", 2, 48 * HOUR, 1);
+	batch("ubt_d1", "key_d", 5, HOUR, 1);
+	claim(db, "key_c", "act_c", &credits, &calls);
+	/* 4 of ubt_c1 (1 credit each), 3 of ubt_c2 (0 + 1 + 1), chg_c1. */
+	CU_ASSERT_EQUAL(calls, 4 + 3 + 1);
+	CU_ASSERT_EQUAL(credits, 4 + 2 + 4);
+	r = PQexec(db, "SELECT id, unclaimed FROM usage_batches WHERE key_id = 'key_c' "
+		       "ORDER BY id");
+	CU_ASSERT_FATAL(PQntuples(r) == 3);
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "6");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 1, 1), "0");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 2, 1), "2");
+	PQclear(r);
+	r = PQexec(db, "SELECT count(*) FILTER (WHERE attributed_to = 'act_c'), "
+		       "count(*) FILTER (WHERE attributed_to IS NULL), "
+		       "count(*) FILTER (WHERE attributed_to = 'act_c' AND "
+		       "created_at < 1800000000000 - 86400000) FROM usage_all "
+		       "WHERE key_id = 'key_c'");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "8");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "8");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 2), "0");
+	PQclear(r);
+	claim(db, "key_c", "act_c2", &credits, &calls);
+	CU_ASSERT_EQUAL(calls, 0);
+	CU_ASSERT_EQUAL(credits, 0);
+	claim(db, "key_d", "act_d", &credits, &calls);
+	CU_ASSERT_EQUAL(calls, 5);
+	CU_ASSERT_EQUAL(credits, 4);
+	/* A new call of the key after the claim is the next claim's. */
+	batch("ubt_c3", "key_c", 1, 1, 1);
+	claim(db, "key_c", "act_c3", &credits, &calls);
+	CU_ASSERT_EQUAL(calls, 1);
+}
+
 static int64_t race_calls[RACERS];
 
 static void *racer(void *arg)
@@ -113,14 +185,24 @@ static void test_racing_claims_take_each_row_once(void)
 		 "'backlinks', 1, 1, %lld FROM generate_series(1, %d) g",
 		 ws, NOW - HOUR, RACE_ROWS);
 	sql(q);
+	/* As many calls again in batches of 40. */
+	for (int i = 0; i < RACE_ROWS / 40; i++) {
+		snprintf(q, sizeof(q), "ubt_race%02d", i);
+		batch(q, "key_race", 40, HOUR - i * 100, 1);
+	}
 	for (int i = 0; i < RACERS; i++)
 		CU_ASSERT_FATAL(pthread_create(&t[i], NULL, racer, (void *)(intptr_t)i) == 0);
 	for (int i = 0; i < RACERS; i++) {
 		pthread_join(t[i], NULL);
 		total += race_calls[i];
 	}
-	CU_ASSERT_EQUAL(total, RACE_ROWS);
-	r = PQexec(db, "SELECT count(*) FROM usage WHERE key_id = 'key_race' "
+	CU_ASSERT_EQUAL(total, RACE_ROWS * 2);
+	r = PQexec(db, "SELECT count(*), count(DISTINCT id) FROM usage_all "
+		       "WHERE key_id = 'key_race' AND attributed_to IS NOT NULL");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "800");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "800");
+	PQclear(r);
+	r = PQexec(db, "SELECT count(*) FROM usage_all WHERE key_id = 'key_race' "
 		       "AND attributed_to IS NULL");
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "0");
 	PQclear(r);
@@ -159,6 +241,8 @@ int main(void)
 		return 1;
 	s = CU_add_suite("usage_claim", NULL, NULL);
 	CU_add_test(s, "the key's rows of the window, once", test_window_and_key);
+	CU_add_test(s, "calls in batches, the window cutting one",
+		    test_batches);
 	CU_add_test(s, "racing claims take each row once",
 		    test_racing_claims_take_each_row_once);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -1,10 +1,11 @@
 /*
- * test_acct_usage_rows: a leased call's usage row (migration 007,
- * docs/decisions.md "Credit leases") against PostgreSQL: 007 applied to
- * a database at 006 holding rows; a per-call debit retried under its
- * request id debited once, never taken for a leased row; a leased row
- * listed and claimable; the statements reading usage served by its
- * indexes (the ledger writer's session scans no table).
+ * test_acct_usage_rows: a leased call's usage row (migrations 007 and 008,
+ * docs/decisions.md "Credit leases") against PostgreSQL: 007 and 008
+ * applied to a database at 006 holding rows; a per-call debit retried
+ * under its request id debited once, never taken for a leased row; a
+ * leased row listed and claimable; the statements reading usage served by
+ * its indexes (the ledger writer's session scans no table). Batches
+ * (008) at scale: test_acct_usage_batches.
  * Without SEO_TEST_PG_URL it prints a skip line and passes.
  */
 #include <CUnit/Basic.h>
@@ -131,8 +132,9 @@ static void migrations_before_free(void)
 
 /* ---- tests ------------------------------------------------------------ */
 
-/* 006 with rows of every kind, then 007: the rows kept, the request index
- * holding per-call debits only, the listing's index ascending. */
+/* 006 with rows of every kind, then 007 and 008: the rows kept (and
+ * shown by usage_all), the request index holding per-call debits only,
+ * the listing's index ascending. */
 static void test_migrate_from_006(void)
 {
 	acct_options opt;
@@ -144,8 +146,10 @@ static void test_migrate_from_006(void)
 	CU_ASSERT_EQUAL_FATAL(put_row("chg_leased", "rows-ls", "NULL", "'earned'"), 0);
 	CU_ASSERT_EQUAL_FATAL(put_row("chg_old", NULL, "NULL", "NULL"), 0);
 	CU_ASSERT_EQUAL_FATAL(acct_migrate(db, migrations, &applied, &err), 0);
-	CU_ASSERT_EQUAL(applied, 1);
+	CU_ASSERT_EQUAL(applied, 2);
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
+			      first.workspace_id), 3);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1",
 			      first.workspace_id), 3);
 	CU_ASSERT_EQUAL(q_text(def, sizeof(def), "SELECT indexdef FROM pg_indexes "
 			       "WHERE indexname = 'usage_request'", NULL), 0);
@@ -273,10 +277,11 @@ static void test_leased_rows_listed_and_claimed(void)
 	seo_arena_free(arena);
 }
 
-/* A report's rows take their ids from draws of randomness for many
- * (lease.c, acct__new_time_ids()): across draws they stay distinct, of
- * one length, and begin with the time. */
-static void test_report_ids_distinct(void)
+/* A report's calls of one key make one batch, its id from a draw of
+ * randomness for many (lease.c, acct__new_time_ids()) beginning with the
+ * time; usage_all shows each call as a row of its own id, in the order
+ * reported. */
+static void test_report_one_batch(void)
 {
 	enum { N = 150 };
 	static LeaseCall c[N];
@@ -292,7 +297,7 @@ static void test_report_ids_distinct(void)
 	CU_ASSERT_EQUAL_FATAL(report(w.workspace_id, NULL, 0, 1000, &o, &err), 0);
 	for (int i = 0; i < N; i++) {
 		seo__account__v1__lease_call__init(&c[i]);
-		snprintf(req[i], sizeof(req[i]), "rows-id-%d", i);
+		snprintf(req[i], sizeof(req[i]), "rows-id-%03d", i);
 		c[i].request_id = req[i];
 		c[i].endpoint = "backlinks";
 		c[i].charged = 1;
@@ -300,13 +305,17 @@ static void test_report_ids_distinct(void)
 		cp[i] = &c[i];
 	}
 	CU_ASSERT_EQUAL_FATAL(report(w.workspace_id, cp, N, 0, &o, &err), 0);
-	CU_ASSERT_EQUAL(q_int("SELECT count(DISTINCT id) FROM usage "
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_batches WHERE workspace_id = $1 "
+			      "AND id ~ '^ubt_[0-9a-f]{11}[A-Za-z0-9_-]{9}$' "
+			      "AND n_calls = 150 AND credits_used = 150",
+			      w.workspace_id), 1);
+	CU_ASSERT_EQUAL(q_int("SELECT count(DISTINCT id) FROM usage_all "
 			      "WHERE workspace_id = $1", w.workspace_id), N);
-	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1 "
-			      "AND id ~ '^chg_[0-9a-f]{11}[A-Za-z0-9_-]{9}$'",
-			      w.workspace_id), N);
-	CU_ASSERT_EQUAL(q_int("SELECT count(DISTINCT substr(id, 1, 15)) FROM usage "
-			      "WHERE workspace_id = $1", w.workspace_id), 1);
+	/* In the order reported: ids and request ids sort alike. */
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM (SELECT request_id, row_number() "
+			      "OVER (ORDER BY id) AS a, row_number() OVER "
+			      "(ORDER BY request_id) AS b FROM usage_all "
+			      "WHERE workspace_id = $1) t WHERE a = b", w.workspace_id), N);
 }
 
 /* The plan of statement `q` of the library's table, executed with
@@ -332,10 +341,12 @@ static void plan_of(acct__q q, const char *args, char *out, size_t n)
 }
 
 /* Each reads its rows through an index, in the index's order: nothing
- * scanned, nothing sorted, even when the planner may do neither. */
+ * scanned, even when the planner may not. The page sorts only what it
+ * merges: at most limit + offset per-call rows and the batches that may
+ * hold one of the calls asked for. */
 static void test_statements_use_the_indexes(void)
 {
-	char page[128], count[64], plan[2048], v[8];
+	char page[128], count[64], plan[4096], v[8];
 
 	snprintf(page, sizeof(page), "'%s', 50, 0", first.workspace_id);
 	snprintf(count, sizeof(count), "'%s'", first.workspace_id);
@@ -346,9 +357,12 @@ static void test_statements_use_the_indexes(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "Index Scan using usage_request on usage"));
 	plan_of(ACCT_Q_USAGE_PAGE, page, plan, sizeof(plan));
 	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "Index Scan Backward using usage_workspace"));
-	CU_ASSERT_PTR_NULL(strstr(plan, "Sort"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "Index Scan Backward using usage_batches_workspace"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "using usage_batches_workspace on usage_batches b"));
+	CU_ASSERT_PTR_NULL(strstr(plan, "Seq Scan"));
 	plan_of(ACCT_Q_USAGE_COUNT, count, plan, sizeof(plan));
 	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "using usage_workspace"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(plan, "using usage_batches_workspace"));
 	CU_ASSERT_PTR_NULL(strstr(plan, "Seq Scan"));
 }
 
@@ -392,8 +406,8 @@ int main(void)
 		    test_debit_retried_once);
 	CU_add_test(s, "leased rows listed and claimed",
 		    test_leased_rows_listed_and_claimed);
-	CU_add_test(s, "a report's rows' ids distinct across draws",
-		    test_report_ids_distinct);
+	CU_add_test(s, "a report's calls of one key, one batch",
+		    test_report_one_batch);
 	CU_add_test(s, "the statements read usage by its indexes",
 		    test_statements_use_the_indexes);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -548,7 +548,7 @@ def clear_of_the_hourly_job(minute, window=30):
 
 def open_charges(s, wid):
     """The workspace's debits whose outcome nobody reported yet."""
-    return int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+    return int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s' "
                           "AND outcome IS NULL" % wid))
 
 
@@ -604,7 +604,7 @@ def conserved(s, wid, granted):
     lease's report moves credits between them); (balance, earned)."""
     row = s.db.query(
         "SELECT (SELECT balance FROM workspaces WHERE id = '{w}') || ',' || "
-        "(SELECT coalesce(sum(credits_used), 0) FROM usage WHERE workspace_id = '{w}') "
+        "(SELECT coalesce(sum(credits_used), 0) FROM usage_all WHERE workspace_id = '{w}') "
         "|| ',' || (SELECT sum(delta) FROM ledger WHERE workspace_id = '{w}') || ',' || "
         "(SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
         "WHERE workspace_id = '{w}' AND closed_at IS NULL)".format(w=wid))

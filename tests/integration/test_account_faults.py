@@ -116,7 +116,7 @@ def paid_what_was_answered(s, ws, granted, statuses):
     reconcile(s)
     balance, earned = conserved(s, ws["workspace_id"], granted)
     eq(earned, ok * COST, "credits earned by the calls answered 200")
-    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+    eq(int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s' "
                       "AND credits_used > 0" % ws["workspace_id"])), ok,
        "one paying usage row per call answered 200")
 
@@ -210,7 +210,7 @@ def a_debit_held_past_its_deadline_is_not_written(s):
     time.sleep(1)
     eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), 100,
        "nothing charged after the caller gave up")
-    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid)), 0,
+    eq(int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s'" % wid)), 0,
        "no usage row")
     eq(s.get(PATH, key=ws["api_key"]).status, 200, "billed call after the lock")
     h.wait_reported(s, wid)

@@ -112,7 +112,7 @@ def job(c, name, at_ms=None):
 
 def usage(c, w):
     return c.stack.db.query("SELECT coalesce(sum(credits_used), 0) || '/' || count(*) "
-                            "FROM usage WHERE workspace_id = '%s' AND endpoint = "
+                            "FROM usage_all WHERE workspace_id = '%s' AND endpoint = "
                             "'indexnow'" % w.ws)
 
 

@@ -148,7 +148,7 @@ def exactly_floor_balance_over_cost_succeed(c):
     eq(int(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid)), REMAINDER)
     eq(int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % wid)),
        REMAINDER, "ledger sum equals the balance")
-    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid)), COVERED,
+    eq(int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s'" % wid)), COVERED,
        "one usage row per successful charge")
     eq(s.get("/v1/credits", key=key).json(), {"credits": REMAINDER})
     usage = s.get("/v1/usage?limit=200", key=key).json()
@@ -176,7 +176,7 @@ def refunds_give_credits_back_once(c):
        REMAINDER + COST + 1)
     eq(int(s.db.query("SELECT sum(delta) FROM ledger WHERE workspace_id = '%s'" % c.wid)),
        REMAINDER + COST + 1, "ledger sum equals the balance")
-    used = s.db.query("SELECT credits_used FROM usage WHERE id = '%s'" % first)
+    used = s.db.query("SELECT credits_used FROM usage_all WHERE id = '%s'" % first)
     eq(used, "0", "refunded usage row shows 0")
     try:
         c.refund(refund_request("chg_unknown"), timeout=10, metadata=c.meta)

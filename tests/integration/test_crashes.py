@@ -49,7 +49,7 @@ def settled(s, ws, statuses, exact):
         time.sleep(8)  # the live gateways' reports, retried with back-off
     h.reconcile_tomorrow(s)
     _, earned = h.conserved(s, wid, GRANTED)
-    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+    eq(int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s' "
                       "AND outcome IS NULL" % wid)), 0, "every charge closed")
     if exact:
         eq(earned, ok * COST, "credits earned by the calls answered 200")

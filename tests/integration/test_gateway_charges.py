@@ -129,13 +129,13 @@ def earned_outcomes_ride_on_later_debits(s):
         eq(s.get(PATH, key=key).status, 200, "billed call")
     results = h.parallel(20, lambda i: s.get(PATH, key=key))
     eq(sorted(r.status for r in results), [200] * 20, "parallel billed calls")
-    open_rows = "SELECT count(*) FROM usage WHERE workspace_id = '%s' " \
+    open_rows = "SELECT count(*) FROM usage_all WHERE workspace_id = '%s' " \
                 "AND outcome IS NULL" % wid
     deadline = time.time() + 2
     while int(s.db.query(open_rows)) > 0 and time.time() < deadline:
         time.sleep(0.05)
     eq(int(s.db.query(open_rows)), 0, "every charge closed")
-    eq(int(s.db.query("SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+    eq(int(s.db.query("SELECT count(*) FROM usage_all WHERE workspace_id = '%s' "
                       "AND outcome = 'earned' AND credits_used = %d"
                       % (wid, COST))), 30, "30 charges earned in full")
     at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)

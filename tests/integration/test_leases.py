@@ -105,7 +105,7 @@ def billed_calls_come_from_the_lease(s):
     eq(r.json()["credits_remaining"], BIG - COST * made, "the balance shown")
     usage = s.get("/v1/usage?limit=1", key=key).json()
     eq(usage["total"], made, "one usage row per call, written before the usage read")
-    rows = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid))
+    rows = int(q(s, "SELECT count(*) FROM usage_all WHERE workspace_id = '%s'" % wid))
     eq(rows, made, "one usage row per call")
     eq(conserved(s, wid, BIG), COST * made, "earned")
 
@@ -142,7 +142,7 @@ def failed_calls_give_the_credits_back(s):
     finally:
         s.start_service("svc-graph")
         s.wait_healthy()
-    free = int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s' "
+    free = int(q(s, "SELECT count(*) FROM usage_all WHERE workspace_id = '%s' "
                     "AND credits_used = 0 AND charged = %d" % (wid, COST)))
     eq(free, 20, "the failures' usage rows at 0")
     eq(conserved(s, wid, BIG), COST * made, "earned")
@@ -254,7 +254,7 @@ def a_killed_gateways_lease_expires(s):
     wid, key, made = spend_on_gateway1(s)
     # every call reported before the kill (each within 50 ms)
     deadline = time.time() + 10
-    while int(q(s, "SELECT count(*) FROM usage WHERE workspace_id = '%s'" % wid)) < made:
+    while int(q(s, "SELECT count(*) FROM usage_all WHERE workspace_id = '%s'" % wid)) < made:
         check(time.time() < deadline, "the calls reported")
         time.sleep(0.05)
     s.procs["gateway1"].stop(signal.SIGKILL)

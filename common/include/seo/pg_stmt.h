@@ -67,17 +67,6 @@ seo_pg_conn seo_pg_conn_of(PGconn *pg, const seo_pg_stmts *stmts,
 int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		PGresult **res, char *err, size_t err_len);
 
-/*
- * Runs row `q`, a COPY ... FROM STDIN (never prepared: COPY cannot be),
- * sending the `len` bytes of `data` (text format, seo/pg_copy.h) as its
- * rows; `c` must not be in pipeline mode. Returns 0 or what
- * seo_pg_exec() returns for a failed statement (SEO_EEXIST when a row
- * breaks a unique index, ...); a transaction begun before is then left
- * aborted, for the caller to roll back.
- */
-int seo_pg_copy(seo_pg_conn *c, int q, const char *data, size_t len,
-		char *err, size_t err_len);
-
 /* BEGIN and COMMIT: 0 or SEO_EDB. ROLLBACK ignores failures (a pool then
  * drops the connection). */
 int seo_pg_begin(seo_pg_conn *c, char *err, size_t err_len);
