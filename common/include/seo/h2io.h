@@ -62,8 +62,10 @@ void seo_bev_write_now(struct bufferevent *bev);
 
 /*
  * Sends whatever nghttp2 has queued (call after any nghttp2_submit_*() or
- * nghttp2_session_resume_data()). Returns 0, or SEO_EIO when the session
- * failed, in which case on_close will be called from the event loop.
+ * nghttp2_session_resume_data()) once the loop has called back the other
+ * events ready now, so that what several of them submit leaves in one
+ * write. Returns 0, or SEO_EIO when the pump is closed already; a send
+ * that fails later closes it (on_close follows from the loop).
  */
 int seo_h2io_flush(seo_h2io *io);
 
