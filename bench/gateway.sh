@@ -255,11 +255,13 @@ measure() {
   check "$label" nginx 0 "$n_err"
 }
 
-# authorize_calls URL: the gateway's Authorize calls so far ("-": not
-# counted by this gateway).
+# authorize_calls URL: "CALLS ASKS", the gateway's Authorize calls so far
+# and those of them that only asked ahead for a key's rate tokens ("-":
+# not counted by this gateway).
 authorize_calls() {
   curl -s -H "Authorization: Bearer $SEO_METRICS_TOKEN" "$1/metrics" \
-    | awk '$1 == "seo_account_authorize_total" { n = $2 } END { print (n == "" ? "-" : n) }'
+    | awk '$1 == "seo_account_authorize_total" { n = $2 } $1 == "seo_rate_ask_total" { k = $2 }
+           END { print (n == "" ? "-" : n), (k == "" ? "-" : k) }'
 }
 
 # billed_vs_free CONNS: the billed route on the gateway and on
@@ -272,9 +274,11 @@ billed_vs_free() {
   b=$wrk_line
   a1=$(authorize_calls "$base")
   arows+=("$(awk -v c="$conns" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
-    split(l, w, " "); n = w[6]
-    if (a == "-" || z == "-" || n <= 0) printf "| %s | - |", c
-    else printf "| %s | %.4f |", c, (z - a) / n }')")
+    split(l, w, " "); n = w[6]; split(a, x, " "); split(z, y, " ")
+    if (x[1] == "-" || y[1] == "-" || n <= 0) printf "| %s | - |", c
+    else printf "| %s | %.4f |", c, (y[1] - x[1]) / n
+    if (x[2] == "-" || y[2] == "-" || n <= 0) printf " - |"
+    else printf " %.4f |", (y[2] - x[2]) / n }')")
   bench_check_alive
   bench_say "bench:   $label: unbilled"
   timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
@@ -318,10 +322,10 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${brows[@]}"
   echo
-  echo "Authorize calls the gateway sent per billed request above (its /metrics' seo_account_authorize_total over wrk's requests; \"-\": a gateway that does not count them), the rate limit $([ "$RATE_LIMIT" = 0 ] && echo off || echo "on at $RATE_LIMIT a minute per key"):"
+  echo "Authorize calls the gateway sent per billed request above (its /metrics' seo_account_authorize_total over wrk's requests, and seo_rate_ask_total, the asks ahead among them; \"-\": a gateway that does not count them), the rate limit $([ "$RATE_LIMIT" = 0 ] && echo off || echo "on at $RATE_LIMIT a minute per key"):"
   echo
-  echo "| connections | Authorize calls per request |"
-  echo "|---|---|"
+  echo "| connections | Authorize calls per request | of them asks ahead for rate tokens |"
+  echo "|---|---|---|"
   printf '%s\n' "${arows[@]}"
   echo
   echo "Context switches and system calls per request during each gateway run above: context switches voluntary + involuntary, summed over every thread of the process (/proc/PID/task/*/status), system calls counted by perf stat on the raw_syscalls:sys_enter tracepoint for the run's ${SECONDS_PER_RUN} s (\"-\" where perf cannot count them); the gateway columns are gateway-unbilled's on the unbilled rows:"

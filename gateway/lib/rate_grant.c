@@ -42,6 +42,38 @@ static long long doubled(long long want)
 	return want * 2 > GW_RATE_WANT_MAX ? GW_RATE_WANT_MAX : want * 2;
 }
 
+/*
+ * After a call spent a token at `now`: the next grant to ask ahead (0:
+ * none), while grants come and none waits. Once the tokens fall to the
+ * low-water mark: the next ask less what is held, the ask twice as large
+ * when this grant came there (3/4 of it spent) within a third of its
+ * hold: at this pace twice as many last 8/9 of a hold, and more would
+ * outlive it. Else once three quarters of the hold are gone, at a pace
+ * too slow to spend the rest (it will go back): as many as were spent of
+ * this grant so far. Either way never more than one ask's worth is held.
+ */
+static long long ahead(gw_rate_grant *g, int64_t now)
+{
+	int64_t age = now - (g->expires_ms - GW_RATE_HOLD_MS);
+	long long n;
+
+	if (g->last == 0 || g->next > 0 || now < g->asked_until)
+		return 0;
+	if (g->tokens * GW_RATE_LOW_SHARE <= g->last) {
+		if (age < GW_RATE_HOLD_MS / 3)
+			g->want = doubled(g->want);
+		n = g->want - g->tokens;
+	} else if (age >= GW_RATE_HOLD_MS * 3 / 4) {
+		n = g->last - g->tokens;
+	} else {
+		return 0;
+	}
+	if (n <= 0)
+		return 0;
+	g->asked_until = now + GW_RATE_ASK_MS;
+	return n;
+}
+
 int gw__grant_take(gw_rate_grant *g, int64_t now, gw_rate *rate,
 		   long long *want)
 {
@@ -50,21 +82,7 @@ int gw__grant_take(gw_rate_grant *g, int64_t now, gw_rate *rate,
 	if (g->tokens > 0 && now < g->expires_ms) {
 		g->tokens--;
 		view(g, now, rate);
-		/* Fallen to the low-water mark while grants come: the next
-		 * is asked now, off the calls' path, twice as large when this
-		 * grant came this far within half its hold (a larger one
-		 * would outlive its hold at this pace). What is held counts
-		 * in the ask. */
-		if (g->last > 0 && g->next == 0 && now >= g->asked_until &&
-		    g->tokens * GW_RATE_LOW_SHARE <= g->last) {
-			if (now - (g->expires_ms - GW_RATE_HOLD_MS) <
-			    GW_RATE_HOLD_MS / 2)
-				g->want = doubled(g->want);
-			if (g->want > g->tokens) {
-				*want = g->want - g->tokens;
-				g->asked_until = now + GW_RATE_ASK_MS;
-			}
-		}
+		*want = ahead(g, now);
 		return 1;
 	}
 	if (now >= g->asked_until) {

@@ -3,14 +3,16 @@
  * "the rate limit counted in the gateways").
  *
  * svc-account keeps one token bucket per key, shared by every gateway. A
- * gateway asks it, with a call it sends anyway, for a few tokens ahead (a
- * grant: at most an eighth of what the bucket holds, none near empty) and
- * admits that many calls of the key itself; each admitted call spent one
- * token of the shared bucket, so replicas together never admit more than
- * it allows. Tokens not spent within GW_RATE_HOLD_MS of their grant, or
- * recalled (a call refused elsewhere), go back. Plain arithmetic on one
- * key's state, no I/O; the caller (keys.c) owns it. Internal to the
- * gateway.
+ * gateway asks it for a few tokens ahead (a grant: at most an eighth of
+ * what the bucket holds, none near empty), first with a call of the key
+ * it sends anyway, then, while grants come, ahead of running out (an ask
+ * alone, once the tokens held fall to a quarter of the last grant or
+ * three quarters of their hold are gone), and admits that many calls of
+ * the key itself; each admitted call spent one token of the shared
+ * bucket, so replicas together never admit more than it allows. Tokens
+ * not spent within GW_RATE_HOLD_MS of their grant, or recalled (a call
+ * refused elsewhere), go back. Plain arithmetic on one key's state, no
+ * I/O; the caller (keys.c) owns it. Internal to the gateway.
  */
 #ifndef GW_RATE_GRANT_H
 #define GW_RATE_GRANT_H

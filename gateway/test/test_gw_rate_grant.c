@@ -3,12 +3,12 @@
  * rate_grant.c, and its place in keys.c): tokens granted are spent one a
  * call, one grant is asked at a time, a grant spent within its hold asks
  * for twice as many next time, the next grant is asked ahead at the
- * low-water mark while grants come (and only with calls once an ask got
- * none or failed), so that no call asks in steady use, what is held
- * never exceeds the largest ask, tokens
- * past their hold or recalled leave, held tokens never outlive their
- * hold, and the limit shown is svc-account's bucket refilled since, plus
- * what is held, never full.
+ * low-water mark or late in its hold while grants come (and only with
+ * calls once an ask got none or failed), so that no call asks in steady
+ * use, even as its pace changes, what is held never exceeds the largest
+ * ask, tokens past their hold or recalled leave, held tokens never
+ * outlive their hold, and the limit shown is svc-account's bucket
+ * refilled since, plus what is held, never full.
  */
 #include <CUnit/Basic.h>
 #include <string.h>
@@ -109,23 +109,40 @@ static void test_the_next_grant_asked_ahead(void)
 	}
 	CU_ASSERT_EQUAL(gw__grant_take(&g, now + GW_RATE_HOLD_MS, &r, &want), 0);
 	CU_ASSERT(want > 0);
+
+	/* Spent slowly: three quarters into its hold, the next is asked,
+	 * as many as were spent of this one. */
+	g = (gw_rate_grant){0};
+	gw__grant_take(&g, 0, &r, &want);
+	gw__grant_add(&g, 100, &bucket, 0);
+	for (int i = 0; i < 10; i++) {
+		CU_ASSERT_EQUAL(gw__grant_take(&g, i * 70, &r, &want), 1);
+		CU_ASSERT_EQUAL(want, 0);
+	}
+	CU_ASSERT_EQUAL(gw__grant_take(&g, GW_RATE_HOLD_MS * 3 / 4, &r, &want), 1);
+	CU_ASSERT_EQUAL(want, 11);
 }
 
-/* A key called `per_ms` times a millisecond for `n` calls, each ask
- * answered 3 calls after it: the calls that asked svc-account after the
- * first 200; what is held with what is asked never passes the largest
+/* A key called at `per_s[k]` calls a second in turn, each for `phase_ms`,
+ * for `n` calls, each ask answered 3 calls after it: the calls that
+ * asked svc-account after the first 200, *back the tokens that went back
+ * unspent; what is held with what is asked never passes the largest
  * ask. */
-static int steady(int per_ms, int n, gw_rate_grant *g)
+static int steady(const int *per_s, int n_rates, int phase_ms, int n,
+		  gw_rate_grant *g, long long *back)
 {
 	gw_rate r, bucket = {100000000, 90000000, 10};
 	long long want, asked = 0;
+	int64_t us = 100000;
 	int calls = 0, late = 0;
 
 	memset(g, 0, sizeof(*g));
+	*back = 0;
 	for (int i = 0; i < n; i++) {
-		int64_t now = 100 + i / per_ms;
+		int64_t now = us / 1000;
 
-		gw__grant_expire(g, now);
+		us += 1000000 / per_s[(now / phase_ms) % n_rates];
+		*back += gw__grant_expire(g, now);
 		if (!gw__grant_take(g, now, &r, &want) && i >= 200)
 			late++;
 		if (want > 0) {
@@ -143,14 +160,24 @@ static int steady(int per_ms, int n, gw_rate_grant *g)
 
 static void test_no_call_asks_in_steady_use(void)
 {
+	static const int fast[] = {10000}, mid[] = {1000}, slow[] = {400},
+			 uneven[] = {2000, 300, 900, 150};
 	gw_rate_grant g;
+	long long back;
 
 	/* 10,000 calls a second: the largest grants. */
-	CU_ASSERT_EQUAL(steady(10, 200000, &g), 0);
+	CU_ASSERT_EQUAL(steady(fast, 1, 1000, 200000, &g, &back), 0);
 	CU_ASSERT_EQUAL(g.want, GW_RATE_WANT_MAX);
-	/* 1,000 a second: grants that are spent within their hold. */
-	CU_ASSERT_EQUAL(steady(1, 20000, &g), 0);
-	CU_ASSERT(g.want >= 512 && g.want <= 2048);
+	CU_ASSERT_EQUAL(back, 0);
+	/* Slower: grants spent within their hold, none going back. */
+	CU_ASSERT_EQUAL(steady(mid, 1, 1000, 20000, &g, &back), 0);
+	CU_ASSERT(g.want >= 256 && g.want <= 1024);
+	CU_ASSERT_EQUAL(back, 0);
+	CU_ASSERT_EQUAL(steady(slow, 1, 1000, 8000, &g, &back), 0);
+	CU_ASSERT_EQUAL(back, 0);
+	/* A pace that changes every 1.5 s: tokens go back when it slows,
+	 * and still no call waits for svc-account. */
+	CU_ASSERT_EQUAL(steady(uneven, 4, 1500, 40000, &g, &back), 0);
 }
 
 static void test_the_view_refills(void)
