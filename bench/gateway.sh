@@ -23,6 +23,8 @@
 #
 # Environment:
 #   BENCH_SECONDS      duration of each wrk run (default 10)
+#   BENCH_SLICES       runs of each side of the billed row, alternated
+#                      (default 3): its figures are their medians
 #   BENCH_WARMUP       seconds of unreported warm-up per target (default 2)
 #   BENCH_CONNECTIONS  connection counts (default "16 64")
 #   BENCH_PORT         the gateway's port (default 18080): nginx the next,
@@ -40,6 +42,7 @@ set -euo pipefail
 
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
+SLICES=${BENCH_SLICES:-3}
 CONNECTIONS=${BENCH_CONNECTIONS:-16 64}
 GW_PORT=${BENCH_PORT:-18080}
 NGINX_PORT=$((GW_PORT + 1))
@@ -50,6 +53,7 @@ SHIFT=$((GW_PORT - 8080))
 [[ "$GW_PORT" =~ ^[1-9][0-9]*$ ]] && [ "$GW_PORT" -gt 8080 ] && [ "$GW_PORT" -lt 55000 ] \
   || bench_die "BENCH_PORT must be a port between 8081 and 54999"
 [[ "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SECONDS must be a positive integer"
+[[ "$SLICES" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SLICES must be a positive integer"
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || bench_die "BENCH_WARMUP must be an integer"
 for c in $CONNECTIONS; do
   [[ "$c" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_CONNECTIONS: '$c' is not a positive integer"
@@ -264,26 +268,59 @@ authorize_calls() {
            END { print (n == "" ? "-" : n), (k == "" ? "-" : k) }'
 }
 
+# median_wrk LINE...: bench_wrk's lines of one side's slices folded into
+# one: requests/s, p50 and p99 each the median of the slices' (a stall of
+# the shared machine spoils one slice, not the row), the non-2xx answers,
+# socket errors and requests summed.
+median_wrk() {
+  printf '%s\n' "$@" | awk '{ for (i = 1; i <= 6; i++) v[i, NR] = $i }
+    END {
+      for (i = 1; i <= 6; i++) {
+        if (i > 3) { o[i] = 0; for (r = 1; r <= NR; r++) o[i] += v[i, r]; continue }
+        for (r = 1; r <= NR; r++) {
+          x = v[i, r]; k = r - 1
+          while (k > 0 && a[k] > x) { a[k + 1] = a[k]; k-- }
+          a[k + 1] = x
+        }
+        o[i] = a[int((NR + 1) / 2)]
+      }
+      printf "%s %s %s %d %d %d\n", o[1], o[2], o[3], o[4], o[5], o[6] }'
+}
+
 # billed_vs_free CONNS: the billed route on the gateway and on
-# gateway-unbilled, the same services behind both.
+# gateway-unbilled, the same services behind both, in SLICES runs a side
+# alternated (billed, unbilled, billed, ...); the CPU, switches and
+# Authorize rows are the first slice's.
 billed_vs_free() {
-  local conns=$1 b f label="$1, GET $billed" a0 a1
-  bench_say "bench:   $label: billed"
-  a0=$(authorize_calls "$base")
-  timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" -H "X-API-Key: $key"
-  b=$wrk_line
-  a1=$(authorize_calls "$base")
-  arows+=("$(awk -v c="$conns" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
-    split(l, w, " "); n = w[6]; split(a, x, " "); split(z, y, " ")
-    if (x[1] == "-" || y[1] == "-" || n <= 0) printf "| %s | - |", c
-    else printf "| %s | %.4f |", c, (y[1] - x[1]) / n
-    if (x[2] == "-" || y[2] == "-" || n <= 0) printf " - |"
-    else printf " %.4f |", (y[2] - x[2]) / n }')")
-  bench_check_alive
-  bench_say "bench:   $label: unbilled"
-  timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
-  f=$wrk_line
-  bench_check_alive
+  local conns=$1 b f label="$1, GET $billed" a0 a1 i bs=() fs=()
+  for ((i = 0; i < SLICES; i++)); do
+    bench_say "bench:   $label: billed ($((i + 1)) of $SLICES)"
+    if [ "$i" = 0 ]; then
+      a0=$(authorize_calls "$base")
+      timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" -H "X-API-Key: $key"
+      a1=$(authorize_calls "$base")
+      arows+=("$(awk -v c="$conns" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
+        split(l, w, " "); n = w[6]; split(a, x, " "); split(z, y, " ")
+        if (x[1] == "-" || y[1] == "-" || n <= 0) printf "| %s | - |", c
+        else printf "| %s | %.4f |", c, (y[1] - x[1]) / n
+        if (x[2] == "-" || y[2] == "-" || n <= 0) printf " - |"
+        else printf " %.4f |", (y[2] - x[2]) / n }')")
+      bs+=("$wrk_line")
+    else
+      bs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$base$billed?domain=example.com" -H "X-API-Key: $key")")
+    fi
+    bench_check_alive
+    bench_say "bench:   $label: unbilled ($((i + 1)) of $SLICES)"
+    if [ "$i" = 0 ]; then
+      timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
+      fs+=("$wrk_line")
+    else
+      fs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$free$billed?domain=example.com" -H "X-API-Key: $key")")
+    fi
+    bench_check_alive
+  done
+  b=$(median_wrk "${bs[@]}")
+  f=$(median_wrk "${fs[@]}")
   read -r b_rps b_p50 b_p99 b_bad b_err _ <<<"$b"
   read -r f_rps f_p50 f_p99 f_bad f_err _ <<<"$f"
   local over
@@ -316,7 +353,7 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "GET $billed?domain=example.com with X-API-Key (1 credit a call) on the gateway, and the same route unbilled on gateway-unbilled (the same gateway with every route free: the key checked, nothing debited, no outcome reported), the same services behind both:"
+  echo "GET $billed?domain=example.com with X-API-Key (1 credit a call) on the gateway, and the same route unbilled on gateway-unbilled (the same gateway with every route free: the key checked, nothing debited, no outcome reported), the same services behind both; $SLICES runs of ${SECONDS_PER_RUN} s a side, alternated, each figure the median of its side's runs:"
   echo
   echo "| connections | billed req/s | p50 | p99 | unbilled req/s | p50 | p99 | billed p50 over unbilled |"
   echo "|---|---|---|---|---|---|---|---|"
