@@ -29,10 +29,10 @@ typedef void (*seo_h2io_close_fn)(seo_h2io *io, void *ud);
 /*
  * Flags of seo_h2io_new(). SEO_H2IO_CLEARTEXT: `bev` is a plain socket
  * bufferevent (no TLS filter) whose socket is set, so frames are written to
- * the socket as soon as nghttp2 produces them (seo_bev_write_now()) instead
- * of on the loop's next writable event, and the pump reads the socket
- * itself with recv() into 64 KiB (the bufferevent asks the kernel how much
- * waits before each read and takes at most 4 KiB): a unary call costs
+ * the socket when a send runs (seo_bev_write_now()) instead of on the
+ * loop's next writable event, and the pump reads the socket itself with
+ * recv() into 64 KiB (the bufferevent asks the kernel how much waits
+ * before each read and takes at most 4 KiB): a unary call costs at most
  * three system calls on each side.
  */
 #define SEO_H2IO_CLEARTEXT 1u
