@@ -25,6 +25,8 @@
 #   BENCH_SECONDS      duration of each wrk run (default 10)
 #   BENCH_SLICES       runs of each side of the billed row, alternated
 #                      (default 3): its figures are their medians
+#   BENCH_WORKSPACES   workspaces of one more billed row, the calls spread
+#                      over their keys (default 200; 0: no such row)
 #   BENCH_WARMUP       seconds of unreported warm-up per target (default 2)
 #   BENCH_CONNECTIONS  connection counts (default "16 64")
 #   BENCH_PORT         the gateway's port (default 18080): nginx the next,
@@ -43,6 +45,7 @@ set -euo pipefail
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
 SLICES=${BENCH_SLICES:-3}
+WORKSPACES=${BENCH_WORKSPACES:-200}
 CONNECTIONS=${BENCH_CONNECTIONS:-16 64}
 GW_PORT=${BENCH_PORT:-18080}
 NGINX_PORT=$((GW_PORT + 1))
@@ -54,6 +57,7 @@ SHIFT=$((GW_PORT - 8080))
   || bench_die "BENCH_PORT must be a port between 8081 and 54999"
 [[ "$SECONDS_PER_RUN" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SECONDS must be a positive integer"
 [[ "$SLICES" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_SLICES must be a positive integer"
+[[ "$WORKSPACES" =~ ^[0-9]+$ ]] || bench_die "BENCH_WORKSPACES must be an integer"
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || bench_die "BENCH_WARMUP must be an integer"
 for c in $CONNECTIONS; do
   [[ "$c" =~ ^[1-9][0-9]*$ ]] || bench_die "BENCH_CONNECTIONS: '$c' is not a positive integer"
@@ -131,6 +135,16 @@ bench_check_alive
   || { cat "$BENCH_TMP/log/seoctl.log" >&2; bench_die "seoctl workspace create failed"; }
 key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' "$BENCH_TMP/workspace.json") \
   || bench_die "seoctl printed no api_key: $(cat "$BENCH_TMP/workspace.json")"
+
+# The many-workspace row's keys, a workspace each (bench/keys.lua).
+export KEYS_FILE="$BENCH_TMP/keys.txt"
+: >"$KEYS_FILE"
+for ((i = 1; i <= WORKSPACES; i++)); do
+  "$BENCH_BIN/seoctl" workspace create --name "Bench $i" --email "bench$i@example.com" \
+    --credits 1000000000 2>>"$BENCH_TMP/log/seoctl.log" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["api_key"])' >>"$KEYS_FILE" \
+    || { cat "$BENCH_TMP/log/seoctl.log" >&2; bench_die "seoctl workspace create failed"; }
+done
 
 # The bodies nginx serves are the gateway's own answers, byte for byte.
 www="$BENCH_TMP/www"
@@ -287,19 +301,20 @@ median_wrk() {
       printf "%s %s %s %d %d %d\n", o[1], o[2], o[3], o[4], o[5], o[6] }'
 }
 
-# billed_vs_free CONNS: the billed route on the gateway and on
-# gateway-unbilled, the same services behind both, in SLICES runs a side
-# alternated (billed, unbilled, billed, ...); the CPU, switches and
-# Authorize rows are the first slice's.
+# billed_vs_free CONNS LABEL WRK_ARGS...: the billed route on the gateway
+# and on gateway-unbilled, the same services behind both, in SLICES runs a
+# side alternated (billed, unbilled, billed, ...), wrk given WRK_ARGS (the
+# key); the CPU, switches and Authorize rows are the first slice's.
 billed_vs_free() {
-  local conns=$1 b f label="$1, GET $billed" a0 a1 i bs=() fs=()
+  local conns=$1 row=$2 b f label="$2, GET $billed" a0 a1 i bs=() fs=()
+  shift 2
   for ((i = 0; i < SLICES; i++)); do
     bench_say "bench:   $label: billed ($((i + 1)) of $SLICES)"
     if [ "$i" = 0 ]; then
       a0=$(authorize_calls "$base")
-      timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" -H "X-API-Key: $key"
+      timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" "$@"
       a1=$(authorize_calls "$base")
-      arows+=("$(awk -v c="$conns" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
+      arows+=("$(awk -v c="$row" -v a="$a0" -v z="$a1" -v l="$wrk_line" 'BEGIN {
         split(l, w, " "); n = w[6]; split(a, x, " "); split(z, y, " ")
         if (x[1] == "-" || y[1] == "-" || n <= 0) printf "| %s | - |", c
         else printf "| %s | %.4f |", c, (y[1] - x[1]) / n
@@ -307,15 +322,15 @@ billed_vs_free() {
         else printf " %.4f |", (y[2] - x[2]) / n }')")
       bs+=("$wrk_line")
     else
-      bs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$base$billed?domain=example.com" -H "X-API-Key: $key")")
+      bs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$base$billed?domain=example.com" "$@")")
     fi
     bench_check_alive
     bench_say "bench:   $label: unbilled ($((i + 1)) of $SLICES)"
     if [ "$i" = 0 ]; then
-      timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" -H "X-API-Key: $key"
+      timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" "$@"
       fs+=("$wrk_line")
     else
-      fs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$free$billed?domain=example.com" -H "X-API-Key: $key")")
+      fs+=("$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$free$billed?domain=example.com" "$@")")
     fi
     bench_check_alive
   done
@@ -326,8 +341,8 @@ billed_vs_free() {
   local over
   over=$(awk -v a="$b_p50" -v b="$f_p50" 'BEGIN { if (b > 0) printf "%+.0f %%", (a / b - 1) * 100; else print "-" }')
   brows+=("$(printf '| %s | %.0f | %s ms | %s ms | %.0f | %s ms | %s ms | %s |' \
-    "$conns" "$b_rps" "$b_p50" "$b_p99" "$f_rps" "$f_p50" "$f_p99" "$over")")
-  verdicts+=("$(awk -v c="$conns" -v a="$b_p50" -v b="$f_p50" 'BEGIN {
+    "$row" "$b_rps" "$b_p50" "$b_p99" "$f_rps" "$f_p50" "$f_p99" "$over")")
+  verdicts+=("$(awk -v c="$row" -v a="$b_p50" -v b="$f_p50" 'BEGIN {
     printf "| billed p50 within 10 %% of unbilled | %s | %.3f ms against %.3f ms | %s |", c, a, b, ((b > 0 && a <= b * 1.1) ? "PASS" : "FAIL") }')")
   check "$label (billed)" "the gateway" "$b_bad" "$b_err"
   check "$label (unbilled)" gateway-unbilled "$f_bad" "$f_err"
@@ -338,7 +353,9 @@ for c in $CONNECTIONS; do
   verdicts+=("$(awk -v c="$c" -v g="$g_rps" -v n="$n_rps" 'BEGIN {
     printf "| GET /v1/credits at least 0.5x nginx | %s | %.2fx | %s |", c, (n > 0 ? g / n : 0), ((n > 0 && g / n >= 0.5) ? "PASS" : "FAIL") }')")
   measure "$c, GET $cheap (no key)" "$c" "$cheap"
-  billed_vs_free "$c"
+  billed_vs_free "$c" "$c" -H "X-API-Key: $key"
+  [ "$WORKSPACES" = 0 ] ||
+    billed_vs_free "$c" "$c, $WORKSPACES workspaces" -s "$BENCH_ROOT/bench/keys.lua"
 done
 
 # ---- report ---------------------------------------------------------------------
@@ -353,7 +370,7 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "GET $billed?domain=example.com with X-API-Key (1 credit a call) on the gateway, and the same route unbilled on gateway-unbilled (the same gateway with every route free: the key checked, nothing debited, no outcome reported), the same services behind both; $SLICES runs of ${SECONDS_PER_RUN} s a side, alternated, each figure the median of its side's runs:"
+  echo "GET $billed?domain=example.com with X-API-Key (1 credit a call) on the gateway, and the same route unbilled on gateway-unbilled (the same gateway with every route free: the key checked, nothing debited, no outcome reported), the same services behind both; $SLICES runs of ${SECONDS_PER_RUN} s a side, alternated, each figure the median of its side's runs; the rows of $WORKSPACES workspaces spread the calls over as many keys, a workspace each (bench/keys.lua):"
   echo
   echo "| connections | billed req/s | p50 | p99 | unbilled req/s | p50 | p99 | billed p50 over unbilled |"
   echo "|---|---|---|---|---|---|---|---|"
