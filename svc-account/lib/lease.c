@@ -255,22 +255,22 @@ typedef struct batch_call {
 	size_t i; /* its place in the report */
 } batch_call;
 
+/* Orders two calls by key, then user: a batch is a run of 0. */
+static int key_cmp(const batch_call *a, const batch_call *b)
+{
+	int d = strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id));
+
+	return d != 0 ? d
+		      : strcmp(or_empty(a->call->user_id), or_empty(b->call->user_id));
+}
+
+/* By key and user, then as reported: each batch keeps the calls' order. */
 static int by_key(const void *x, const void *y)
 {
 	const batch_call *a = x, *b = y;
-	int d = strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id));
+	int d = key_cmp(a, b);
 
-	if (d == 0)
-		d = strcmp(or_empty(a->call->user_id), or_empty(b->call->user_id));
-	if (d == 0)
-		d = (a->i > b->i) - (a->i < b->i);
-	return d;
-}
-
-static int same_key(const batch_call *a, const batch_call *b)
-{
-	return strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id)) == 0 &&
-	       strcmp(or_empty(a->call->user_id), or_empty(b->call->user_id)) == 0;
+	return d != 0 ? d : (a->i > b->i) - (a->i < b->i);
 }
 
 static void jw_text(seo_jw *w, const char *s)
@@ -351,7 +351,7 @@ static int write_batches(seo_pg_conn *c, const char *ws, const batch_call *calls
 	while (rc == 0 && nb < SEO_PG_PIPE_MAX && *at < n) {
 		size_t end = *at + 1;
 
-		while (end < n && same_key(&calls[*at], &calls[end]))
+		while (end < n && key_cmp(&calls[*at], &calls[end]) == 0)
 			end++;
 		rc = batch_make(&b[nb], ids[nb], ws, calls + *at, end - *at, now,
 				err);
