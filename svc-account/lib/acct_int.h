@@ -547,9 +547,11 @@ typedef struct acct__lease_out {
 /*
  * Account/Lease (lease.c): reports `in`'s calls on the holder's open lease
  * of the workspace, then closes it or tops it up, in one transaction on a
- * pooled connection; see LeaseRequest in account.proto. Errors:
- * invalid_parameter (bad input), not_found (unknown workspace),
- * service_unavailable, internal_error.
+ * pooled connection; see LeaseRequest in account.proto. The batch of one
+ * (acct__lease_batch()): the batch's or the report's refusal is its own.
+ * *out (the caller's) is filled on success. Errors: invalid_parameter
+ * (bad input), not_found (unknown workspace), service_unavailable,
+ * internal_error.
  */
 int acct__lease(acct_service *a, const Seo__Account__V1__LeaseRequest *in,
 		acct__lease_out *out, acct_err *err);
