@@ -283,13 +283,14 @@ static void print_statements(void)
 	PQclear(r);
 }
 
-/* The batch of one report of LOAD_CALLS calls per workspace ws[0 .. n),
- * their calls numbered from *seq on (advanced); 0 when all were
+/* The batch of one report of `calls` calls (at most LOAD_CALLS) per
+ * workspace ws[0 .. n), numbered from *seq on (advanced); 0 when all were
  * answered. */
-static int load_batch(acct_new_user *ws, size_t n, uint64_t *seq, int64_t want)
+static int load_batch(acct_new_user *ws, size_t n, uint64_t *seq,
+		      size_t calls, int64_t want)
 {
 	static LeaseRequest req[LOAD_WS];
-	static LeaseCall calls[LOAD_WS][LOAD_CALLS];
+	static LeaseCall call[LOAD_WS][LOAD_CALLS];
 	static LeaseCall *ptrs[LOAD_WS][LOAD_CALLS];
 	static char ids[LOAD_WS][LOAD_CALLS][48];
 	static acct__lease_result res[LOAD_WS];
@@ -301,7 +302,7 @@ static int load_batch(acct_new_user *ws, size_t n, uint64_t *seq, int64_t want)
 		LeaseRequest init = SEO__ACCOUNT__V1__LEASE_REQUEST__INIT;
 
 		req[i] = init;
-		for (size_t j = 0; j < LOAD_CALLS; j++) {
+		for (size_t j = 0; j < calls; j++) {
 			LeaseCall c = SEO__ACCOUNT__V1__LEASE_CALL__INIT;
 
 			snprintf(ids[i][j], sizeof(ids[i][j]), "load-%zu-%llu", i,
@@ -312,19 +313,19 @@ static int load_batch(acct_new_user *ws, size_t n, uint64_t *seq, int64_t want)
 			c.endpoint = "backlinks";
 			c.charged = 1;
 			c.credits_used = 1;
-			calls[i][j] = c;
-			ptrs[i][j] = &calls[i][j];
+			call[i][j] = c;
+			ptrs[i][j] = &call[i][j];
 		}
 		req[i].holder = "gw-load";
 		req[i].workspace_id = ws[i].workspace_id;
 		req[i].stream = "load";
 		req[i].first_seq = *seq;
 		req[i].calls = ptrs[i];
-		req[i].n_calls = LOAD_CALLS;
+		req[i].n_calls = calls;
 		req[i].want = want;
 		in[i] = &req[i];
 	}
-	*seq += LOAD_CALLS;
+	*seq += calls;
 	if (acct__lease_batch(svc, in, n, res, &err) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
@@ -351,7 +352,9 @@ static void test_reports_hot(void)
 	for (size_t i = 0; i < LOAD_WS; i++)
 		CU_ASSERT_FATAL(acct_workspace_create(db, "Load", "l@example.com",
 						      100000000, &ws[i], &err) == 0);
-	CU_ASSERT_EQUAL_FATAL(load_batch(ws, LOAD_WS, &seq, 100000), 0);
+	/* The leases opened, then the streams begun. */
+	CU_ASSERT_EQUAL_FATAL(load_batch(ws, LOAD_WS, &seq, 0, 100000), 0);
+	CU_ASSERT_EQUAL_FATAL(load_batch(ws, LOAD_WS, &seq, LOAD_CALLS, 0), 0);
 	for (size_t k = 0; k < 3; k++)
 		table_updates(tables[k], 0, &upd0[k], &hot0[k]);
 	if (have_pgss)
@@ -360,7 +363,8 @@ static void test_reports_hot(void)
 				"current_database()), 0)", NULL);
 	t0 = seo_now_ms();
 	for (int r = 0; r < LOAD_ROUNDS; r++)
-		bad += load_batch(ws, LOAD_WS, &seq, r % 10 == 9 ? 100000 : 0) != 0;
+		bad += load_batch(ws, LOAD_WS, &seq, LOAD_CALLS,
+				  r % 10 == 9 ? 100000 : 0) != 0;
 	us = (seo_now_ms() - t0) * 1000;
 	CU_ASSERT_EQUAL(bad, 0);
 	printf("\n  %d batches of %d reports of %d calls: %lld us a batch\n",
