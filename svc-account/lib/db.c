@@ -186,12 +186,13 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT set_config('synchronous_commit', 'off', true)"},
 	/* Of a batch (LeaseBatch), in one statement each: arrays first, one
 	 * element per report, then the scalars. The workspaces are locked with
-	 * ledger_lock_workspaces, in id order as everywhere; the holder's
-	 * leases of those after them, as the expiry does. */
+	 * ledger_lock_workspaces, in id order as everywhere; their leases are
+	 * read without a lock of their own: every writer of a lease (a batch,
+	 * the expiry) holds its workspace's row lock, and a lock per lease
+	 * cost a WAL record per report. */
 	[ACCT_Q_LEASE_MINE] = {"lease_mine",
 		"SELECT workspace_id, id, granted, used FROM credit_leases "
-		"WHERE workspace_id = ANY($1::text[]) AND holder = $2 AND closed_at IS NULL "
-		"FOR UPDATE"},
+		"WHERE workspace_id = ANY($1::text[]) AND holder = $2 AND closed_at IS NULL"},
 	/* The last call of each report's stream already written. */
 	[ACCT_Q_LEASE_STREAM] = {"lease_stream",
 		"SELECT s.workspace_id, s.reported_seq FROM lease_streams s "

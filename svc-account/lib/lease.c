@@ -5,12 +5,12 @@
  * holds one report per workspace, a Lease is the batch of one; either is
  * one transaction on a pooled connection of three round trips whatever
  * its size: the workspaces' rows locked in one statement in id order (as
- * everywhere), the holder's open leases of them locked, the reports'
- * streams and the other holders' leases read; then the calls not written
- * yet, their cost decided here, in batches (a row per report and key:
- * migration 008) in one statement; then the streams, the ledger rows, the
- * leases and the balances, one statement each for all the reports, and
- * COMMIT. A transaction that gives credits back commits synchronously,
+ * everywhere; they guard their leases), the holder's open leases of them,
+ * the reports' streams and the other holders' leases read; then the calls
+ * not written yet, their cost decided here, in batches (a row per report
+ * and key: migration 008) in one statement; then the streams, the ledger
+ * rows, the leases and the balances, one statement each for all the
+ * reports, and COMMIT. A transaction that gives credits back commits synchronously,
  * like a refund; the others do not wait for the disk, like debits.
  */
 #include "acct_int.h"
