@@ -15,8 +15,8 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
-#define WATCH_PATH "/seo.account.v1.Account/Watch"
-#define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
+#include "account_paths.h"
+
 /* The watch's deadline: svc-account holds it up to 1 s. */
 #define WATCH_TIMEOUT_MS 3000
 #define RETRY_MS 200
@@ -293,7 +293,7 @@ static void ask(gw_keys *k)
 		ask_later(k);
 		return;
 	}
-	if (rpc_client_call(account, WATCH_PATH, &req.base,
+	if (rpc_client_call(account, GW_WATCH_PATH, &req.base,
 			    &seo__account__v1__watch_response__descriptor,
 			    &k->alloc, WATCH_TIMEOUT_MS, NULL, 0, on_watch,
 			    k) != 0) {
@@ -422,7 +422,7 @@ static int ask_ahead(gw_keys *k, const char *hash, long long want)
 	req.key_hash = a->hash;
 	req.rate_want = want;
 	req.no_balance = 1;
-	if (rpc_client_call(account, AUTHORIZE_PATH, &req.base,
+	if (rpc_client_call(account, GW_AUTHORIZE_PATH, &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
 			    &a->alloc, GW_RATE_ASK_MS, NULL, 0, on_rate_ask,
 			    a) != 0) {
@@ -513,7 +513,7 @@ int gw__keys_stop(gw_keys *k)
 	req.since = k->since;
 	req.stop = 1;
 	if (put_back(k, k->stop_arena, &req) != 0 ||
-	    rpc_client_call(account, WATCH_PATH, &req.base,
+	    rpc_client_call(account, GW_WATCH_PATH, &req.base,
 			    &seo__account__v1__watch_response__descriptor,
 			    &k->stop_alloc, WATCH_TIMEOUT_MS, NULL, 0, on_stopped,
 			    k) != 0)

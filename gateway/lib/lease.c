@@ -20,8 +20,8 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
-#define LEASE_PATH "/seo.account.v1.Account/Lease"
-#define LEASE_BATCH_PATH "/seo.account.v1.Account/LeaseBatch"
+#include "account_paths.h"
+
 /* What one LeaseBatch call carries at most (LeaseBatchRequest). */
 #define BATCH_REPORTS 1024
 #define BATCH_CALLS 4096
@@ -470,11 +470,11 @@ static int send_one(gw_leases *l, rpc_client *account)
 	req.leases = ptrs;
 	req.n_leases = n;
 	if (b->single)
-		rc = rpc_client_call(account, LEASE_PATH, &reqs[0].base,
+		rc = rpc_client_call(account, GW_LEASE_PATH, &reqs[0].base,
 				     &seo__account__v1__lease_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	else
-		rc = rpc_client_call(account, LEASE_BATCH_PATH, &req.base,
+		rc = rpc_client_call(account, GW_LEASE_BATCH_PATH, &req.base,
 				     &seo__account__v1__lease_batch_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	if (rc != 0) {
