@@ -8,7 +8,9 @@
  * here, in memory, without a call to svc-account. Each call's outcome
  * (its usage row) is queued and reported every GW_LEASE_REPORT_MS with the
  * next Lease call, which also tops the lease up to about ten seconds of
- * the workspace's spending. What a workspace may spend here is
+ * the workspace's spending; the reports due together go in one LeaseBatch
+ * call (one Lease each to an svc-account without it). What a workspace
+ * may spend here is
  *
  *     granted - used - (calls not yet reported) - (calls running)
  *
