@@ -82,15 +82,15 @@ typedef enum acct__q {
 	ACCT_Q_RECONCILE_LOCK_WORKSPACES,
 	ACCT_Q_RECONCILE_REFUND,
 	ACCT_Q_LEASE_ASYNC,
-	ACCT_Q_LEASE_LOCK_WS,
 	ACCT_Q_LEASE_MINE,
 	ACCT_Q_LEASE_STREAM,
-	ACCT_Q_LEASE_USAGE_BATCH,
+	ACCT_Q_LEASE_USAGE_BATCHES,
 	ACCT_Q_LEASE_OTHERS,
 	ACCT_Q_LEASE_STREAM_SET,
 	ACCT_Q_LEASE_STREAMS_FORGET,
 	ACCT_Q_LEASE_INSERT,
 	ACCT_Q_LEASE_UPDATE,
+	ACCT_Q_LEASE_NOTIFY,
 	ACCT_Q_LEASE_WS_SET,
 	ACCT_Q_LEASE_STATE,
 	ACCT_Q_LEASE_EXPIRE_LOCK,
@@ -473,8 +473,10 @@ void acct__listener_stop(acct__listener *l);
 /* The longest a debit refused for its balance waits for the recalled
  * leases to close before it tries again. */
 #define ACCT_LEASE_RECALL_WAIT_MS 2000
-/* Calls one report may carry. */
+/* Calls one report may carry, and one batch of reports in all. */
 #define ACCT_LEASE_CALLS_MAX 4096
+/* Reports one batch (LeaseBatch) may carry. */
+#define ACCT_LEASE_BATCH_MAX 1024
 /* A lease stream not reported on for this long is forgotten by the
  * reconcile job: no report of it can still be on its way. */
 #define ACCT_LEASE_STREAM_KEEP_MS (24 * 3600 * 1000LL)
@@ -545,12 +547,42 @@ typedef struct acct__lease_out {
 /*
  * Account/Lease (lease.c): reports `in`'s calls on the holder's open lease
  * of the workspace, then closes it or tops it up, in one transaction on a
- * pooled connection; see LeaseRequest in account.proto. Errors:
- * invalid_parameter (bad input), not_found (unknown workspace),
- * service_unavailable, internal_error.
+ * pooled connection; see LeaseRequest in account.proto. The batch of one
+ * (acct__lease_batch()): the batch's or the report's refusal is its own.
+ * *out (the caller's) is filled on success. Errors: invalid_parameter
+ * (bad input), not_found (unknown workspace), service_unavailable,
+ * internal_error.
  */
 int acct__lease(acct_service *a, const Seo__Account__V1__LeaseRequest *in,
 		acct__lease_out *out, acct_err *err);
+
+/* One report's answer in a batch. */
+typedef struct acct__lease_result {
+	int rc;              /* 0, or what acct__lease() would return for it */
+	acct_err err;        /* when rc != 0 */
+	acct__lease_out out; /* when rc == 0 */
+} acct__lease_result;
+
+/*
+ * Account/LeaseBatch (lease.c): the `n` reports in[0 .. n) of one holder,
+ * each of another workspace, as acct__lease() would apply each, in one
+ * transaction on a pooled connection whatever n: the workspaces locked in
+ * one statement in id order (as the ledger and the expiry lock them), the
+ * writes of all the reports in one statement each. res[0 .. n) (the
+ * caller's) receives each report's answer, in order: rc 0 and `out`, or
+ * its own refusal (invalid_parameter, not_found), which leaves the others
+ * as they are. Nothing of `in` is kept after the return.
+ *
+ * Returns 0 once committed (or with nothing to write: n == 0, or every
+ * report refused); else nothing is written and res[] means nothing:
+ * invalid_parameter for the batch itself (more than ACCT_LEASE_BATCH_MAX
+ * reports or ACCT_LEASE_CALLS_MAX calls in all, a workspace named twice,
+ * a holder missing, too long or not the same in every report),
+ * service_unavailable, internal_error.
+ */
+int acct__lease_batch(acct_service *a,
+		      const Seo__Account__V1__LeaseRequest *const *in, size_t n,
+		      acct__lease_result *res, acct_err *err);
 
 /*
  * The expiry (reconcile job): on `c`, in its own transactions, closes

@@ -180,39 +180,58 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	/* A Lease that gives nothing back commits as debits do. */
 	[ACCT_Q_LEASE_ASYNC] = {"lease_async",
 		"SELECT set_config('synchronous_commit', 'off', true)"},
-	[ACCT_Q_LEASE_LOCK_WS] = {"lease_lock_ws",
-		"SELECT balance FROM workspaces WHERE id = $1 FOR UPDATE"},
+	/* Of a batch (LeaseBatch), in one statement each: arrays first, one
+	 * element per report, then the scalars. The workspaces are locked with
+	 * ledger_lock_workspaces, in id order as everywhere; the holder's
+	 * leases of those after them, as the expiry does. */
 	[ACCT_Q_LEASE_MINE] = {"lease_mine",
-		"SELECT id, granted, used FROM credit_leases "
-		"WHERE holder = $1 AND workspace_id = $2 AND closed_at IS NULL FOR UPDATE"},
-	/* The last call of the report's stream already written. */
+		"SELECT workspace_id, id, granted, used FROM credit_leases "
+		"WHERE workspace_id = ANY($1::text[]) AND holder = $2 AND closed_at IS NULL "
+		"FOR UPDATE"},
+	/* The last call of each report's stream already written. */
 	[ACCT_Q_LEASE_STREAM] = {"lease_stream",
-		"SELECT reported_seq FROM lease_streams "
-		"WHERE workspace_id = $1 AND holder = $2 AND stream = $3"},
-	/* A report's new calls of one key, one batch (migration 008). */
-	[ACCT_Q_LEASE_USAGE_BATCH] = {"lease_usage_batch",
+		"SELECT s.workspace_id, s.reported_seq FROM lease_streams s "
+		"JOIN unnest($1::text[], $2::text[]) AS t(w, n) "
+		"ON s.workspace_id = t.w AND s.stream = t.n WHERE s.holder = $3"},
+	/* The reports' new calls, a batch per report and key (migration 008). */
+	[ACCT_Q_LEASE_USAGE_BATCHES] = {"lease_usage_batches",
 		"INSERT INTO usage_batches (id, workspace_id, user_id, key_id, first_at, "
 		"last_at, n_calls, credits_used, unclaimed, calls) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $7, $9)"},
+		"SELECT i, w, u, k, f, l, n, c, n, j FROM unnest($1::text[], $2::text[], "
+		"$3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], "
+		"$8::bigint[], $9::text[]) AS t(i, w, u, k, f, l, n, c, j)"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",
-		"SELECT count(*), coalesce(sum(granted - used), 0) FROM credit_leases "
-		"WHERE workspace_id = $1 AND holder <> $2 AND closed_at IS NULL"},
+		"SELECT workspace_id, count(*), sum(granted - used) FROM credit_leases "
+		"WHERE workspace_id = ANY($1::text[]) AND holder <> $2 AND closed_at IS NULL "
+		"GROUP BY workspace_id"},
+	/* Numbers only grow: a report's stream is set only when it wrote
+	 * calls numbered after the last. */
 	[ACCT_Q_LEASE_STREAM_SET] = {"lease_stream_set",
 		"INSERT INTO lease_streams (workspace_id, holder, stream, reported_seq, "
-		"updated_at) VALUES ($1, $2, $3, $4, $5) "
+		"updated_at) SELECT w, $5, n, q, $4 FROM "
+		"unnest($1::text[], $2::text[], $3::bigint[]) AS t(w, n, q) "
 		"ON CONFLICT (workspace_id, holder, stream) DO UPDATE SET "
 		"reported_seq = EXCLUDED.reported_seq, updated_at = EXCLUDED.updated_at"},
 	[ACCT_Q_LEASE_STREAMS_FORGET] = {"lease_streams_forget",
 		"DELETE FROM lease_streams WHERE updated_at < $1"},
 	[ACCT_Q_LEASE_INSERT] = {"lease_insert",
 		"INSERT INTO credit_leases (id, workspace_id, holder, granted, used, "
-		"created_at, renewed_at) VALUES ($1, $2, $3, $4, 0, $5, $5)"},
+		"created_at, renewed_at) SELECT i, w, $5, g, 0, $4, $4 FROM "
+		"unnest($1::text[], $2::text[], $3::bigint[]) AS t(i, w, g)"},
+	/* c: the lease's closed_at, NULL while it stays open. */
 	[ACCT_Q_LEASE_UPDATE] = {"lease_update",
-		"UPDATE credit_leases SET granted = $2, used = $3, renewed_at = $4, "
-		"closed_at = $5 WHERE id = $1"},
+		"UPDATE credit_leases l SET granted = t.g, used = t.u, renewed_at = $5, "
+		"closed_at = t.c FROM unnest($1::text[], $2::bigint[], $3::bigint[], "
+		"$4::bigint[]) AS t(i, g, u, c) WHERE l.id = t.i"},
+	/* Leases closed: every replica reads the workspaces' leases again (a
+	 * recall may wait for a close elsewhere). */
+	[ACCT_Q_LEASE_NOTIFY] = {"lease_notify",
+		"SELECT pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_LEASE_PREFIX "' || w) "
+		"FROM unnest($1::text[]) AS t(w)"},
 	[ACCT_Q_LEASE_WS_SET] = {"lease_ws_set",
-		"UPDATE workspaces SET balance = $2, lease_seq = lease_seq + 1 "
-		"WHERE id = $1 RETURNING lease_seq"},
+		"UPDATE workspaces w SET balance = t.b, lease_seq = w.lease_seq + 1 "
+		"FROM unnest($1::text[], $2::bigint[]) AS t(i, b) WHERE w.id = t.i "
+		"RETURNING w.id, w.lease_seq"},
 	/* The open leases of one workspace ($1), or of every workspace that
 	 * has some (NULL): id, lease_seq, count, unused. */
 	[ACCT_Q_LEASE_STATE] = {"lease_state",

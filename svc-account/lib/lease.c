@@ -1,15 +1,17 @@
 /*
- * Account/Lease: a holder (a gateway) reports the calls it served from its
- * lease of a workspace's credits, then closes the lease or tops it up
- * (docs/decisions.md, "Credit leases"). One transaction on a pooled
- * connection: the workspace's row and the holder's open lease locked
- * (workspace first, as everywhere), the report's stream and the other
- * holders' leases read, in one round trip; then the calls not written
- * yet, their cost decided here, in batches (a row per key: migration 008)
- * in one more; then the ledger row, the lease, the stream, the balance and
- * COMMIT in one more. A transaction that gives credits back commits
- * synchronously, like a refund; the others do not wait for the disk, like
- * debits.
+ * Account/Lease and Account/LeaseBatch: a holder (a gateway) reports the
+ * calls it served from its leases of workspaces' credits, then closes
+ * each lease or tops it up (docs/decisions.md, "Credit leases"). A batch
+ * holds one report per workspace, a Lease is the batch of one; either is
+ * one transaction on a pooled connection of three round trips whatever
+ * its size: the workspaces' rows locked in one statement in id order (as
+ * everywhere), the holder's open leases of them locked, the reports'
+ * streams and the other holders' leases read; then the calls not written
+ * yet, their cost decided here, in batches (a row per report and key:
+ * migration 008) in one statement; then the streams, the ledger rows, the
+ * leases and the balances, one statement each for all the reports, and
+ * COMMIT. A transaction that gives credits back commits synchronously,
+ * like a refund; the others do not wait for the disk, like debits.
  */
 #include "acct_int.h"
 
@@ -36,6 +38,11 @@ static int bad(acct_err *err, const char *msg)
 	return acct__fail(err, SEO_EINVAL, "invalid_parameter", "%s", msg);
 }
 
+static int oom(acct_err *err)
+{
+	return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
+}
+
 static int check_call(const LeaseCall *c, acct_err *err)
 {
 	if (c->request_id == NULL || c->request_id[0] == '\0')
@@ -49,18 +56,14 @@ static int check_call(const LeaseCall *c, acct_err *err)
 	return 0;
 }
 
+/* One report; its holder and its number of calls are the batch's
+ * (check_batch()). */
 static int check(const LeaseRequest *in, acct_err *err)
 {
-	if (in->holder == NULL || in->holder[0] == '\0')
-		return bad(err, "a lease needs a holder");
-	if (strlen(in->holder) > HOLDER_MAX)
-		return bad(err, "holder is longer than 128 bytes");
 	if (in->workspace_id == NULL || in->workspace_id[0] == '\0')
 		return bad(err, "a lease needs a workspace_id");
 	if (in->want < 0)
 		return bad(err, "want must not be negative");
-	if (in->n_calls > ACCT_LEASE_CALLS_MAX)
-		return bad(err, "a report carries at most 4096 calls");
 	if (in->n_calls == 0)
 		return 0;
 	if (in->stream == NULL || in->stream[0] == '\0' ||
@@ -74,9 +77,34 @@ static int check(const LeaseRequest *in, acct_err *err)
 	return 0;
 }
 
-/* The transaction's state between its round trips. */
+/* What refuses a batch whole, but a workspace named twice (batch_init()). */
+static int check_batch(const LeaseRequest *const *in, size_t n, acct_err *err)
+{
+	const char *holder = in[0]->holder;
+	size_t calls = 0;
+
+	if (n > ACCT_LEASE_BATCH_MAX)
+		return bad(err, "a batch carries at most 1024 reports");
+	if (holder == NULL || holder[0] == '\0')
+		return bad(err, "a lease needs a holder");
+	if (strlen(holder) > HOLDER_MAX)
+		return bad(err, "holder is longer than 128 bytes");
+	for (size_t i = 0; i < n; i++) {
+		if (in[i]->holder == NULL || strcmp(in[i]->holder, holder) != 0)
+			return bad(err, "every report of a batch names the same holder");
+		calls += in[i]->n_calls;
+	}
+	if (calls > ACCT_LEASE_CALLS_MAX)
+		return bad(err, "a report carries at most 4096 calls, a batch as "
+				"many in all");
+	return 0;
+}
+
+/* One report's state between the transaction's round trips. */
 typedef struct tx {
 	const LeaseRequest *in;
+	acct__lease_result *res;  /* res->rc != 0: refused, left out */
+	int found;                /* its workspace exists */
 	int64_t balance;
 	int mine;                 /* the holder had an open lease */
 	int open;                 /* it has one after this call */
@@ -89,11 +117,95 @@ typedef struct tx {
 	int64_t stream_seq;       /* the stream's last call written before */
 	size_t skip;              /* calls[0 .. skip) were written before */
 	int64_t *cost;            /* credits_used of calls[skip ..] */
+	int64_t seq;              /* the workspace's lease_seq, committed */
 } tx;
+
+/* The transaction's reports. */
+typedef struct batch {
+	acct_service *a;
+	const char *holder;
+	int64_t now;
+	char snow[24];
+	tx *t;           /* n of them, in the request's order */
+	size_t n;
+	tx **by_ws;      /* those naming a workspace, by its id */
+	size_t n_ws;
+	int64_t *cost;   /* the calls' of every report, each its slice */
+} batch;
+
+static int live(const tx *t)
+{
+	return t->res->rc == 0;
+}
 
 static int64_t col_int(PGresult *r, int row, int col)
 {
 	return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static int by_ws(const void *x, const void *y)
+{
+	const tx *const *a = x, *const *b = y;
+
+	return strcmp((*a)->in->workspace_id, (*b)->in->workspace_id);
+}
+
+static int ws_is(const void *key, const void *x)
+{
+	const tx *const *t = x;
+
+	return strcmp(key, (*t)->in->workspace_id);
+}
+
+/* The report of workspace `ws` (a row read back), or NULL. */
+static tx *find(const batch *b, const char *ws)
+{
+	tx **hit = bsearch(ws, b->by_ws, b->n_ws, sizeof(*b->by_ws), ws_is);
+
+	return hit != NULL ? *hit : NULL;
+}
+
+/* Each report checked on its own (res[i]), and indexed by workspace. */
+static int batch_init(batch *b, const LeaseRequest *const *in,
+		      acct__lease_result *res, acct_err *err)
+{
+	size_t calls = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		calls += in[i]->n_calls;
+	b->t = calloc(b->n, sizeof(*b->t));
+	b->by_ws = calloc(b->n, sizeof(*b->by_ws));
+	b->cost = calloc(calls + 1, sizeof(*b->cost));
+	if (b->t == NULL || b->by_ws == NULL || b->cost == NULL)
+		return oom(err);
+	b->holder = in[0]->holder;
+	b->now = seo_now_ms();
+	snprintf(b->snow, sizeof(b->snow), "%lld", (long long)b->now);
+	calls = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		tx *t = &b->t[i];
+
+		memset(&res[i], 0, sizeof(res[i]));
+		t->in = in[i];
+		t->res = &res[i];
+		t->cost = b->cost + calls;
+		calls += in[i]->n_calls;
+		res[i].rc = check(in[i], &res[i].err);
+		if (in[i]->workspace_id != NULL && in[i]->workspace_id[0] != '\0')
+			b->by_ws[b->n_ws++] = t;
+	}
+	qsort(b->by_ws, b->n_ws, sizeof(*b->by_ws), by_ws);
+	for (size_t i = 1; i < b->n_ws; i++)
+		if (by_ws(&b->by_ws[i - 1], &b->by_ws[i]) == 0)
+			return bad(err, "a batch names each workspace at most once");
+	return 0;
+}
+
+static void batch_free(batch *b)
+{
+	free(b->t);
+	free(b->by_ws);
+	free(b->cost);
 }
 
 /*
@@ -189,52 +301,101 @@ static int decide(acct_service *a, tx *t, acct_err *err)
 	return 0;
 }
 
-/* Round trip 1: BEGIN, the locks, the stream, the other leases. */
-static int lock_and_read(seo_pg_conn *c, tx *t, acct_err *err)
+/* What round trip 1 read, by workspace; a report whose workspace has no
+ * row is refused as not_found. */
+static void read_state(batch *b, seo_pg_pipe *p, int s_ws, int s_mine,
+		       int s_stream, int s_others)
 {
-	const LeaseRequest *in = t->in;
-	seo_pg_pipe p;
-	const char *ws = in->workspace_id, *holder = in->holder;
-	const char *mine[2] = {holder, ws}, *others[2] = {ws, holder};
-	const char *stream[3] = {ws, holder, in->stream}, *timeout = LOCK_WAIT_MS;
-	int rc, s_ws, s_mine, s_stream = -1, s_others;
+	PGresult *r = p->res[s_ws];
+	tx *t;
 
+	for (int i = 0; i < PQntuples(r); i++)
+		if ((t = find(b, PQgetvalue(r, i, 0))) != NULL) {
+			t->found = 1;
+			t->balance = col_int(r, i, 1);
+		}
+	r = p->res[s_mine];
+	for (int i = 0; i < PQntuples(r); i++)
+		if ((t = find(b, PQgetvalue(r, i, 0))) != NULL) {
+			t->mine = 1;
+			snprintf(t->lease_id, sizeof(t->lease_id), "%s",
+				 PQgetvalue(r, i, 1));
+			t->granted = col_int(r, i, 2);
+			t->used = col_int(r, i, 3);
+		}
+	r = s_stream >= 0 ? p->res[s_stream] : NULL;
+	for (int i = 0; r != NULL && i < PQntuples(r); i++)
+		if ((t = find(b, PQgetvalue(r, i, 0))) != NULL)
+			t->stream_seq = col_int(r, i, 1);
+	r = p->res[s_others];
+	for (int i = 0; i < PQntuples(r); i++)
+		if ((t = find(b, PQgetvalue(r, i, 0))) != NULL) {
+			t->others_n = col_int(r, i, 1);
+			t->others_unused = col_int(r, i, 2);
+		}
+	for (size_t i = 0; i < b->n; i++)
+		if (live(&b->t[i]) && !b->t[i].found)
+			b->t[i].res->rc = acct__fail(
+				&b->t[i].res->err, SEO_ENOTFOUND, "not_found",
+				"workspace \"%s\" does not exist",
+				b->t[i].in->workspace_id);
+}
+
+/* Round trip 1: BEGIN, the locks, the streams, the other leases. */
+static int lock_and_read(seo_pg_conn *c, batch *b, acct_err *err)
+{
+	acct__pgarr ws, sws, sname;
+	const char *timeout = LOCK_WAIT_MS, *pw[2], *ps[3];
+	size_t n_streams = 0;
+	int rc = 0, durable = 0, s_ws, s_mine, s_stream = -1, s_others;
+	seo_pg_pipe p;
+
+	acct__pgarr_init(&ws);
+	acct__pgarr_init(&sws);
+	acct__pgarr_init(&sname);
+	for (size_t i = 0; i < b->n; i++) {
+		const LeaseRequest *in = b->t[i].in;
+
+		if (!live(&b->t[i]))
+			continue;
+		acct__pgarr_add(&ws, in->workspace_id);
+		if (in->n_calls > 0) {
+			acct__pgarr_add(&sws, in->workspace_id);
+			acct__pgarr_add(&sname, in->stream);
+			n_streams++;
+		}
+		durable |= in->close;
+	}
+	pw[0] = acct__pgarr_done(&ws);
+	pw[1] = b->holder;
+	ps[0] = acct__pgarr_done(&sws);
+	ps[1] = acct__pgarr_done(&sname);
+	ps[2] = b->holder;
+	if (pw[0] == NULL || ps[0] == NULL || ps[1] == NULL)
+		rc = oom(err);
 	seo_pg_pipe_init(&p);
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
 	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout);
-	if (!in->close)
+	if (!durable)
 		seo_pg_pipe_add(&p, ACCT_Q_LEASE_ASYNC, 0, NULL);
 	s_ws = p.n;
-	seo_pg_pipe_add(&p, ACCT_Q_LEASE_LOCK_WS, 1, &ws);
+	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_LOCK_WORKSPACES, 1, pw);
 	s_mine = p.n;
-	seo_pg_pipe_add(&p, ACCT_Q_LEASE_MINE, 2, mine);
-	if (in->n_calls > 0) {
+	seo_pg_pipe_add(&p, ACCT_Q_LEASE_MINE, 2, pw);
+	if (n_streams > 0) {
 		s_stream = p.n;
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_STREAM, 3, stream);
+		seo_pg_pipe_add(&p, ACCT_Q_LEASE_STREAM, 3, ps);
 	}
 	s_others = p.n;
-	seo_pg_pipe_add(&p, ACCT_Q_LEASE_OTHERS, 2, others);
-	rc = acct__pipe_run(c, &p, err);
-	if (rc == 0 && PQntuples(p.res[s_ws]) == 0)
-		rc = acct__fail(err, SEO_ENOTFOUND, "not_found",
-				"workspace \"%s\" does not exist", ws);
-	if (rc == 0) {
-		PGresult *m = p.res[s_mine], *o = p.res[s_others];
-
-		t->balance = col_int(p.res[s_ws], 0, 0);
-		t->mine = PQntuples(m) > 0;
-		if (t->mine) {
-			snprintf(t->lease_id, sizeof(t->lease_id), "%s",
-				 PQgetvalue(m, 0, 0));
-			t->granted = col_int(m, 0, 1);
-			t->used = col_int(m, 0, 2);
-		}
-		t->others_n = col_int(o, 0, 0);
-		t->others_unused = col_int(o, 0, 1);
-		if (s_stream >= 0 && PQntuples(p.res[s_stream]) > 0)
-			t->stream_seq = col_int(p.res[s_stream], 0, 0);
-	}
+	seo_pg_pipe_add(&p, ACCT_Q_LEASE_OTHERS, 2, pw);
+	if (rc == 0)
+		rc = acct__pipe_run(c, &p, err);
+	if (rc == 0)
+		read_state(b, &p, s_ws, s_mine, s_stream, s_others);
 	seo_pg_pipe_clear(&p);
+	acct__pgarr_free(&ws);
+	acct__pgarr_free(&sws);
+	acct__pgarr_free(&sname);
 	return rc;
 }
 
@@ -248,7 +409,7 @@ static const char *or_null(const char *s)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
-/* A new call of the report, with what it finally costs. */
+/* A new call of a report, with what it finally costs. */
 typedef struct batch_call {
 	const LeaseCall *call;
 	int64_t cost;
@@ -281,20 +442,18 @@ static void jw_text(seo_jw *w, const char *s)
 		seo_jw_string_lossy(w, s, strlen(s));
 }
 
-/* One batch's row of usage_batches (migration 008): its parameters, and
- * the calls' JSON text they point to (the batch's; free()d by the
- * caller). */
-typedef struct batch_row {
-	char num[5][24];
-	char *calls;
-	const char *params[9];
-} batch_row;
+/* The columns of lease_usage_batches, in its parameters' order. */
+enum { UB_ID, UB_WS, UB_USER, UB_KEY, UB_FIRST, UB_LAST, UB_N, UB_CREDITS,
+       UB_CALLS, UB_COLS };
 
-static int batch_make(batch_row *b, const char *id, const char *ws,
-		      const batch_call *c, size_t n, int64_t now, acct_err *err)
+/* One batch's row of usage_batches (migration 008), added to `col`:
+ * calls[0 .. n) of workspace `ws`, of one key and user. */
+static int batch_add(acct__pgarr *col, const char *id, const char *ws,
+		     const batch_call *c, size_t n, int64_t now, acct_err *err)
 {
 	seo_jw w = SEO_JW_INIT;
 	int64_t first = INT64_MAX, last = 0, credits = 0;
+	char *calls;
 
 	seo_jw_char(&w, '[');
 	for (size_t i = 0; i < n; i++) {
@@ -319,212 +478,297 @@ static int batch_make(batch_row *b, const char *id, const char *ws,
 		seo_jw_raw(&w, ",null]", 6);
 	}
 	seo_jw_char(&w, ']');
-	b->calls = seo_jw_finish(&w, NULL);
-	if (b->calls == NULL)
-		return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-	snprintf(b->num[0], sizeof(b->num[0]), "%lld", (long long)first);
-	snprintf(b->num[1], sizeof(b->num[1]), "%lld", (long long)last);
-	snprintf(b->num[2], sizeof(b->num[2]), "%zu", n);
-	snprintf(b->num[3], sizeof(b->num[3]), "%lld", (long long)credits);
-	b->params[0] = id;
-	b->params[1] = ws;
-	b->params[2] = or_null(c[0].call->user_id);
-	b->params[3] = or_null(c[0].call->key_id);
-	for (size_t i = 0; i < 4; i++)
-		b->params[4 + i] = b->num[i];
-	b->params[8] = b->calls;
+	calls = seo_jw_finish(&w, NULL);
+	if (calls == NULL)
+		return oom(err);
+	acct__pgarr_add(&col[UB_ID], id);
+	acct__pgarr_add(&col[UB_WS], ws);
+	acct__pgarr_add(&col[UB_USER], or_null(c[0].call->user_id));
+	acct__pgarr_add(&col[UB_KEY], or_null(c[0].call->key_id));
+	acct__pgarr_addi(&col[UB_FIRST], first);
+	acct__pgarr_addi(&col[UB_LAST], last);
+	acct__pgarr_addi(&col[UB_N], (int64_t)n);
+	acct__pgarr_addi(&col[UB_CREDITS], credits);
+	acct__pgarr_add(&col[UB_CALLS], calls);
+	free(calls);
 	return 0;
 }
 
-/* The batches of calls[*at ..], up to SEO_PG_PIPE_MAX of them in one
- * round trip; *at moves past what was written. */
-static int write_batches(seo_pg_conn *c, const char *ws, const batch_call *calls,
-			 size_t n, size_t *at, int64_t now, acct_err *err)
+/* A report's new calls of one key and user: calls[at .. end). */
+typedef struct span {
+	const tx *t;
+	size_t at, end;
+} span;
+
+/* The new calls of report `t` into calls[0 ..), sorted by key, cut into
+ * spans[*n_spans ..); the number of calls. */
+static size_t cut(const tx *t, batch_call *calls, size_t base, span *spans,
+		  size_t *n_spans)
 {
-	char ids[SEO_PG_PIPE_MAX][ACCT_ID_LEN];
-	batch_row b[SEO_PG_PIPE_MAX];
-	seo_pg_pipe p;
-	int nb = 0, rc;
+	size_t n = t->in->n_calls - t->skip;
 
-	rc = acct__new_time_ids("ubt_", ids, SEO_PG_PIPE_MAX, err);
-	seo_pg_pipe_init(&p);
-	while (rc == 0 && nb < SEO_PG_PIPE_MAX && *at < n) {
-		size_t end = *at + 1;
-
-		while (end < n && key_cmp(&calls[*at], &calls[end]) == 0)
+	for (size_t i = 0; i < n; i++)
+		calls[base + i] = (batch_call){t->in->calls[t->skip + i], t->cost[i], i};
+	qsort(calls + base, n, sizeof(*calls), by_key);
+	for (size_t at = base, end; at < base + n; at = end) {
+		for (end = at + 1; end < base + n &&
+				   key_cmp(&calls[at], &calls[end]) == 0;)
 			end++;
-		rc = batch_make(&b[nb], ids[nb], ws, calls + *at, end - *at, now,
-				err);
-		if (rc == 0)
-			seo_pg_pipe_add(&p, ACCT_Q_LEASE_USAGE_BATCH, 9,
-					b[nb++].params);
-		*at = end;
+		spans[(*n_spans)++] = (span){t, at, end};
 	}
-	if (rc == 0)
-		rc = acct__pipe_run(c, &p, err);
-	seo_pg_pipe_clear(&p);
-	for (int i = 0; i < nb; i++)
-		free(b[i].calls);
-	return rc;
+	return n;
 }
 
-/* The new calls' usage rows: a batch per key and user (migration 008),
- * each holding its calls in the order reported; `now` stands for a call
- * without its time. Leased rows have no settle time: the reconcile job
- * never touches them. */
-static int write_usage(seo_pg_conn *c, const tx *t, int64_t now,
-		       acct_err *err)
+/* Round trip 2: the new calls' usage rows, a batch per report, key and
+ * user (migration 008), each holding its calls in the order reported;
+ * `now` stands for a call without its time. Leased rows have no settle
+ * time: the reconcile job never touches them. */
+static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 {
-	const LeaseRequest *in = t->in;
-	size_t n = in->n_calls - t->skip, at = 0;
+	size_t n = 0, k = 0, n_spans = 0;
+	acct__pgarr col[UB_COLS];
+	const char *params[UB_COLS];
+	char (*ids)[ACCT_ID_LEN];
 	batch_call *calls;
+	span *spans;
 	int rc = 0;
 
+	for (size_t i = 0; i < b->n; i++)
+		if (live(&b->t[i]))
+			n += b->t[i].in->n_calls - b->t[i].skip;
 	if (n == 0)
 		return 0;
 	calls = malloc(n * sizeof(*calls));
-	if (calls == NULL)
-		return acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-	for (size_t i = 0; i < n; i++)
-		calls[i] = (batch_call){in->calls[t->skip + i], t->cost[i], i};
-	qsort(calls, n, sizeof(*calls), by_key);
-	while (rc == 0 && at < n)
-		rc = write_batches(c, in->workspace_id, calls, n, &at, now, err);
+	spans = malloc(n * sizeof(*spans));
+	ids = malloc(n * sizeof(*ids));
+	for (size_t i = 0; i < UB_COLS; i++)
+		acct__pgarr_init(&col[i]);
+	if (calls == NULL || spans == NULL || ids == NULL)
+		rc = oom(err);
+	for (size_t i = 0; rc == 0 && i < b->n; i++)
+		if (live(&b->t[i]))
+			k += cut(&b->t[i], calls, k, spans, &n_spans);
+	if (rc == 0)
+		rc = acct__new_time_ids("ubt_", ids, n_spans, err);
+	for (size_t i = 0; rc == 0 && i < n_spans; i++)
+		rc = batch_add(col, ids[i], spans[i].t->in->workspace_id,
+			       calls + spans[i].at, spans[i].end - spans[i].at,
+			       b->now, err);
+	for (size_t i = 0; rc == 0 && i < UB_COLS; i++)
+		if ((params[i] = acct__pgarr_done(&col[i])) == NULL)
+			rc = oom(err);
+	if (rc == 0)
+		rc = acct__exec(c, ACCT_Q_LEASE_USAGE_BATCHES, UB_COLS, params,
+				NULL, err);
+	for (size_t i = 0; i < UB_COLS; i++)
+		acct__pgarr_free(&col[i]);
 	free(calls);
+	free(spans);
+	free(ids);
 	return rc;
 }
 
-/* The last round trip: the writes and COMMIT; *seq the workspace's
- * lease_seq. */
-static int write_and_commit(seo_pg_conn *c, tx *t, int64_t now, int64_t *seq,
-			    acct_err *err)
-{
-	const char *ws = t->in->workspace_id;
-	const LeaseRequest *in = t->in;
-	char snow[24], granted[24], used[24], delta[24], balance[24], last[24];
-	char payload[ACCT_ID_LEN + sizeof(ACCT_AUTH_LEASE_PREFIX)];
-	const char *lease[5], *bal[2] = {ws, balance}, *notify = payload;
-	const char *stream[5] = {ws, in->holder, in->stream, last, snow};
-	acct__pgarr l[4];
-	seo_pg_pipe p;
-	int rc = 0, s_ws;
+/* The columns of round trip 3's statements, in their parameters' order. */
+enum {
+	ST_WS, ST_STREAM, ST_LAST,            /* lease_stream_set */
+	LG_WS, LG_DELTA, LG_REASON, LG_REF,   /* ledger_insert */
+	UP_ID, UP_GRANTED, UP_USED, UP_CLOSED, /* lease_update */
+	IN_ID, IN_WS, IN_GRANTED,             /* lease_insert */
+	NT_WS,                                /* lease_notify */
+	WS_ID, WS_BALANCE,                    /* lease_ws_set */
+	WRITE_COLS
+};
 
-	snprintf(snow, sizeof(snow), "%lld", (long long)now);
-	snprintf(granted, sizeof(granted), "%lld", (long long)t->granted);
-	snprintf(used, sizeof(used), "%lld", (long long)t->used);
-	snprintf(delta, sizeof(delta), "%lld", (long long)t->delta);
-	snprintf(balance, sizeof(balance), "%lld", (long long)t->balance);
-	snprintf(payload, sizeof(payload), "%s%s", ACCT_AUTH_LEASE_PREFIX, ws);
-	snprintf(last, sizeof(last), "%lld",
-		 (long long)(in->first_seq + in->n_calls - 1));
-	for (size_t i = 0; i < 4; i++)
-		acct__pgarr_init(&l[i]);
-	seo_pg_pipe_init(&p);
+/* Round trip 3's statements, in order: each runs when its first column
+ * has rows, with its `ncols` columns, then the first `scalars` of (now,
+ * the holder). The balances' last: their rows are read back. */
+static const struct write {
+	acct__q q;
+	int col, ncols, scalars;
+} writes[] = {
+	{ACCT_Q_LEASE_STREAM_SET, ST_WS, 3, 2},
+	{ACCT_Q_LEDGER_INSERT, LG_WS, 4, 1},
+	{ACCT_Q_LEASE_UPDATE, UP_ID, 4, 1},
+	{ACCT_Q_LEASE_INSERT, IN_ID, 3, 2},
+	{ACCT_Q_LEASE_NOTIFY, NT_WS, 1, 0},
+	{ACCT_Q_LEASE_WS_SET, WS_ID, 2, 0},
+};
+
+#define N_WRITES (sizeof(writes) / sizeof(writes[0]))
+
+/* Report `t`'s rows of round trip 3. */
+static void add_writes(acct__pgarr *col, const tx *t, int64_t now)
+{
+	const LeaseRequest *in = t->in;
+	const char *ws = in->workspace_id;
+
 	/* Numbers only grow: a late report of calls written before leaves
 	 * the stream as it is. */
-	if (in->n_calls > t->skip)
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_STREAM_SET, 5, stream);
+	if (in->n_calls > t->skip) {
+		acct__pgarr_add(&col[ST_WS], ws);
+		acct__pgarr_add(&col[ST_STREAM], in->stream);
+		acct__pgarr_addi(&col[ST_LAST],
+				 (int64_t)(in->first_seq + in->n_calls - 1));
+	}
 	if (t->delta != 0) {
-		const char *ledger[5];
-
-		acct__pgarr_add(&l[0], ws);
-		acct__pgarr_addi(&l[1], t->delta);
-		acct__pgarr_add(&l[2], "lease");
-		acct__pgarr_add(&l[3], t->lease_id);
-		for (size_t i = 0; i < 4; i++)
-			ledger[i] = acct__pgarr_done(&l[i]);
-		ledger[4] = snow;
-		seo_pg_pipe_add(&p, ACCT_Q_LEDGER_INSERT, 5, ledger);
+		acct__pgarr_add(&col[LG_WS], ws);
+		acct__pgarr_addi(&col[LG_DELTA], t->delta);
+		acct__pgarr_add(&col[LG_REASON], "lease");
+		acct__pgarr_add(&col[LG_REF], t->lease_id);
 	}
 	if (t->mine) {
-		lease[0] = t->lease_id;
-		lease[1] = granted;
-		lease[2] = used;
-		lease[3] = snow;
-		lease[4] = t->closed ? snow : NULL;
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_UPDATE, 5, lease);
+		acct__pgarr_add(&col[UP_ID], t->lease_id);
+		acct__pgarr_addi(&col[UP_GRANTED], t->granted);
+		acct__pgarr_addi(&col[UP_USED], t->used);
+		if (t->closed)
+			acct__pgarr_addi(&col[UP_CLOSED], now);
+		else
+			acct__pgarr_add(&col[UP_CLOSED], NULL);
 	} else if (t->open) {
-		lease[0] = t->lease_id;
-		lease[1] = ws;
-		lease[2] = t->in->holder;
-		lease[3] = granted;
-		lease[4] = snow;
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_INSERT, 5, lease);
+		acct__pgarr_add(&col[IN_ID], t->lease_id);
+		acct__pgarr_add(&col[IN_WS], ws);
+		acct__pgarr_addi(&col[IN_GRANTED], t->granted);
 	}
 	/* Every replica reads the workspace's leases again: a recall may
 	 * wait for this close elsewhere. */
 	if (t->closed)
-		seo_pg_pipe_add(&p, ACCT_Q_NOTIFY, 1, &notify);
-	s_ws = p.n;
-	seo_pg_pipe_add(&p, ACCT_Q_LEASE_WS_SET, 2, bal);
+		acct__pgarr_add(&col[NT_WS], ws);
+	acct__pgarr_add(&col[WS_ID], ws);
+	acct__pgarr_addi(&col[WS_BALANCE], t->balance);
+}
+
+/* Round trip 3: the writes and COMMIT; each report's `seq` set. */
+static int write_and_commit(seo_pg_conn *c, batch *b, acct_err *err)
+{
+	acct__pgarr col[WRITE_COLS];
+	const char *params[N_WRITES][6];
+	int rc = 0, s_ws = -1;
+	seo_pg_pipe p;
+
+	for (size_t i = 0; i < WRITE_COLS; i++)
+		acct__pgarr_init(&col[i]);
+	for (size_t i = 0; i < b->n; i++)
+		if (live(&b->t[i]))
+			add_writes(col, &b->t[i], b->now);
+	seo_pg_pipe_init(&p);
+	for (size_t w = 0; w < N_WRITES; w++) {
+		const struct write *wr = &writes[w];
+
+		if (col[wr->col].len == 0)
+			continue;
+		for (int k = 0; k < wr->ncols; k++)
+			if ((params[w][k] = acct__pgarr_done(&col[wr->col + k])) == NULL)
+				rc = oom(err);
+		params[w][wr->ncols] = b->snow;
+		params[w][wr->ncols + 1] = b->holder;
+		if (wr->q == ACCT_Q_LEASE_WS_SET)
+			s_ws = p.n;
+		seo_pg_pipe_add(&p, wr->q, wr->ncols + wr->scalars, params[w]);
+	}
 	seo_pg_pipe_add(&p, ACCT_Q_COMMIT, 0, NULL);
-	for (size_t i = 0; i < 4 && t->delta != 0; i++)
-		if (l[i].oom)
-			rc = acct__fail(err, SEO_ENOMEM, "internal_error",
-					"out of memory");
 	if (rc == 0)
 		rc = acct__pipe_run(c, &p, err);
-	if (rc == 0)
-		*seq = col_int(p.res[s_ws], 0, 0);
+	for (int i = 0; rc == 0 && s_ws >= 0 && i < PQntuples(p.res[s_ws]); i++) {
+		tx *t = find(b, PQgetvalue(p.res[s_ws], i, 0));
+
+		if (t != NULL)
+			t->seq = col_int(p.res[s_ws], i, 1);
+	}
 	seo_pg_pipe_clear(&p);
-	for (size_t i = 0; i < 4; i++)
-		acct__pgarr_free(&l[i]);
+	for (size_t i = 0; i < WRITE_COLS; i++)
+		acct__pgarr_free(&col[i]);
+	return rc;
+}
+
+/* After the commit: what report `t` is answered. */
+static void answer(acct_service *a, const tx *t)
+{
+	acct__lease_out *out = &t->res->out;
+
+	/* Calls spent from this lease lower what the other holders are
+	 * answered as `outside`: they ask again (a watch lease follows). */
+	if (t->mine && t->reported > 0 && t->others_n > 0)
+		acct__watch_lease(a->leases.watch, ACCT_WATCH_BALANCE,
+				  t->in->workspace_id, 0);
+	if (t->open) {
+		memcpy(out->lease_id, t->lease_id, sizeof(out->lease_id));
+		out->granted = t->granted;
+		out->used = t->used;
+	}
+	out->outside = t->balance + t->others_unused;
+	out->ttl_ms = ACCT_LEASE_TTL_MS;
+}
+
+/* The transaction of the reports still live after batch_init(). */
+static int run(batch *b, acct_err *err)
+{
+	acct_service *a = b->a;
+	seo_pg_conn *c;
+	int rc = acct__pool_get(a->pool, &c, err);
+
+	if (rc != 0)
+		return rc;
+	rc = lock_and_read(c, b, err);
+	for (size_t i = 0; rc == 0 && i < b->n; i++)
+		if (live(&b->t[i]))
+			rc = decide(a, &b->t[i], err);
+	if (rc == 0)
+		rc = write_usage(c, b, err);
+	if (rc == 0) {
+		pthread_rwlock_wrlock(&a->leases.commit);
+		rc = write_and_commit(c, b, err);
+		for (size_t i = 0; rc == 0 && i < b->n; i++) {
+			const tx *t = &b->t[i];
+
+			if (live(t))
+				acct__leases_set(&a->leases, t->in->workspace_id,
+						 t->seq, t->others_n + (t->open ? 1 : 0),
+						 t->others_unused +
+							 (t->open ? t->granted - t->used : 0));
+		}
+		pthread_rwlock_unlock(&a->leases.commit);
+	}
+	if (rc != 0)
+		seo_pg_rollback(c);
+	seo_pg_pool_put(a->pool, c);
+	for (size_t i = 0; rc == 0 && i < b->n; i++)
+		if (live(&b->t[i]))
+			answer(a, &b->t[i]);
+	return rc;
+}
+
+int acct__lease_batch(acct_service *a, const LeaseRequest *const *in, size_t n,
+		      acct__lease_result *res, acct_err *err)
+{
+	batch b = {.a = a, .n = n};
+	int rc = n > 0 ? check_batch(in, n, err) : 0;
+	size_t n_live = 0;
+
+	if (n == 0 || rc != 0)
+		return rc;
+	rc = batch_init(&b, in, res, err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		n_live += live(&b.t[i]);
+	if (rc == 0 && n_live > 0)
+		rc = run(&b, err);
+	batch_free(&b);
 	return rc;
 }
 
 int acct__lease(acct_service *a, const LeaseRequest *in, acct__lease_out *out,
 		acct_err *err)
 {
-	int64_t now = seo_now_ms(), seq = 0;
-	seo_pg_conn *c;
-	tx t = {.in = in};
-	int rc;
+	acct__lease_result r;
+	int rc = acct__lease_batch(a, &in, 1, &r, err);
 
 	memset(out, 0, sizeof(*out));
-	rc = check(in, err);
-	if (rc != 0)
-		return rc;
-	rc = acct__pool_get(a->pool, &c, err);
-	if (rc != 0)
-		return rc;
-	t.cost = calloc(in->n_calls + 1, sizeof(*t.cost));
-	if (t.cost == NULL)
-		rc = acct__fail(err, SEO_ENOMEM, "internal_error", "out of memory");
-	if (rc == 0)
-		rc = lock_and_read(c, &t, err);
-	if (rc == 0)
-		rc = decide(a, &t, err);
-	if (rc == 0)
-		rc = write_usage(c, &t, now, err);
-	if (rc == 0) {
-		pthread_rwlock_wrlock(&a->leases.commit);
-		rc = write_and_commit(c, &t, now, &seq, err);
-		if (rc == 0)
-			acct__leases_set(&a->leases, in->workspace_id, seq,
-					 t.others_n + (t.open ? 1 : 0),
-					 t.others_unused +
-						 (t.open ? t.granted - t.used : 0));
-		pthread_rwlock_unlock(&a->leases.commit);
+	if (rc == 0 && r.rc != 0) {
+		*err = r.err;
+		rc = r.rc;
 	}
-	/* Calls spent from this lease lower what the other holders are
-	 * answered as `outside`: they ask again (a watch lease follows). */
-	if (rc == 0 && t.mine && t.reported > 0 && t.others_n > 0)
-		acct__watch_lease(a->leases.watch, ACCT_WATCH_BALANCE,
-				  in->workspace_id, 0);
-	if (rc != 0)
-		seo_pg_rollback(c);
-	seo_pg_pool_put(a->pool, c);
-	free(t.cost);
-	if (rc != 0)
-		return rc;
-	if (t.open) {
-		memcpy(out->lease_id, t.lease_id, sizeof(out->lease_id));
-		out->granted = t.granted;
-		out->used = t.used;
-	}
-	out->outside = t.balance + t.others_unused;
-	out->ttl_ms = ACCT_LEASE_TTL_MS;
-	return 0;
+	if (rc == 0)
+		*out = r.out;
+	return rc;
 }
 
 /* Leases not renewed since the cutoff, by workspace: closed. */

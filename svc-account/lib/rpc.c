@@ -6,6 +6,7 @@
 #include "acct_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "grpc/health/v1/health.pb-c.h"
@@ -237,6 +238,23 @@ static int rpc_watch(rpc_ctx *ctx, const ProtobufCMessage *req,
 	return 0;
 }
 
+/* A LeaseResponse on the call's arena, or NULL when out of memory. */
+static Seo__Account__V1__LeaseResponse *lease_response(rpc_ctx *ctx,
+						       const acct__lease_out *lo)
+{
+	Seo__Account__V1__LeaseResponse *out =
+		msg_new(ctx, &seo__account__v1__lease_response__descriptor);
+
+	if (out == NULL ||
+	    (out->lease_id = seo_arena_strdup(rpc_ctx_arena(ctx), lo->lease_id)) == NULL)
+		return NULL;
+	out->granted = lo->granted;
+	out->used = lo->used;
+	out->outside = lo->outside;
+	out->ttl_ms = lo->ttl_ms;
+	return out;
+}
+
 /* A gateway's report of the calls it served from its credit lease, and
  * its top-up or close (lease.c). */
 static int rpc_lease(rpc_ctx *ctx, const ProtobufCMessage *req,
@@ -248,14 +266,64 @@ static int rpc_lease(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (acct__lease(rpc_ctx_service(ctx), (const void *)req, &lo, &err) != 0)
 		return acct_rpc_fail(ctx, &err);
-	out = msg_new(ctx, &seo__account__v1__lease_response__descriptor);
-	if (out == NULL ||
-	    (out->lease_id = seo_arena_strdup(rpc_ctx_arena(ctx), lo.lease_id)) == NULL)
+	if ((out = lease_response(ctx, &lo)) == NULL)
 		return oom(ctx);
-	out->granted = lo.granted;
-	out->used = lo.used;
-	out->outside = lo.outside;
-	out->ttl_ms = lo.ttl_ms;
+	*resp = &out->base;
+	return 0;
+}
+
+/* One report's answer in a LeaseBatch: its LeaseResponse, or its error
+ * as Lease would have failed with it. */
+static Seo__Account__V1__LeaseResult *lease_result(rpc_ctx *ctx,
+						   const acct__lease_result *r)
+{
+	Seo__Account__V1__LeaseResult *out =
+		msg_new(ctx, &seo__account__v1__lease_result__descriptor);
+	const seo_error_def *def;
+
+	if (out == NULL)
+		return NULL;
+	if (r->rc == 0)
+		return (out->lease = lease_response(ctx, &r->out)) != NULL ? out : NULL;
+	def = seo_error_lookup(r->err.code);
+	if (def == NULL)
+		def = seo_error_lookup("internal_error");
+	out->has_status = 1;
+	out->status = def->grpc_status;
+	out->error = seo_arena_strdup(rpc_ctx_arena(ctx), def->code);
+	out->message = seo_arena_strdup(rpc_ctx_arena(ctx), r->err.message);
+	return out->error != NULL && out->message != NULL ? out : NULL;
+}
+
+/* A gateway's reports of many workspaces in one transaction (lease.c). */
+static int rpc_lease_batch(rpc_ctx *ctx, const ProtobufCMessage *req,
+			   ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__LeaseBatchRequest *in = (const void *)req;
+	Seo__Account__V1__LeaseBatchResponse *out;
+	acct__lease_result *res = malloc((in->n_leases + 1) * sizeof(*res));
+	acct_err err;
+	int rc = 0;
+
+	if (res == NULL)
+		return oom(ctx);
+	if (acct__lease_batch(rpc_ctx_service(ctx),
+			      (const Seo__Account__V1__LeaseRequest *const *)in->leases,
+			      in->n_leases, res, &err) != 0) {
+		free(res);
+		return acct_rpc_fail(ctx, &err);
+	}
+	out = msg_new(ctx, &seo__account__v1__lease_batch_response__descriptor);
+	if (out == NULL ||
+	    (out->results = seo_arena_alloc(rpc_ctx_arena(ctx),
+					    (in->n_leases + 1) * sizeof(*out->results))) == NULL)
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < in->n_leases; i++)
+		if ((out->results[out->n_results++] = lease_result(ctx, &res[i])) == NULL)
+			rc = -1;
+	free(res);
+	if (rc != 0)
+		return oom(ctx);
 	*resp = &out->base;
 	return 0;
 }
@@ -466,6 +534,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Settle", MSG(settle_request), MSG(settle_response), rpc_settle},
 	{ACCOUNT_PATH "Watch", MSG(watch_request), MSG(watch_response), rpc_watch},
 	{ACCOUNT_PATH "Lease", MSG(lease_request), MSG(lease_response), rpc_lease},
+	{ACCOUNT_PATH "LeaseBatch", MSG(lease_batch_request), MSG(lease_batch_response), rpc_lease_batch},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},

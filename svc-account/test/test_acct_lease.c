@@ -10,7 +10,6 @@
  */
 #include <CUnit/Basic.h>
 
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,7 +20,7 @@
 #include <libpq-fe.h>
 
 #include "acct_int.h"
-#include "test_pgdb.h"
+#include "acct_testdb.h"
 #include "seo/util.h"
 
 #define HOLDERS 8
@@ -30,8 +29,7 @@
 typedef Seo__Account__V1__LeaseRequest LeaseRequest;
 typedef Seo__Account__V1__LeaseCall LeaseCall;
 
-static test_pgdb pgdb;
-static char migrations[PATH_MAX];
+static acct_testdb T;
 static PGconn *db;
 static acct_service *svc;
 static int seq_calls; /* request ids of this program */
@@ -956,7 +954,7 @@ static void test_restart_keeps_leases(void)
 	CU_ASSERT_EQUAL_FATAL(lease("gw1", u.workspace_id, NULL, 0, 1000, 0, &o,
 				    &err), 0);
 	acct_options_init(&opt);
-	opt.pg_url = pgdb.url;
+	opt.pg_url = T.pgdb.url;
 	opt.rate_per_min = 0;
 	CU_ASSERT_FATAL(acct_new(&opt, &other, &err) == 0);
 	CU_ASSERT_EQUAL(acct__leases_count(&other->leases, u.workspace_id), 1);
@@ -964,60 +962,19 @@ static void test_restart_keeps_leases(void)
 	acct_free(other);
 }
 
-/* ---- set-up ----------------------------------------------------------- */
-
-static int suite_init(void)
-{
-	acct_options opt;
-	acct_err err;
-	int applied;
-
-	if (acct_migrate(db, migrations, &applied, &err) != 0) {
-		fprintf(stderr, "migrate: %s\n", err.message);
-		return -1;
-	}
-	acct_options_init(&opt);
-	opt.pg_url = pgdb.url;
-	opt.rate_per_min = 0;
-	if (acct_new(&opt, &svc, &err) != 0) {
-		fprintf(stderr, "acct_new: %s\n", err.message);
-		return -1;
-	}
-	return 0;
-}
-
-static int suite_clean(void)
-{
-	acct_free(svc);
-	svc = NULL;
-	return 0;
-}
-
 int main(void)
 {
-	const char *url = getenv("SEO_TEST_PG_URL");
-	const char *src = getenv("SEO_SOURCE_DIR");
+	int rc = acct_testdb_open(&T, "test_acct_lease", "acct_lease");
 	CU_pSuite s;
 	unsigned failures;
 
-	if (url == NULL || url[0] == '\0') {
-		printf("test_acct_lease: SEO_TEST_PG_URL is not set, skipped\n");
-		return 0;
-	}
-	if (src != NULL)
-		snprintf(migrations, sizeof(migrations), "%s/svc-account/migrations", src);
-	else if (acct_migrations_dir(migrations, sizeof(migrations)) != 0)
-		return 1;
-	if (test_pgdb_create(&pgdb, url, "acct_lease") != 0)
-		return 1;
-	db = PQconnectdb(pgdb.url);
-	if (PQstatus(db) != CONNECTION_OK) {
-		fprintf(stderr, "%s", PQerrorMessage(db));
-		return 1;
-	}
+	if (rc != 0)
+		return rc < 0;
+	db = T.db;
+	svc = T.svc;
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
-	s = CU_add_suite("leases", suite_init, suite_clean);
+	s = CU_add_suite("leases", NULL, NULL);
 	CU_add_test(s, "open, report, top up, close", test_numbers);
 	CU_add_test(s, "a report sent again applies once", test_report_twice);
 	CU_add_test(s, "calls written once by their stream and number",
@@ -1044,7 +1001,6 @@ int main(void)
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
 	CU_cleanup_registry();
-	PQfinish(db);
-	test_pgdb_drop(&pgdb);
+	acct_testdb_close(&T);
 	return failures == 0 ? 0 : 1;
 }

@@ -11,7 +11,6 @@
  */
 #include <CUnit/Basic.h>
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@
 #include <libpq-fe.h>
 
 #include "acct_int.h"
-#include "test_pgdb.h"
+#include "acct_testdb.h"
 
 typedef Seo__Account__V1__LeaseRequest LeaseRequest;
 typedef Seo__Account__V1__LeaseCall LeaseCall;
@@ -31,7 +30,7 @@ typedef Seo__Account__V1__ListUsageResponse ListUsageResponse;
 #define PER_CALL_ROWS 300
 #define T0 1800000000000LL
 
-static test_pgdb pgdb;
+static acct_testdb T;
 static PGconn *db;
 static acct_service *svc;
 
@@ -290,37 +289,19 @@ static void test_text_escaped(void)
 
 int main(void)
 {
-	const char *url = getenv("SEO_TEST_PG_URL");
-	const char *src = getenv("SEO_SOURCE_DIR");
-	char dir[PATH_MAX];
-	acct_options opt;
-	acct_err err;
+	int rc = acct_testdb_open(&T, "test_acct_usage_batches", "acct_batches");
 	unsigned failures;
-	int applied;
 	CU_pSuite s;
 
-	if (url == NULL || url[0] == '\0') {
-		printf("test_acct_usage_batches: SEO_TEST_PG_URL is not set, skipped\n");
-		return 0;
-	}
-	if (src != NULL)
-		snprintf(dir, sizeof(dir), "%s/svc-account/migrations", src);
-	else if (acct_migrations_dir(dir, sizeof(dir)) != 0)
-		return 1;
+	if (rc != 0)
+		return rc < 0;
+	db = T.db;
+	svc = T.svc;
 	text = calloc(REPORTS * 200 * 4 + ACCT_LEASE_CALLS_MAX * 2, sizeof(*text));
-	if (text == NULL || test_pgdb_create(&pgdb, url, "acct_batches") != 0)
-		return 1;
-	db = PQconnectdb(pgdb.url);
-	acct_options_init(&opt);
-	opt.pg_url = pgdb.url;
-	opt.rate_per_min = 0;
-	if (PQstatus(db) != CONNECTION_OK || acct_migrate(db, dir, &applied, &err) != 0 ||
-	    acct_new(&opt, &svc, &err) != 0) {
-		fprintf(stderr, "setup: %s %s\n", PQerrorMessage(db), err.message);
+	if (text == NULL || CU_initialize_registry() != CUE_SUCCESS) {
+		acct_testdb_close(&T);
 		return 1;
 	}
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
 	s = CU_add_suite("usage_batches", NULL, NULL);
 	CU_add_test(s, "pages merge batches and per-call rows in order",
 		    test_pages_merge_in_order);
@@ -330,9 +311,7 @@ int main(void)
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
 	CU_cleanup_registry();
-	acct_free(svc);
-	PQfinish(db);
-	test_pgdb_drop(&pgdb);
+	acct_testdb_close(&T);
 	free(text);
 	return failures == 0 ? 0 : 1;
 }

@@ -14,6 +14,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
+import pbwire  # noqa: E402
 from harness import check, eq, expect_error, test  # noqa: E402
 
 HTTPS_HOSTS = ["sm1.test", "sm2.test", "sm3.test", "sh1.test", "www.sh1.test", "ts1.test"]
@@ -297,30 +298,9 @@ def idn_urls(c):
     eq(balance(c, key), 95, "private_ip refunded")
 
 
-def grpc_varint(data, i):
-    n = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
 def grpc_fields(data):
     """The top-level fields of a protobuf message: {number: last value}."""
-    out, i = {}, 0
-    while i < len(data):
-        key, i = grpc_varint(data, i)
-        if key & 7 == 0:
-            out[key >> 3], i = grpc_varint(data, i)
-        elif key & 7 == 2:
-            n, i = grpc_varint(data, i)
-            out[key >> 3], i = data[i:i + n], i + n
-        else:
-            raise ValueError("unexpected wire type %d" % (key & 7))
-    return out
+    return dict(pbwire.fields(data))
 
 
 @test

@@ -1,0 +1,50 @@
+/* The set-up svc-account's tests against PostgreSQL share (acct_testdb.h). */
+#include "acct_testdb.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int acct_testdb_open(acct_testdb *t, const char *test, const char *prefix)
+{
+	const char *url = getenv("SEO_TEST_PG_URL");
+	const char *src = getenv("SEO_SOURCE_DIR");
+	char migrations[PATH_MAX];
+	acct_options opt;
+	acct_err err = {0};
+	int applied;
+
+	memset(t, 0, sizeof(*t));
+	if (url == NULL || url[0] == '\0') {
+		printf("%s: SEO_TEST_PG_URL is not set, skipped\n", test);
+		return 1;
+	}
+	if (src != NULL)
+		snprintf(migrations, sizeof(migrations), "%s/svc-account/migrations", src);
+	else if (acct_migrations_dir(migrations, sizeof(migrations)) != 0)
+		return -1;
+	if (test_pgdb_create(&t->pgdb, url, prefix) != 0)
+		return -1;
+	t->db = PQconnectdb(t->pgdb.url);
+	acct_options_init(&opt);
+	opt.pg_url = t->pgdb.url;
+	opt.rate_per_min = 0;
+	if (PQstatus(t->db) != CONNECTION_OK ||
+	    acct_migrate(t->db, migrations, &applied, &err) != 0 ||
+	    acct_new(&opt, &t->svc, &err) != 0) {
+		fprintf(stderr, "%s: set-up: %s %s\n", test, PQerrorMessage(t->db),
+			err.message);
+		acct_testdb_close(t);
+		return -1;
+	}
+	return 0;
+}
+
+void acct_testdb_close(acct_testdb *t)
+{
+	acct_free(t->svc);
+	PQfinish(t->db);
+	test_pgdb_drop(&t->pgdb);
+	memset(t, 0, sizeof(*t));
+}

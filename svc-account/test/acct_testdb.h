@@ -1,0 +1,32 @@
+/*
+ * acct_testdb.h: what svc-account's tests against PostgreSQL set up
+ * alike: a scratch database (test_pgdb.h) migrated to the newest
+ * migration, a connection to it for the test's own queries, and an
+ * acct_service on it without a rate limit.
+ */
+#ifndef ACCT_TESTDB_H
+#define ACCT_TESTDB_H
+
+#include <libpq-fe.h>
+
+#include "acct.h"
+#include "test_pgdb.h"
+
+typedef struct acct_testdb {
+	test_pgdb pgdb;
+	PGconn *db;
+	acct_service *svc;
+} acct_testdb;
+
+/*
+ * Sets `t` up on the server of SEO_TEST_PG_URL, in a database named after
+ * `prefix`. Returns 0 (acct_testdb_close() undoes it); 1 when
+ * SEO_TEST_PG_URL is not set, after printing that `test` is skipped (it
+ * passes); -1 after printing why it failed (nothing left to close).
+ */
+int acct_testdb_open(acct_testdb *t, const char *test, const char *prefix);
+
+/* Frees the service, closes the connection and drops the database. */
+void acct_testdb_close(acct_testdb *t);
+
+#endif
