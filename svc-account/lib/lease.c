@@ -77,7 +77,8 @@ static int check(const LeaseRequest *in, acct_err *err)
 	return 0;
 }
 
-/* What refuses a batch whole, but a workspace named twice (batch_init()). */
+/* What refuses a batch whole, except a workspace named twice (batch_init()
+ * finds that). */
 static int check_batch(const LeaseRequest *const *in, size_t n, acct_err *err)
 {
 	const char *holder = in[0]->holder;

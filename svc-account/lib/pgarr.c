@@ -52,10 +52,15 @@ void acct__pgarr_add(acct__pgarr *a, const char *v)
 	/* Quoted, so that commas, braces, spaces and the word NULL stay
 	 * data; inside quotes only '"' and '\' need a backslash. */
 	put(a, "\"", 1);
-	for (const char *p = v; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
+	for (const char *p = v; *p != '\0';) {
+		size_t run = strcspn(p, "\"\\");
+
+		put(a, p, run);
+		p += run;
+		if (*p != '\0') {
 			put(a, "\\", 1);
-		put(a, p, 1);
+			put(a, p++, 1);
+		}
 	}
 	put(a, "\"", 1);
 }
