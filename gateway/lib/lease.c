@@ -66,6 +66,7 @@ typedef struct ws {
 	long long sent_used;    /* and of those in the Lease call in flight */
 	pcall *pending, **tail;
 	size_t n_pending;
+	int64_t pending_since; /* when the oldest call queued ended */
 	pcall *sent;
 	/* Calls are numbered 1, 2, ... in this stream, drawn when the state
 	 * is made: a state made again (or another process) numbers anew. */
@@ -239,6 +240,7 @@ static void unsend(ws *w)
 	if (w->pending == NULL)
 		w->tail = &last->next;
 	w->pending = w->sent;
+	w->pending_since = 0; /* older than any queued: due at the retry */
 	w->pending_used += w->sent_used;
 	w->sent = NULL;
 	w->sent_used = 0;
@@ -400,6 +402,8 @@ static int fill(ws *w, batch *b, size_t max,
 	*cut = NULL;
 	if (w->pending == NULL)
 		w->tail = &w->pending;
+	else
+		w->pending_since = seo_mono_ms();
 	w->n_pending -= n;
 	seo__account__v1__lease_request__init(req);
 	req->holder = l->holder;
@@ -541,6 +545,14 @@ static long long want_of(ws *w, int64_t now)
 	return left < target / 2 ? target - left : 0;
 }
 
+/* The queue is worth a report: long enough, old enough, or waited for. */
+static int report_due(const ws *w, int64_t now)
+{
+	return w->n_pending > 0 &&
+	       (w->n_pending >= GW_LEASE_REPORT_CALLS || w->waiters != NULL ||
+		now - w->pending_since >= GW_LEASE_REPORT_MAX_MS);
+}
+
 /* One workspace at a tick (a walk of the map): give back, report, top
  * up, or forget (1: the map frees it). */
 static int visit(seo_hnode *n, void *ud)
@@ -563,7 +575,7 @@ static int visit(seo_hnode *n, void *ud)
 		return 0;
 	}
 	want = want_of(w, now);
-	if (w->n_pending > 0 || w->refresh ||
+	if (report_due(w, now) || w->refresh ||
 	    (want > 0 && now >= w->next_ask_at) ||
 	    (w->open && now - w->ok_at > RENEW_MS) ||
 	    (!w->open && !w->closing && reading(w, now) &&
@@ -708,6 +720,8 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		return;
 	}
 	p->seq = ++w->seq;
+	if (w->n_pending == 0)
+		w->pending_since = seo_mono_ms();
 	*w->tail = p;
 	w->tail = &p->next;
 	w->n_pending++;
