@@ -468,6 +468,13 @@ void acct__listener_stop(acct__listener *l);
 #define ACCT_LEASE_SHARE 8
 /* A lease not reported on for this long is closed by the reconcile job. */
 #define ACCT_LEASE_TTL_MS 60000
+/* A report moves a lease's indexed renewed_at only once it is this old
+ * (a sixth of the TTL), and a stream's updated_at once a minute: the
+ * other reports change no indexed column, so that PostgreSQL updates
+ * their rows heap-only (migration 009). Plain numbers: db.c writes them
+ * into its statements. */
+#define ACCT_LEASE_RENEW_MS 10000
+#define ACCT_LEASE_STREAM_RENEW_MS 60000
 /* A recalled workspace gets no top-up for this long. */
 #define ACCT_LEASE_RECALL_MS 5000
 /* The longest a debit refused for its balance waits for the recalled
@@ -478,7 +485,8 @@ void acct__listener_stop(acct__listener *l);
 /* Reports one batch (LeaseBatch) may carry. */
 #define ACCT_LEASE_BATCH_MAX 1024
 /* A lease stream not reported on for this long is forgotten by the
- * reconcile job: no report of it can still be on its way. */
+ * reconcile job (at most ACCT_LEASE_STREAM_RENEW_MS later): no report of
+ * it can still be on its way. */
 #define ACCT_LEASE_STREAM_KEEP_MS (24 * 3600 * 1000LL)
 
 /*

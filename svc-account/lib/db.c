@@ -14,6 +14,10 @@
 #include "seo/pg.h"
 #include "seo/pg_pool.h"
 
+/* A constant of acct_int.h written into a statement. */
+#define SQL_NUM_(x) #x
+#define SQL_NUM(x) SQL_NUM_(x)
+
 static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_KEY_LOOKUP] = {"key_lookup",
 		"SELECT k.workspace_id, k.user_id, u.role FROM api_keys k "
@@ -205,22 +209,30 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE workspace_id = ANY($1::text[]) AND holder <> $2 AND closed_at IS NULL "
 		"GROUP BY workspace_id"},
 	/* Numbers only grow: a report's stream is set only when it wrote
-	 * calls numbered after the last. */
+	 * calls numbered after the last. updated_at (indexed) moves once a
+	 * minute: the other updates are heap-only (migration 009). */
 	[ACCT_Q_LEASE_STREAM_SET] = {"lease_stream_set",
-		"INSERT INTO lease_streams (workspace_id, holder, stream, reported_seq, "
-		"updated_at) SELECT w, $5, n, q, $4 FROM "
+		"INSERT INTO lease_streams AS s (workspace_id, holder, stream, "
+		"reported_seq, updated_at) SELECT w, $5, n, q, $4 FROM "
 		"unnest($1::text[], $2::text[], $3::bigint[]) AS t(w, n, q) "
 		"ON CONFLICT (workspace_id, holder, stream) DO UPDATE SET "
-		"reported_seq = EXCLUDED.reported_seq, updated_at = EXCLUDED.updated_at"},
+		"reported_seq = EXCLUDED.reported_seq, updated_at = CASE WHEN "
+		"s.updated_at < EXCLUDED.updated_at - " SQL_NUM(ACCT_LEASE_STREAM_RENEW_MS)
+		" THEN EXCLUDED.updated_at ELSE s.updated_at END"},
 	[ACCT_Q_LEASE_STREAMS_FORGET] = {"lease_streams_forget",
 		"DELETE FROM lease_streams WHERE updated_at < $1"},
 	[ACCT_Q_LEASE_INSERT] = {"lease_insert",
 		"INSERT INTO credit_leases (id, workspace_id, holder, granted, used, "
-		"created_at, renewed_at) SELECT i, w, $5, g, 0, $4, $4 FROM "
-		"unnest($1::text[], $2::text[], $3::bigint[]) AS t(i, w, g)"},
-	/* c: the lease's closed_at, NULL while it stays open. */
+		"created_at, renewed_at, reported_at) SELECT i, w, $5, g, 0, $4, $4, $4 "
+		"FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(i, w, g)"},
+	/* c: the lease's closed_at, NULL while it stays open. reported_at is
+	 * the report's time; renewed_at (indexed) trails it, moved only once
+	 * ACCT_LEASE_RENEW_MS old: the other updates are heap-only
+	 * (migration 009). */
 	[ACCT_Q_LEASE_UPDATE] = {"lease_update",
-		"UPDATE credit_leases l SET granted = t.g, used = t.u, renewed_at = $5, "
+		"UPDATE credit_leases l SET granted = t.g, used = t.u, reported_at = $5, "
+		"renewed_at = CASE WHEN l.renewed_at < $5::bigint - "
+		SQL_NUM(ACCT_LEASE_RENEW_MS) " THEN $5 ELSE l.renewed_at END, "
 		"closed_at = t.c FROM unnest($1::text[], $2::bigint[], $3::bigint[], "
 		"$4::bigint[]) AS t(i, g, u, c) WHERE l.id = t.i"},
 	/* Leases closed: every replica reads the workspaces' leases again (a
@@ -241,10 +253,13 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE w.id = $1 OR ($1::text IS NULL AND w.id IN "
 		"(SELECT workspace_id FROM credit_leases WHERE closed_at IS NULL)) "
 		"GROUP BY w.id, w.lease_seq"},
-	/* The expiry (reconcile job): workspaces first, in id order. */
+	/* The expiry (reconcile job): workspaces first, in id order. A
+	 * lease's last report is reported_at (renewed_at, indexed, is never
+	 * later; a lease written before migration 009 has only renewed_at). */
 	[ACCT_Q_LEASE_EXPIRE_LOCK] = {"lease_expire_lock",
 		"SELECT id FROM workspaces WHERE id IN (SELECT workspace_id FROM credit_leases "
-		"WHERE closed_at IS NULL AND renewed_at < $1) "
+		"WHERE closed_at IS NULL AND renewed_at < $1 AND "
+		"greatest(renewed_at, reported_at) < $1) "
 		"ORDER BY id COLLATE \"C\" LIMIT $2 FOR UPDATE"},
 	/* Closes them ($2 now, $3 the cutoff) as their holder would:
 	 * granted - used back, one ledger row each; every process keeping
@@ -252,7 +267,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_LEASE_EXPIRE] = {"lease_expire",
 		"WITH g AS (SELECT id, workspace_id, granted - used AS give FROM credit_leases "
 		"WHERE workspace_id = ANY($1::text[]) AND closed_at IS NULL AND renewed_at < $3 "
-		"FOR UPDATE), "
+		"AND greatest(renewed_at, reported_at) < $3 FOR UPDATE), "
 		"c AS (UPDATE credit_leases l SET closed_at = $2 FROM g WHERE l.id = g.id "
 		"RETURNING l.id), "
 		"l AS (INSERT INTO ledger (workspace_id, delta, reason, ref, created_at) "

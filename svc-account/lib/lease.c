@@ -784,9 +784,11 @@ int acct__lease_expire(seo_pg_conn *c, int64_t cutoff_ms, int64_t now_ms,
 	const char *p = forget;
 	int rc = acct__sweep_run(c, &expiry, cutoff_ms, now_ms, n, err, err_len);
 
-	/* Streams silent for a day: nothing of theirs can still arrive. */
+	/* Streams silent for a day: nothing of theirs can still arrive. Their
+	 * updated_at may trail their last report by a minute. */
 	snprintf(forget, sizeof(forget), "%lld",
-		 (long long)(now_ms - ACCT_LEASE_STREAM_KEEP_MS));
+		 (long long)(now_ms - ACCT_LEASE_STREAM_KEEP_MS -
+			     ACCT_LEASE_STREAM_RENEW_MS));
 	if (rc == 0)
 		rc = seo_pg_exec(c, ACCT_Q_LEASE_STREAMS_FORGET, 1, &p, NULL, err,
 				 err_len);

@@ -2,6 +2,7 @@
 #include "acct_testdb.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +48,26 @@ void acct_testdb_close(acct_testdb *t)
 	PQfinish(t->db);
 	test_pgdb_drop(&t->pgdb);
 	memset(t, 0, sizeof(*t));
+}
+
+long long acct_testdb_int(PGconn *db, const char *sql, ...)
+{
+	const char *params[4];
+	int n = 0;
+	va_list ap;
+	PGresult *r;
+	long long v = -1;
+
+	va_start(ap, sql);
+	while (n < 4 && (params[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	r = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK &&
+	    PQresultStatus(r) != PGRES_COMMAND_OK)
+		fprintf(stderr, "query failed: %s: %s", sql, PQerrorMessage(db));
+	else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return v;
 }

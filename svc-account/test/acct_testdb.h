@@ -29,4 +29,11 @@ int acct_testdb_open(acct_testdb *t, const char *test, const char *prefix);
 /* Frees the service, closes the connection and drops the database. */
 void acct_testdb_close(acct_testdb *t);
 
+/*
+ * `sql` on `db` with up to 4 text parameters, the list ended by NULL: its
+ * first value as an integer; -1 when it has no row, a NULL or failed
+ * (then printed).
+ */
+long long acct_testdb_int(PGconn *db, const char *sql, ...);
+
 #endif

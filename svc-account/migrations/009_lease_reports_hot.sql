@@ -1,0 +1,13 @@
+-- A lease report without a new index entry (issue 14, docs/decisions.md
+-- "Credit leases"): a report rewrote credit_leases.renewed_at and
+-- lease_streams.updated_at, both indexed, so that PostgreSQL could update
+-- no row heap-only (HOT): every report wrote an entry in each index of
+-- both tables and left dead ones for the vacuum.
+--
+-- reported_at holds a lease's last report; renewed_at, which the expiry
+-- scan's index holds, trails it and moves only once ACCT_LEASE_RENEW_MS
+-- old (lease.c, db.c). The expiry closes a lease whose greatest of the
+-- two is older than its cutoff: a lease written before this migration, or
+-- by a process that predates it, has its last report in renewed_at alone.
+-- A stream's updated_at moves once ACCT_LEASE_STREAM_RENEW_MS old.
+ALTER TABLE credit_leases ADD COLUMN reported_at bigint;
