@@ -301,6 +301,16 @@ median_wrk() {
       printf "%s %s %s %d %d %d\n", o[1], o[2], o[3], o[4], o[5], o[6] }'
 }
 
+# slice_warm CONNS BASE WRK_ARGS...: a second of the billed route before a
+# slice, unmeasured, so that a slice measures the steady state: the keys
+# seen and the leases open again (the other side's run left them idle
+# for as long as GW_LEASE_IDLE_MS: given back).
+slice_warm() {
+  local conns=$1 at=$2
+  shift 2
+  [ "$WARMUP" = 0 ] || bench_wrk "$conns" 1 "$at$billed?domain=example.com" "$@" >/dev/null
+}
+
 # billed_vs_free CONNS LABEL WRK_ARGS...: the billed route on the gateway
 # and on gateway-unbilled, the same services behind both, in SLICES runs a
 # side alternated (billed, unbilled, billed, ...), wrk given WRK_ARGS (the
@@ -310,6 +320,7 @@ billed_vs_free() {
   shift 2
   for ((i = 0; i < SLICES; i++)); do
     bench_say "bench:   $label: billed ($((i + 1)) of $SLICES)"
+    slice_warm "$conns" "$base" "$@"
     if [ "$i" = 0 ]; then
       a0=$(authorize_calls "$base")
       timed_wrk "$label (billed)" "$pid_gateway" "$conns" "$base$billed?domain=example.com" "$@"
@@ -326,6 +337,7 @@ billed_vs_free() {
     fi
     bench_check_alive
     bench_say "bench:   $label: unbilled ($((i + 1)) of $SLICES)"
+    slice_warm "$conns" "$free" "$@"
     if [ "$i" = 0 ]; then
       timed_wrk "$label (unbilled)" "$pid_unbilled" "$conns" "$free$billed?domain=example.com" "$@"
       fs+=("$wrk_line")

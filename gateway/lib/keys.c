@@ -1,6 +1,8 @@
 /*
- * Kept keys and the watch that forgets them (keys.h): one slot per key by
- * the first hex digits of its hash, and one Watch call at a time, which
+ * Kept keys and the watch that forgets them (keys.h): a key in one of the
+ * WAYS slots of the set its hash's first hex digits name (the least
+ * recently used of them given up for a new key when all are taken), and
+ * one Watch call at a time, which
  * also carries the rate tokens going back; a key's next rate grant asked
  * ahead is an Authorize of its own.
  */
@@ -15,17 +17,23 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
-#define WATCH_PATH "/seo.account.v1.Account/Watch"
-#define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
+#include "account_paths.h"
+
 /* The watch's deadline: svc-account holds it up to 1 s. */
 #define WATCH_TIMEOUT_MS 3000
 #define RETRY_MS 200
+/* Slots a key may take: two keys of one set must not drive each other
+ * out, as one slot a key did (200 keys in 4096 slots share about five). */
+#define WAYS 8
+#define SETS (GW_KEYS_SLOTS / WAYS)
+_Static_assert(GW_KEYS_SLOTS % WAYS == 0, "whole sets");
 
 typedef struct slot {
 	char hash[65]; /* "" when free */
 	gw_kept_key key;
 	gw_rate_grant grant;
 	int held; /* listed in gw_keys.held */
+	uint64_t used; /* gw_keys.clock at its last use */
 } slot;
 
 /* A key's grant asked ahead, alone: lives in its own arena until
@@ -48,6 +56,7 @@ struct gw_keys {
 	rpc_client *const *account;
 	char watcher[40];
 	slot *slots;
+	uint64_t clock;
 	uint64_t epoch;
 	int64_t trusted_until; /* seo_mono_ms() */
 	char instance[32];     /* svc-account's, from the last answer */
@@ -70,15 +79,26 @@ struct gw_keys {
 	ProtobufCAllocator stop_alloc;
 };
 
-/* The slot of a hash (64 hex digits) by its first eight. */
-static slot *slot_of(gw_keys *k, const char *hash)
+/* The first slot of a hash's set (64 hex digits) by its first eight. */
+static slot *set_of(gw_keys *k, const char *hash)
 {
 	unsigned long v = 0;
 
 	for (int i = 0; i < 8 && hash[i] != '\0'; i++)
 		v = v * 16 + (unsigned long)(hash[i] <= '9' ? hash[i] - '0'
 							     : (hash[i] | 0x20) - 'a' + 10);
-	return &k->slots[v % GW_KEYS_SLOTS];
+	return &k->slots[(v % SETS) * WAYS];
+}
+
+/* The slot keeping `hash`, or NULL. */
+static slot *find(gw_keys *k, const char *hash)
+{
+	slot *set = set_of(k, hash);
+
+	for (int i = 0; i < WAYS; i++)
+		if (strcmp(set[i].hash, hash) == 0)
+			return &set[i];
+	return NULL;
 }
 
 /* Queues `tokens` of `hash` to go back; dropped when the queue is full
@@ -133,9 +153,9 @@ static void forget_all(gw_keys *k)
 
 static void forget_key(gw_keys *k, const char *hash)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 
-	if (strcmp(s->hash, hash) == 0)
+	if (s != NULL)
 		empty_slot(k, s, 0);
 	k->epoch++;
 }
@@ -151,9 +171,9 @@ static void forget_user(gw_keys *k, const char *user_id)
 /* Sends back what a recall names. */
 static void recall_key(gw_keys *k, const char *hash)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 
-	if (strcmp(s->hash, hash) == 0)
+	if (s != NULL)
 		give_back(k, hash, gw__grant_recall(&s->grant));
 }
 
@@ -293,7 +313,7 @@ static void ask(gw_keys *k)
 		ask_later(k);
 		return;
 	}
-	if (rpc_client_call(account, WATCH_PATH, &req.base,
+	if (rpc_client_call(account, GW_WATCH_PATH, &req.base,
 			    &seo__account__v1__watch_response__descriptor,
 			    &k->alloc, WATCH_TIMEOUT_MS, NULL, 0, on_watch,
 			    k) != 0) {
@@ -355,10 +375,11 @@ uint64_t gw__keys_epoch(const gw_keys *k)
 int gw__keys_get(gw_keys *k, const char *hash, int64_t now_ms,
 		 gw_kept_key *out)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 
-	if (now_ms >= k->trusted_until || strcmp(s->hash, hash) != 0)
+	if (now_ms >= k->trusted_until || s == NULL)
 		return 0;
+	s->used = ++k->clock;
 	*out = s->key;
 	return 1;
 }
@@ -366,14 +387,23 @@ int gw__keys_get(gw_keys *k, const char *hash, int64_t now_ms,
 void gw__keys_put(gw_keys *k, const char *hash, const gw_kept_key *key,
 		  uint64_t epoch)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash), *set = set_of(k, hash);
 
 	if (epoch != k->epoch || k->closed || strlen(hash) != 64)
 		return;
-	if (strcmp(s->hash, hash) != 0) {
+	for (int i = 0; s == NULL && i < WAYS; i++)
+		if (set[i].hash[0] == '\0')
+			s = &set[i];
+	if (s == NULL) {
+		s = &set[0];
+		for (int i = 1; i < WAYS; i++)
+			if (set[i].used < s->used)
+				s = &set[i];
 		empty_slot(k, s, 1);
-		memcpy(s->hash, hash, 65);
 	}
+	if (s->hash[0] == '\0')
+		memcpy(s->hash, hash, 65);
+	s->used = ++k->clock;
 	s->key = *key;
 }
 
@@ -422,7 +452,7 @@ static int ask_ahead(gw_keys *k, const char *hash, long long want)
 	req.key_hash = a->hash;
 	req.rate_want = want;
 	req.no_balance = 1;
-	if (rpc_client_call(account, AUTHORIZE_PATH, &req.base,
+	if (rpc_client_call(account, GW_AUTHORIZE_PATH, &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
 			    &a->alloc, GW_RATE_ASK_MS, NULL, 0, on_rate_ask,
 			    a) != 0) {
@@ -436,13 +466,13 @@ static int ask_ahead(gw_keys *k, const char *hash, long long want)
 int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
 		       gw_rate *rate, long long *want, int *asked)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 	long long ask;
 	int taken;
 
 	*want = 0;
 	*asked = 0;
-	if (strcmp(s->hash, hash) != 0 || k->stop != 0)
+	if (s == NULL || k->stop != 0)
 		return 0;
 	/* Tokens past their hold are not spent: they go back. */
 	give_back(k, hash, gw__grant_expire(&s->grant, now));
@@ -459,9 +489,9 @@ int gw__keys_rate_take(gw_keys *k, const char *hash, int64_t now,
 void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
 			   const gw_rate *rate, int64_t now)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 
-	if (strcmp(s->hash, hash) != 0 || k->stop != 0) {
+	if (s == NULL || k->stop != 0) {
 		give_back(k, hash, granted);
 		return;
 	}
@@ -478,9 +508,9 @@ void gw__keys_rate_granted(gw_keys *k, const char *hash, long long granted,
 
 void gw__keys_rate_unasked(gw_keys *k, const char *hash)
 {
-	slot *s = slot_of(k, hash);
+	slot *s = find(k, hash);
 
-	if (strcmp(s->hash, hash) == 0)
+	if (s != NULL)
 		gw__grant_unasked(&s->grant);
 }
 
@@ -513,7 +543,7 @@ int gw__keys_stop(gw_keys *k)
 	req.since = k->since;
 	req.stop = 1;
 	if (put_back(k, k->stop_arena, &req) != 0 ||
-	    rpc_client_call(account, WATCH_PATH, &req.base,
+	    rpc_client_call(account, GW_WATCH_PATH, &req.base,
 			    &seo__account__v1__watch_response__descriptor,
 			    &k->stop_alloc, WATCH_TIMEOUT_MS, NULL, 0, on_stopped,
 			    k) != 0)

@@ -31,7 +31,8 @@
 #include "rate_grant.h"
 
 #define GW_KEYS_TRUST_MS 1500
-/* Keys kept; one whose slot another takes is asked for again. */
+/* Keys kept, in sets of eight slots by their hash: a key coming to a
+ * full set takes the slot of its least recently used, asked for again. */
 #define GW_KEYS_SLOTS 4096
 /* Keys holding rate tokens at once; beyond, a grant goes back at once. */
 #define GW_KEYS_HELD 256

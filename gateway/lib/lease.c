@@ -1,9 +1,12 @@
 /*
  * Credit leases held by the gateway (lease.h): one state per workspace
  * that spends here, in a hash table, and one timer that reports and tops
- * up every GW_LEASE_REPORT_MS while any state is held. A workspace has at
- * most one Lease call in flight; the calls it reports stay owned here
- * until svc-account has answered, and go back to the queue if it failed.
+ * up every GW_LEASE_REPORT_MS while any state is held. The workspaces due
+ * to be asked in one pass of the loop go together in one LeaseBatch call
+ * (one transaction at svc-account for all of them); an svc-account
+ * without it is asked one Lease call a workspace. A workspace is in at
+ * most one call in flight; the calls it reports stay owned here until
+ * svc-account has answered, and go back to the queue if it failed.
  */
 #include "lease.h"
 
@@ -17,7 +20,11 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
-#define LEASE_PATH "/seo.account.v1.Account/Lease"
+#include "account_paths.h"
+
+/* What one LeaseBatch call carries at most (LeaseBatchRequest). */
+#define BATCH_REPORTS 1024
+#define BATCH_CALLS 4096
 #define BUCKETS 1024 /* a power of two (seo/hmap.h) */
 /* An open lease not reported on for this long is renewed anyway. */
 #define RENEW_MS 10000
@@ -59,6 +66,7 @@ typedef struct ws {
 	long long sent_used;    /* and of those in the Lease call in flight */
 	pcall *pending, **tail;
 	size_t n_pending;
+	int64_t pending_since; /* when the oldest call queued ended */
 	pcall *sent;
 	/* Calls are numbered 1, 2, ... in this stream, drawn when the state
 	 * is made: a state made again (or another process) numbers anew. */
@@ -68,6 +76,9 @@ typedef struct ws {
 	uint64_t reported_seq; /* the last call svc-account has */
 	int asking, sent_close, sent_hold, refresh, closing;
 	long long asked_want;
+	struct ws *due;   /* the next to be asked in this pass */
+	long long due_want;
+	int due_close;
 	int64_t ok_at, next_ask_at, took_at;
 	int64_t retry_at; /* after a failed Lease call, nothing is asked before */
 	int64_t read_at;  /* the last /v1/credits */
@@ -81,9 +92,18 @@ typedef struct ws {
 	 * Between, `outside` follows them here. */
 	uint64_t touched, fresh, asked_touched;
 	int have_outside;
-	seo_arena *arena; /* the Lease call in flight */
-	ProtobufCAllocator alloc;
 } ws;
+
+/* One LeaseBatch call in flight (or one Lease call, `single`), and the
+ * workspaces it asks for, in the request's order. */
+typedef struct batch {
+	gw_leases *l;
+	seo_arena *arena;
+	ProtobufCAllocator alloc;
+	int single;
+	size_t n;
+	ws *w[];
+} batch;
 
 struct gw_leases {
 	struct event_base *base;
@@ -92,6 +112,9 @@ struct gw_leases {
 	int timeout_ms;
 	int stopped;
 	struct event *tick;
+	struct event *send; /* made active when a workspace is due */
+	ws *due, **due_tail;
+	int single; /* svc-account has no LeaseBatch */
 	seo_hmap map; /* of ws */
 };
 
@@ -217,6 +240,7 @@ static void unsend(ws *w)
 	if (w->pending == NULL)
 		w->tail = &last->next;
 	w->pending = w->sent;
+	w->pending_since = 0; /* older than any queued: due at the retry */
 	w->pending_used += w->sent_used;
 	w->sent = NULL;
 	w->sent_used = 0;
@@ -263,22 +287,22 @@ static void waiters_free(waiter *x)
 
 static void ask(ws *w, long long want, int close);
 
-static void on_lease(const rpc_result *res, void *ud)
+/* A workspace's report answered with `status` (and `r` when OK). */
+static void answered(ws *w, int status, const char *message,
+		     const Seo__Account__V1__LeaseResponse *r)
 {
-	ws *w = ud;
-	const Seo__Account__V1__LeaseResponse *r = (const void *)res->response;
 	int64_t now = seo_mono_ms();
 
 	w->asking = 0;
-	if (res->grpc_status != SEO_GRPC_OK) {
+	if (status != SEO_GRPC_OK || r == NULL) {
 		if (w->n_pending + (w->sent != NULL) > 0 || w->sent_close)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
-				 w->node.key, GW_LEASE_RETRY_MS, res->message);
+				 w->node.key, GW_LEASE_RETRY_MS,
+				 r == NULL && status == SEO_GRPC_OK ? "no answer"
+								    : message);
 		unsend(w);
 		w->retry_at = now + GW_LEASE_RETRY_MS;
 		w->next_ask_at = w->retry_at;
-		seo_arena_free(w->arena);
-		w->arena = NULL;
 		release(w, 1);
 		return;
 	}
@@ -304,8 +328,6 @@ static void on_lease(const rpc_result *res, void *ud)
 	if ((w->asked_want > 0 && avail(w) < w->asked_want / 2) ||
 	    (w->sent_hold && !w->open))
 		w->next_ask_at = now + GW_LEASE_RETRY_MS;
-	seo_arena_free(w->arena);
-	w->arena = NULL;
 	release(w, 0);
 	/* A queue longer than a report drains at once, not one report a
 	 * tick: past GW_LEASE_BATCH calls a tick it would only grow. */
@@ -314,46 +336,49 @@ static void on_lease(const rpc_result *res, void *ud)
 		ask(w, 0, 0);
 }
 
-/* The top-up to ask for: about WANT_SECONDS of the spending seen since
- * the last ask, at least WANT_MIN, when what is left is under half of
- * it; 0 without spending. */
-static long long want_of(ws *w, int64_t now)
+static void on_batch(const rpc_result *res, void *ud)
 {
-	int64_t ms = now - w->spent_since;
-	long long target, left = w->open ? avail(w) : 0;
+	batch *b = ud;
+	const Seo__Account__V1__LeaseBatchResponse *r = (const void *)res->response;
+	int ok = res->grpc_status == SEO_GRPC_OK;
 
-	if (w->spent == 0 || w->closing)
-		return 0;
-	if (ms < 1)
-		ms = 1;
-	target = w->spent * 1000 * WANT_SECONDS / ms;
-	if (target < WANT_MIN)
-		target = WANT_MIN;
-	return left < target / 2 ? target - left : 0;
+	if (b->single) {
+		answered(b->w[0], res->grpc_status, res->message,
+			 ok ? (const void *)res->response : NULL);
+	} else if (ok && r->n_results == b->n) {
+		for (size_t i = 0; i < b->n; i++)
+			answered(b->w[i], r->results[i]->status,
+				 r->results[i]->message, r->results[i]->lease);
+	} else {
+		if (res->grpc_status == SEO_GRPC_UNIMPLEMENTED && !b->l->single) {
+			log_warn("svc-account has no LeaseBatch: leases are "
+				 "reported a workspace a call");
+			b->l->single = 1;
+		}
+		for (size_t i = 0; i < b->n; i++)
+			answered(b->w[i], ok ? SEO_GRPC_INTERNAL : res->grpc_status,
+				 ok ? "answers do not match the reports"
+				    : res->message, NULL);
+	}
+	seo_arena_free(b->arena);
+	free(b);
 }
 
-static void ask(ws *w, long long want, int close)
+/* Moves up to `max` of the workspace's queued calls into `req`, asked
+ * as ask() noted; 0 or SEO_ENOMEM. */
+static int fill(ws *w, batch *b, size_t max,
+		Seo__Account__V1__LeaseRequest *req)
 {
 	gw_leases *l = w->l;
-	Seo__Account__V1__LeaseRequest req = SEO__ACCOUNT__V1__LEASE_REQUEST__INIT;
-	rpc_client *account = *l->account;
 	Seo__Account__V1__LeaseCall *calls;
 	Seo__Account__V1__LeaseCall **ptrs;
-	size_t n = w->n_pending < GW_LEASE_BATCH ? w->n_pending : GW_LEASE_BATCH;
+	size_t n = w->n_pending < max ? w->n_pending : max;
 	pcall **cut = &w->pending;
 
-	if (w->asking || account == NULL)
-		return;
-	w->arena = seo_arena_new(0);
-	calls = w->arena ? seo_arena_alloc(w->arena, (n + 1) * sizeof(*calls)) : NULL;
-	ptrs = w->arena ? seo_arena_alloc(w->arena, (n + 1) * sizeof(*ptrs)) : NULL;
-	if (calls == NULL || ptrs == NULL) {
-		seo_arena_free(w->arena);
-		w->arena = NULL;
-		w->next_ask_at = seo_mono_ms() + GW_LEASE_RETRY_MS;
-		return;
-	}
-	seo_arena_pb_allocator(w->arena, &w->alloc);
+	calls = seo_arena_alloc(b->arena, (n + 1) * sizeof(*calls));
+	ptrs = seo_arena_alloc(b->arena, (n + 1) * sizeof(*ptrs));
+	if (calls == NULL || ptrs == NULL)
+		return SEO_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		pcall *p = *cut;
 
@@ -377,31 +402,155 @@ static void ask(ws *w, long long want, int close)
 	*cut = NULL;
 	if (w->pending == NULL)
 		w->tail = &w->pending;
+	else
+		w->pending_since = seo_mono_ms();
 	w->n_pending -= n;
-	req.holder = l->holder;
-	req.workspace_id = w->node.key;
-	req.calls = ptrs;
-	req.n_calls = n;
-	req.stream = w->stream;
-	req.first_seq = n > 0 ? w->sent->seq : 0;
-	req.want = want;
-	req.close = close;
-	req.hold = !close && !w->closing && reading(w, seo_mono_ms());
-	w->asking = 1;
-	w->sent_close = close;
-	w->sent_hold = req.hold;
-	w->asked_want = want;
+	seo__account__v1__lease_request__init(req);
+	req->holder = l->holder;
+	req->workspace_id = w->node.key;
+	req->calls = ptrs;
+	req->n_calls = n;
+	req->stream = w->stream;
+	req->first_seq = n > 0 ? w->sent->seq : 0;
+	req->want = w->due_want;
+	req->close = w->due_close;
+	req->hold = !w->due_close && !w->closing && reading(w, seo_mono_ms());
+	w->sent_close = w->due_close;
+	w->sent_hold = req->hold;
+	w->asked_want = w->due_want;
 	w->refresh = 0;
 	w->asked_touched = w->touched;
 	w->spent = 0;
 	w->spent_since = seo_mono_ms();
-	if (rpc_client_call(account, LEASE_PATH, &req.base,
-			    &seo__account__v1__lease_response__descriptor,
-			    &w->alloc, l->timeout_ms, NULL, 0, on_lease, w) != 0) {
-		static const rpc_result oom = {.grpc_status = SEO_GRPC_INTERNAL,
-					       .message = "out of memory"};
-		on_lease(&oom, w);
+	return 0;
+}
+
+static void batch_fail(batch *b, const char *why)
+{
+	rpc_result res = {.grpc_status = SEO_GRPC_INTERNAL, .message = why};
+
+	on_batch(&res, b);
+}
+
+/* Asks for the next workspaces due, up to what one call carries; 0, or
+ * -1 when nothing more can be asked in this pass. */
+static int send_one(gw_leases *l, rpc_client *account)
+{
+	size_t most = l->single ? 1 : BATCH_REPORTS, n = 0, calls = 0;
+	Seo__Account__V1__LeaseBatchRequest req =
+		SEO__ACCOUNT__V1__LEASE_BATCH_REQUEST__INIT;
+	Seo__Account__V1__LeaseRequest *reqs, **ptrs;
+	batch *b = calloc(1, sizeof(*b) + most * sizeof(b->w[0]));
+	int rc;
+
+	if (b == NULL || (b->arena = seo_arena_new(0)) == NULL) {
+		free(b);
+		return -1;
 	}
+	b->l = l;
+	b->single = l->single;
+	seo_arena_pb_allocator(b->arena, &b->alloc);
+	reqs = seo_arena_alloc(b->arena, most * sizeof(*reqs));
+	ptrs = seo_arena_alloc(b->arena, most * sizeof(*ptrs));
+	while (l->due != NULL && n < most &&
+	       calls + (l->due->n_pending < GW_LEASE_BATCH ? l->due->n_pending
+							     : GW_LEASE_BATCH) <=
+		       BATCH_CALLS) {
+		ws *w = l->due;
+
+		l->due = w->due;
+		if (l->due == NULL)
+			l->due_tail = &l->due;
+		b->w[b->n++] = w;
+		if (reqs == NULL || ptrs == NULL ||
+		    fill(w, b, GW_LEASE_BATCH, &reqs[n]) != 0) {
+			batch_fail(b, "out of memory");
+			return -1;
+		}
+		calls += reqs[n].n_calls;
+		ptrs[n] = &reqs[n];
+		n++;
+	}
+	req.leases = ptrs;
+	req.n_leases = n;
+	if (b->single)
+		rc = rpc_client_call(account, GW_LEASE_PATH, &reqs[0].base,
+				     &seo__account__v1__lease_response__descriptor,
+				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
+	else
+		rc = rpc_client_call(account, GW_LEASE_BATCH_PATH, &req.base,
+				     &seo__account__v1__lease_batch_response__descriptor,
+				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
+	if (rc != 0) {
+		batch_fail(b, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The workspaces due in this pass of the loop, asked together. */
+static void on_send(evutil_socket_t fd, short what, void *arg)
+{
+	gw_leases *l = arg;
+	rpc_client *account = *l->account;
+
+	(void)fd;
+	(void)what;
+	while (l->due != NULL && account != NULL)
+		if (send_one(l, account) != 0)
+			break;
+	/* Not asked (stopping, or out of memory): asked again at a tick. */
+	while (l->due != NULL) {
+		ws *w = l->due;
+
+		l->due = w->due;
+		w->asking = 0;
+		w->next_ask_at = seo_mono_ms() + GW_LEASE_RETRY_MS;
+	}
+	l->due_tail = &l->due;
+}
+
+/* Notes the workspace as due: it is asked at the end of this pass of the
+ * loop, with the others due by then. */
+static void ask(ws *w, long long want, int close)
+{
+	gw_leases *l = w->l;
+
+	if (w->asking || *l->account == NULL)
+		return;
+	w->asking = 1;
+	w->due_want = want;
+	w->due_close = close;
+	w->due = NULL;
+	*l->due_tail = w;
+	l->due_tail = &w->due;
+	event_active(l->send, 0, 0);
+}
+
+/* The top-up to ask for: about WANT_SECONDS of the spending seen since
+ * the last ask, at least WANT_MIN, when what is left is under half of
+ * it; 0 without spending. */
+static long long want_of(ws *w, int64_t now)
+{
+	int64_t ms = now - w->spent_since;
+	long long target, left = w->open ? avail(w) : 0;
+
+	if (w->spent == 0 || w->closing)
+		return 0;
+	if (ms < 1)
+		ms = 1;
+	target = w->spent * 1000 * WANT_SECONDS / ms;
+	if (target < WANT_MIN)
+		target = WANT_MIN;
+	return left < target / 2 ? target - left : 0;
+}
+
+/* The queue is worth a report: long enough, old enough, or waited for. */
+static int report_due(const ws *w, int64_t now)
+{
+	return w->n_pending > 0 &&
+	       (w->n_pending >= GW_LEASE_REPORT_CALLS || w->waiters != NULL ||
+		now - w->pending_since >= GW_LEASE_REPORT_MAX_MS);
 }
 
 /* One workspace at a tick (a walk of the map): give back, report, top
@@ -426,7 +575,7 @@ static int visit(seo_hnode *n, void *ud)
 		return 0;
 	}
 	want = want_of(w, now);
-	if (w->n_pending > 0 || w->refresh ||
+	if (report_due(w, now) || w->refresh ||
 	    (want > 0 && now >= w->next_ask_at) ||
 	    (w->open && now - w->ok_at > RENEW_MS) ||
 	    (!w->open && !w->closing && reading(w, now) &&
@@ -459,12 +608,14 @@ int gw__leases_new(struct event_base *base, rpc_client *const *account,
 
 	if (l == NULL || (l->holder = strdup(holder)) == NULL ||
 	    seo_hmap_init(&l->map, BUCKETS) != 0 ||
-	    (l->tick = evtimer_new(base, on_tick, l)) == NULL) {
+	    (l->tick = evtimer_new(base, on_tick, l)) == NULL ||
+	    (l->send = event_new(base, -1, 0, on_send, l)) == NULL) {
 		gw__leases_free(l);
 		return SEO_ENOMEM;
 	}
 	l->base = base;
 	l->account = account;
+	l->due_tail = &l->due;
 	l->timeout_ms = timeout_ms;
 	*out = l;
 	return 0;
@@ -515,7 +666,6 @@ static int forget(seo_hnode *n, void *ud)
 	waiters_free(w->waiters);
 	pcalls_free(w->pending);
 	pcalls_free(w->sent);
-	seo_arena_free(w->arena);
 	return 1;
 }
 
@@ -527,6 +677,8 @@ void gw__leases_free(gw_leases *l)
 	seo_hmap_destroy(&l->map);
 	if (l->tick != NULL)
 		event_free(l->tick);
+	if (l->send != NULL)
+		event_free(l->send);
 	free(l->holder);
 	free(l);
 }
@@ -568,6 +720,8 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		return;
 	}
 	p->seq = ++w->seq;
+	if (w->n_pending == 0)
+		w->pending_since = seo_mono_ms();
 	*w->tail = p;
 	w->tail = &p->next;
 	w->n_pending++;

@@ -6,9 +6,11 @@
  * moves a share of its balance (at most an eighth, only from a balance of
  * 10,000 credits or more) into it, and billed calls are debited from it
  * here, in memory, without a call to svc-account. Each call's outcome
- * (its usage row) is queued and reported every GW_LEASE_REPORT_MS with the
- * next Lease call, which also tops the lease up to about ten seconds of
- * the workspace's spending. What a workspace may spend here is
+ * (its usage row) is queued and reported with the next Lease call (at
+ * most GW_LEASE_REPORT_MAX_MS later, see below), which also tops the lease up to about ten seconds of
+ * the workspace's spending; the reports due together go in one LeaseBatch
+ * call (one Lease each to an svc-account without it). What a workspace
+ * may spend here is
  *
  *     granted - used - (calls not yet reported) - (calls running)
  *
@@ -38,6 +40,13 @@
 #include "seo/rpc.h"
 
 #define GW_LEASE_REPORT_MS 50
+/* A workspace's queue is reported at the first tick after it holds
+ * GW_LEASE_REPORT_CALLS calls or its oldest call waited
+ * GW_LEASE_REPORT_MAX_MS (at once when a read waits for it, a top-up is
+ * wanted or the lease is given back): a workspace spending little pays a
+ * report's rows for many calls, not for one or two. */
+#define GW_LEASE_REPORT_CALLS 64
+#define GW_LEASE_REPORT_MAX_MS 500
 #define GW_LEASE_IDLE_MS 5000
 #define GW_LEASE_STALE_MS 20000
 /* After a Lease call failed or granted nothing, the next waits this. */

@@ -37,11 +37,10 @@
 #include "seo/rpc.h"
 #include "seo/util.h"
 
+#include "account_paths.h"
+
 #define API_KEY_HEADER "X-API-Key"
 #define SIGNATURE_HEADER "Stripe-Signature"
-#define AUTHORIZE_PATH "/seo.account.v1.Account/Authorize"
-#define REFUND_PATH "/seo.account.v1.Account/Refund"
-#define CHARGE_PATH "/seo.account.v1.Account/Charge"
 #define HEALTH_PATH "/grpc.health.v1.Health/Check"
 #define HEALTH_TIMEOUT_MS 1000
 #define CLIENT_IP_META "seo-client-ip"
@@ -409,7 +408,7 @@ static void refund(gw_call *c, long long used)
 	req.charge_id = (char *)c->charge_id;
 	req.has_credits_used = 1;
 	req.credits_used = used;
-	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], REFUND_PATH,
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], GW_REFUND_PATH,
 			    &req.base, &seo__account__v1__refund_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1, on_refund,
 			    c) != 0) {
@@ -533,7 +532,7 @@ static void send_charge(void *ud)
 	req.request_id = c->call_key;
 	req.has_settle_within_ms = 1;
 	req.settle_within_ms = c->gw->rpc_timeout_ms;
-	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], CHARGE_PATH,
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], GW_CHARGE_PATH,
 			    &req.base, &seo__account__v1__charge_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, n, on_charge,
 			    c) != 0)
@@ -1121,7 +1120,7 @@ static void authorize_hashed(void *ud)
 				 (!c->route->bill.envelope ||
 				  c->route->bill.kind == GW_BILL_AFTER);
 	gw_metrics_authorize(c->gw->metrics);
-	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], AUTHORIZE_PATH,
+	if (rpc_client_call(c->gw->clients[GW_SVC_ACCOUNT], GW_AUTHORIZE_PATH,
 			    &req.base,
 			    &seo__account__v1__authorize_response__descriptor,
 			    &c->alloc, c->gw->rpc_timeout_ms, meta, 1,

@@ -16,7 +16,8 @@
 #include "seo/log.h"
 #include "seo/util.h"
 
-#define REFUND_PATH "/seo.account.v1.Account/Refund"
+#include "account_paths.h"
+
 #define SETTLE_PATH "/seo.account.v1.Account/Settle"
 #define FIRST_WAIT_MS 200
 #define MAX_WAIT_MS 5000
@@ -129,7 +130,7 @@ static void send_report(entry *e)
 		retry(e, "the gateway is stopping");
 		return;
 	}
-	if (rpc_client_call(account, REFUND_PATH, &req.base,
+	if (rpc_client_call(account, GW_REFUND_PATH, &req.base,
 			    &seo__account__v1__refund_response__descriptor,
 			    &e->alloc, e->s->timeout_ms, meta, 1, on_report, e) != 0)
 		retry(e, "out of memory");

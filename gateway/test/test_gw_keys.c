@@ -1,10 +1,13 @@
 /*
  * test_gw_keys.c: keys kept in the gateway's memory (gateway/lib/keys.c):
  * a kept key is found only while the watch is trusted, a revocation, a
- * removed user or a reset forgets it, and an answer that a revocation may
- * have passed (the epoch moved) is not kept.
+ * removed user or a reset forgets it, an answer that a revocation may
+ * have passed (the epoch moved) is not kept, and keys whose hashes fall
+ * in one set are all kept up to its eight slots, the least recently used
+ * given up beyond.
  */
 #include <CUnit/Basic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -107,6 +110,58 @@ static void test_an_answer_a_revocation_passed_is_not_kept(void)
 	gw__keys_free(k);
 }
 
+/* Hashes of one set: the same first eight hex digits, then `i`. */
+static void same_set(char out[65], int i)
+{
+	snprintf(out, 65, "cccccccc%056d", i);
+}
+
+static void test_keys_of_one_set_share_it(void)
+{
+	gw_keys *k = new_keys();
+	char h[10][65];
+	gw_kept_key out;
+	int kept = 0;
+
+	heard(k, "i1", 0, 1, NULL, 0, NULL, 0, 0);
+	for (int i = 0; i < 10; i++)
+		same_set(h[i], i);
+	/* Eight keys of a set are kept side by side, each in turn. */
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 8; i++) {
+			put(k, h[i], "usr_1");
+			for (int j = 0; j <= i; j++)
+				CU_ASSERT_EQUAL(gw__keys_get(k, h[j], 0, &out), 1);
+		}
+	/* A ninth takes the slot of the least recently used: h[0] (h[1]
+	 * to h[7] read since), then a tenth that of h[1]. */
+	for (int i = 1; i < 8; i++)
+		CU_ASSERT_EQUAL(gw__keys_get(k, h[i], 0, &out), 1);
+	put(k, h[8], "usr_1");
+	CU_ASSERT_EQUAL(gw__keys_get(k, h[0], 0, &out), 0);
+	put(k, h[9], "usr_1");
+	CU_ASSERT_EQUAL(gw__keys_get(k, h[1], 0, &out), 0);
+	for (int i = 0; i < 10; i++)
+		kept += gw__keys_get(k, h[i], 0, &out);
+	CU_ASSERT_EQUAL(kept, 8);
+	CU_ASSERT_EQUAL(gw__keys_get(k, h[9], 0, &out), 1);
+	/* A revoked key frees its slot: the next key takes it, no other
+	 * is given up. */
+	{
+		char *revoked[] = {h[5]};
+
+		heard(k, "i1", 1, 0, revoked, 1, NULL, 0, 1);
+	}
+	put(k, h[0], "usr_1");
+	kept = 0;
+	for (int i = 0; i < 10; i++)
+		kept += gw__keys_get(k, h[i], 1, &out);
+	CU_ASSERT_EQUAL(kept, 8);
+	CU_ASSERT_EQUAL(gw__keys_get(k, h[0], 1, &out), 1);
+	CU_ASSERT_EQUAL(gw__keys_get(k, h[5], 1, &out), 0);
+	gw__keys_free(k);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -122,6 +177,8 @@ int main(void)
 		    test_revocation_user_and_reset_forget);
 	CU_add_test(s, "an answer a revocation passed is not kept",
 		    test_an_answer_a_revocation_passed_is_not_kept);
+	CU_add_test(s, "keys of one set share it",
+		    test_keys_of_one_set_share_it);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
