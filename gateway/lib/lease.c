@@ -436,13 +436,17 @@ static void batch_fail(batch *b, const char *why)
  * -1 when nothing more can be asked in this pass. */
 static int send_one(gw_leases *l, rpc_client *account)
 {
-	size_t most = l->single ? 1 : BATCH_REPORTS, n = 0, calls = 0;
+	size_t most = l->single ? 1 : BATCH_REPORTS, n = 0, calls = 0, due = 0;
 	Seo__Account__V1__LeaseBatchRequest req =
 		SEO__ACCOUNT__V1__LEASE_BATCH_REQUEST__INIT;
 	Seo__Account__V1__LeaseRequest *reqs, **ptrs;
-	batch *b = calloc(1, sizeof(*b) + most * sizeof(b->w[0]));
+	batch *b;
 	int rc;
 
+	for (const ws *w = l->due; w != NULL && due < most; w = w->due)
+		due++;
+	most = due;
+	b = calloc(1, sizeof(*b) + most * sizeof(b->w[0]));
 	if (b == NULL || (b->arena = seo_arena_new(0)) == NULL) {
 		free(b);
 		return -1;
