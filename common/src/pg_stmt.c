@@ -90,6 +90,15 @@ static int prepare(seo_pg_conn *c, int q, char *err, size_t err_len)
 int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		PGresult **res, char *err, size_t err_len)
 {
+	return seo_pg_exec_bin(c, q, nparams, params, NULL, NULL, res, err,
+			       err_len);
+}
+
+int seo_pg_exec_bin(seo_pg_conn *c, int q, int nparams,
+		    const char *const *params, const int *lengths,
+		    const int *formats, PGresult **res, char *err,
+		    size_t err_len)
+{
 	const seo_pg_stmt *s = &c->stmts->rows[q];
 	char name[NAME_MAX_LEN];
 	PGresult *r = NULL;
@@ -102,9 +111,11 @@ int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		return rc;
 	stmt_name(c, q, name);
 	if (c->oneshot)
-		r = PQexecParams(c->pg, s->sql, nparams, NULL, params, NULL, NULL, 0);
+		r = PQexecParams(c->pg, s->sql, nparams, NULL, params, lengths,
+				 formats, 0);
 	else
-		r = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+		r = PQexecPrepared(c->pg, name, nparams, params, lengths, formats,
+				   0);
 	if (!result_ok(r)) {
 		rc = result_fail(c, r, s->name, err, err_len);
 		goto out;

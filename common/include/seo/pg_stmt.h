@@ -67,6 +67,20 @@ seo_pg_conn seo_pg_conn_of(PGconn *pg, const seo_pg_stmts *stmts,
 int seo_pg_exec(seo_pg_conn *c, int q, int nparams, const char *const *params,
 		PGresult **res, char *err, size_t err_len);
 
+/*
+ * seo_pg_exec() with parameters in binary format where formats[i] is 1:
+ * params[i] then holds lengths[i] bytes of the type's binary form (as its
+ * receive function reads it; the statement's SQL fixes the type, e.g.
+ * with a cast), which the server neither unescapes nor parses. Text where
+ * formats[i] is 0 (lengths[i] unused). `lengths` and `formats` are the
+ * caller's, read during the call; both NULL is seo_pg_exec(). Same
+ * returns.
+ */
+int seo_pg_exec_bin(seo_pg_conn *c, int q, int nparams,
+		    const char *const *params, const int *lengths,
+		    const int *formats, PGresult **res, char *err,
+		    size_t err_len);
+
 /* BEGIN and COMMIT: 0 or SEO_EDB. ROLLBACK ignores failures (a pool then
  * drops the connection). */
 int seo_pg_begin(seo_pg_conn *c, char *err, size_t err_len);
