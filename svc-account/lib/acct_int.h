@@ -112,6 +112,10 @@ extern const seo_pg_stmts acct__stmts;
  */
 int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err);
+/* With binary parameters where formats[i] is 1 (seo_pg_exec_bin()). */
+int acct__exec_bin(seo_pg_conn *c, acct__q q, int nparams,
+		   const char *const *params, const int *lengths,
+		   const int *formats, PGresult **res, acct_err *err);
 int acct__pipe_run(seo_pg_conn *c, seo_pg_pipe *p, acct_err *err);
 int acct__begin(seo_pg_conn *c, acct_err *err);
 int acct__commit(seo_pg_conn *c, acct_err *err);
@@ -148,14 +152,26 @@ typedef struct acct__pgarr {
 	char *s;
 	size_t len, cap;
 	int oom;
+	int binary;  /* a text[] in binary format (acct__pgarr_init_bin()) */
+	int nulls;   /* binary: an element is NULL */
+	int32_t n;   /* binary: the elements */
 } acct__pgarr;
 
 void acct__pgarr_init(acct__pgarr *a);
+/* A text[] in PostgreSQL's binary array format instead, to be sent with
+ * format 1 (seo_pg_exec_bin()) and acct__pgarr_len() bytes: the elements
+ * travel as they are, neither escaped here nor parsed by the server, which
+ * pays for large ones (a report's calls: lease.c). */
+void acct__pgarr_init_bin(acct__pgarr *a);
 /* Appends a quoted element; NULL appends SQL NULL. */
 void acct__pgarr_add(acct__pgarr *a, const char *v);
+/* Appends an integer (in a binary text[], as its decimal text). */
 void acct__pgarr_addi(acct__pgarr *a, int64_t v);
-/* The finished literal (owned by `a`), or NULL when out of memory. */
+/* The finished literal or binary array (owned by `a`), or NULL when out
+ * of memory. */
 const char *acct__pgarr_done(acct__pgarr *a);
+/* The bytes of a binary array once done. */
+int acct__pgarr_len(const acct__pgarr *a);
 void acct__pgarr_free(acct__pgarr *a);
 
 /* ---- the key cache (keycache.c) --------------------------------------- */

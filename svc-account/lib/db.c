@@ -198,7 +198,8 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT s.workspace_id, s.reported_seq FROM lease_streams s "
 		"JOIN unnest($1::text[], $2::text[]) AS t(w, n) "
 		"ON s.workspace_id = t.w AND s.stream = t.n WHERE s.holder = $3"},
-	/* The reports' new calls, a batch per report and key (migration 008). */
+	/* The reports' new calls, a batch per report and key (migration 008);
+	 * $9, their JSON, arrives as a binary text[] (lease.c). */
 	[ACCT_Q_LEASE_USAGE_BATCHES] = {"lease_usage_batches",
 		"INSERT INTO usage_batches (id, workspace_id, user_id, key_id, first_at, "
 		"last_at, n_calls, credits_used, unclaimed, calls) "
@@ -321,8 +322,15 @@ static int coded(acct_err *err, int rc, int reachable)
 int acct__exec(seo_pg_conn *c, acct__q q, int nparams,
 	       const char *const *params, PGresult **res, acct_err *err)
 {
-	int rc = seo_pg_exec(c, (int)q, nparams, params, res, err->message,
-			     sizeof(err->message));
+	return acct__exec_bin(c, q, nparams, params, NULL, NULL, res, err);
+}
+
+int acct__exec_bin(seo_pg_conn *c, acct__q q, int nparams,
+		   const char *const *params, const int *lengths,
+		   const int *formats, PGresult **res, acct_err *err)
+{
+	int rc = seo_pg_exec_bin(c, (int)q, nparams, params, lengths, formats,
+				 res, err->message, sizeof(err->message));
 
 	return coded(err, rc, rc == 0 || !seo_pg_dead(c, rc));
 }

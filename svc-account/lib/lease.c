@@ -529,6 +529,7 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 	size_t n = 0, k = 0, n_spans = 0;
 	acct__pgarr col[UB_COLS];
 	const char *params[UB_COLS];
+	int lengths[UB_COLS] = {0}, formats[UB_COLS] = {0};
 	char (*ids)[ACCT_ID_LEN];
 	batch_call *calls;
 	span *spans;
@@ -542,8 +543,14 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 	calls = malloc(n * sizeof(*calls));
 	spans = malloc(n * sizeof(*spans));
 	ids = malloc(n * sizeof(*ids));
-	for (size_t i = 0; i < UB_COLS; i++)
-		acct__pgarr_init(&col[i]);
+	/* The calls' JSON, most of a report's bytes, in binary: neither
+	 * escaped here nor parsed as an array literal by the server. */
+	for (size_t i = 0; i < UB_COLS; i++) {
+		if (i == UB_CALLS)
+			acct__pgarr_init_bin(&col[i]);
+		else
+			acct__pgarr_init(&col[i]);
+	}
 	if (calls == NULL || spans == NULL || ids == NULL)
 		rc = oom(err);
 	for (size_t i = 0; rc == 0 && i < b->n; i++)
@@ -558,9 +565,11 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 	for (size_t i = 0; rc == 0 && i < UB_COLS; i++)
 		if ((params[i] = acct__pgarr_done(&col[i])) == NULL)
 			rc = oom(err);
+	lengths[UB_CALLS] = acct__pgarr_len(&col[UB_CALLS]);
+	formats[UB_CALLS] = 1;
 	if (rc == 0)
-		rc = acct__exec(c, ACCT_Q_LEASE_USAGE_BATCHES, UB_COLS, params,
-				NULL, err);
+		rc = acct__exec_bin(c, ACCT_Q_LEASE_USAGE_BATCHES, UB_COLS, params,
+				    lengths, formats, NULL, err);
 	for (size_t i = 0; i < UB_COLS; i++)
 		acct__pgarr_free(&col[i]);
 	free(calls);
