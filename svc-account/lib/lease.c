@@ -506,11 +506,16 @@ typedef struct span {
 static size_t cut(const tx *t, batch_call *calls, size_t base, span *spans,
 		  size_t *n_spans)
 {
-	size_t n = t->in->n_calls - t->skip;
+	size_t n = t->in->n_calls - t->skip, sorted = 1;
 
 	for (size_t i = 0; i < n; i++)
 		calls[base + i] = (batch_call){t->in->calls[t->skip + i], t->cost[i], i};
-	qsort(calls + base, n, sizeof(*calls), by_key);
+	/* A report of one key, the common case, is in order already. */
+	while (sorted < n &&
+	       key_cmp(&calls[base + sorted - 1], &calls[base + sorted]) <= 0)
+		sorted++;
+	if (sorted < n)
+		qsort(calls + base, n, sizeof(*calls), by_key);
 	for (size_t at = base, end; at < base + n; at = end) {
 		for (end = at + 1; end < base + n &&
 				   key_cmp(&calls[at], &calls[end]) == 0;)
