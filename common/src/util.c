@@ -2,6 +2,7 @@
 #include "seo/errors.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -55,11 +56,24 @@ void seo_fmt_hex(char *out, size_t digits, uint64_t v)
 	}
 }
 
+/* OpenSSL 3 looks an algorithm up by name at every SHA256() call (a
+ * tenth of the gateway's key check); fetched once, it is not. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 void seo_sha256_hex(const void *data, size_t len, char out[65])
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
 
-	SHA256(data, len, md);
+	pthread_once(&sha256_once, sha256_fetch);
+	if (sha256_md == NULL ||
+	    EVP_Digest(data, len, md, NULL, sha256_md, NULL) != 1)
+		SHA256(data, len, md);
 	to_hex(md, sizeof(md), out);
 }
 
