@@ -181,9 +181,17 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM "
 		"(SELECT pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM b) n)"},
 	/* ---- credit leases (lease.c) ---- */
-	/* A Lease that gives nothing back commits as debits do. */
-	[ACCT_Q_LEASE_ASYNC] = {"lease_async",
-		"SELECT set_config('synchronous_commit', 'off', true)"},
+	/* A batch's settings, for its transaction only: the statement
+	 * timeout (ms, $1); synchronous_commit ($2: off, as debits, unless it
+	 * gives credits back); and generic plans, made once a connection:
+	 * given a single workspace, the planner found a custom plan of its
+	 * statements on arrays cheaper every time, and planned three of them
+	 * at every batch (a seventh of the backend's CPU for a report of
+	 * 1000 calls). */
+	[ACCT_Q_LEASE_SETTINGS] = {"lease_settings",
+		"SELECT set_config('statement_timeout', $1, true), "
+		"set_config('synchronous_commit', $2, true), "
+		"set_config('plan_cache_mode', 'force_generic_plan', true)"},
 	/* Of a batch (LeaseBatch), in one statement each: arrays first, one
 	 * element per report, then the scalars. The workspaces are locked with
 	 * ledger_lock_workspaces, in id order as everywhere; their leases are

@@ -346,7 +346,7 @@ static void read_state(batch *b, seo_pg_pipe *p, int s_ws, int s_mine,
 static int lock_and_read(seo_pg_conn *c, batch *b, acct_err *err)
 {
 	acct__pgarr ws, sws, sname;
-	const char *timeout = LOCK_WAIT_MS, *pw[2], *ps[3];
+	const char *settings[2] = {LOCK_WAIT_MS, NULL}, *pw[2], *ps[3];
 	size_t n_streams = 0;
 	int rc = 0, durable = 0, s_ws, s_mine, s_stream = -1, s_others;
 	seo_pg_pipe p;
@@ -376,9 +376,8 @@ static int lock_and_read(seo_pg_conn *c, batch *b, acct_err *err)
 		rc = oom(err);
 	seo_pg_pipe_init(&p);
 	seo_pg_pipe_add(&p, ACCT_Q_BEGIN, 0, NULL);
-	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_TIMEOUT, 1, &timeout);
-	if (!durable)
-		seo_pg_pipe_add(&p, ACCT_Q_LEASE_ASYNC, 0, NULL);
+	settings[1] = durable ? "on" : "off";
+	seo_pg_pipe_add(&p, ACCT_Q_LEASE_SETTINGS, 2, settings);
 	s_ws = p.n;
 	seo_pg_pipe_add(&p, ACCT_Q_LEDGER_LOCK_WORKSPACES, 1, pw);
 	s_mine = p.n;
