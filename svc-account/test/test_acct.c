@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
+#include "acct_testdb.h"
 #include "acct.h"
 #include "test_pgdb.h"
 #include "seo/util.h"
@@ -37,29 +38,8 @@ static acct_service *svc;    /* rate limit off */
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* Runs SQL with up to 3 text parameters; returns the first value as an
- * integer (-1 when no row or NULL). */
-static long long q_int(const char *sql, ...)
-{
-	const char *params[3];
-	int n = 0;
-	va_list ap;
-	PGresult *r;
-	long long v = -1;
-
-	va_start(ap, sql);
-	while (n < 3 && (params[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	r = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK &&
-	    PQresultStatus(r) != PGRES_COMMAND_OK)
-		fprintf(stderr, "query failed: %s: %s", sql, PQerrorMessage(db));
-	else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	PQclear(r);
-	return v;
-}
+/* The first value of `sql` as an integer (acct_testdb.h). */
+#define q_int(...) acct_testdb_int(db, __VA_ARGS__)
 
 static void hash_of(const char *key, char out[ACCT_HASH_LEN])
 {

@@ -37,28 +37,8 @@ static pthread_mutex_t seq_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* The first value of `sql` (parameters: up to 2 strings, NULL-ended) as an
- * integer; -1 when no row or NULL. */
-static long long q_int(const char *sql, ...)
-{
-	const char *params[2];
-	int n = 0;
-	va_list ap;
-	PGresult *r;
-	long long v = -1;
-
-	va_start(ap, sql);
-	while (n < 2 && (params[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	r = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		fprintf(stderr, "query failed: %s: %s", sql, PQerrorMessage(db));
-	else if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	PQclear(r);
-	return v;
-}
+/* The first value of `sql` as an integer (acct_testdb.h). */
+#define q_int(...) acct_testdb_int(db, __VA_ARGS__)
 
 static long long balance(const char *ws)
 {
