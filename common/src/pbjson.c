@@ -56,14 +56,32 @@ static size_t utf8_seq(const unsigned char *p, size_t avail)
 	return n;
 }
 
+/* 1 when the 8 bytes at p are all ASCII but NUL: none has its high bit
+ * set, and none is zero (a zero byte is the one that borrows through
+ * v - 0x01..01 while its own high bit was clear). */
+static int ascii8(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return ((v | ((v - ones) & ~v)) & highs) == 0;
+}
+
+/* Text is mostly ASCII (ids, keys, domains): it is passed eight bytes at
+ * a time, the rest sequence by sequence. */
 size_t seo_utf8_prefix(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, n;
 
-	while (i < len && (n = utf8_seq(p + i, len - i)) > 0)
+	for (;;) {
+		while (len - i >= 8 && ascii8(p + i))
+			i += 8;
+		if (i == len || (n = utf8_seq(p + i, len - i)) == 0)
+			return i;
 		i += n;
-	return i;
+	}
 }
 
 /* ---- field types and presence ------------------------------------------ */

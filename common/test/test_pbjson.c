@@ -191,6 +191,33 @@ static void test_helpers(void)
 	CU_ASSERT_EQUAL(seo_utf8_prefix("\xed\xa0\x80", 3), 0); /* a surrogate */
 }
 
+/* Long ASCII text with one odd byte (NUL, a lone continuation or lead
+ * byte, 0xff, or DEL, which is fine) at every position and alignment:
+ * the eight-byte steps stop exactly there. */
+static void test_utf8_long(void)
+{
+	static const unsigned char odd[] = {0x00, 0x80, 0xc3, 0xff, 0x7f};
+	unsigned char buf[80];
+
+	memset(buf, 'a', sizeof(buf));
+	CU_ASSERT_EQUAL(seo_utf8_prefix((const char *)buf, sizeof(buf)), sizeof(buf));
+	for (size_t k = 0; k < sizeof(odd); k++)
+		for (size_t at = 0; at < 40; at++)
+			for (size_t off = 0; off < 8; off++) {
+				size_t len = 40 + off;
+
+				memset(buf, 'a', sizeof(buf));
+				buf[off + at] = odd[k];
+				CU_ASSERT_EQUAL(seo_utf8_prefix((const char *)buf + off, len),
+						odd[k] == 0x7f ? len : at);
+			}
+	/* A two-byte sequence inside, then more ASCII. */
+	memset(buf, 'a', sizeof(buf));
+	buf[13] = 0xc3;
+	buf[14] = 0xa9;
+	CU_ASSERT_EQUAL(seo_utf8_prefix((const char *)buf, 64), 64);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -204,6 +231,7 @@ int main(void)
 	CU_add_test(s, "decoded values", test_values);
 	CU_add_test(s, "faults, paths and strictness", test_faults);
 	CU_add_test(s, "enum, integer and UTF-8 helpers", test_helpers);
+	CU_add_test(s, "UTF-8 prefix of long text", test_utf8_long);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = (int)CU_get_number_of_failures();
