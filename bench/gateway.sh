@@ -203,15 +203,15 @@ ctxsw_all() {
   done
   echo
 }
-# cpu_all GATEWAY_PID "PG_PIDS": the CPU ticks of the gateway, svc-account,
-# svc-graph and the bench database's PostgreSQL sessions, four numbers.
-CLK_TCK=$(getconf CLK_TCK)
+# cpu_all GATEWAY_PID "PG_PIDS": the CPU time and the time waiting for a
+# CPU (ns) of the gateway, svc-account, svc-graph and the bench database's
+# PostgreSQL sessions, eight numbers.
 cpu_all() {
   local p
   for p in "$1" "$pid_account" "$pid_graph"; do
-    printf '%s ' "$(bench_cpu_ticks $p)"
+    printf '%s ' "$(bench_cpu_ns $p)"
   done
-  bench_cpu_ticks $2
+  bench_cpu_ns $2
 }
 # timed_wrk LABEL GATEWAY_PID CONNS URL [wrk args...]: bench_wrk's line in
 # $wrk_line, and a row of context switches and system calls per request
@@ -233,9 +233,10 @@ timed_wrk() {
   wrk_line=$(bench_wrk "$conns" "$SECONDS_PER_RUN" "$url" "$@")
   cpu_after=$(cpu_all "$gpid" "$pg")
   after=$(ctxsw_all "$gpid")
-  urows+=("$(awk -v l="$label" -v b="$cpu_before" -v a="$cpu_after" -v r="${wrk_line##* }" -v hz="$CLK_TCK" 'BEGIN {
+  urows+=("$(awk -v l="$label" -v b="$cpu_before" -v a="$cpu_after" -v r="${wrk_line##* }" 'BEGIN {
     split(b, x, " "); split(a, y, " "); if (r <= 0) r = 1; printf "| %s |", l
-    for (i = 1; i <= 4; i++) printf " %.1f |", (y[i] - x[i]) * 1e6 / hz / r }')")
+    for (i = 1; i <= 7; i += 2) printf " %.1f |", (y[i] - x[i]) / 1e3 / r
+    printf " %.1f |", (y[2] - x[2]) / 1e3 / r }')")
   for i in 0 1 2; do
     bench_syscalls_wait "${counters[$i]}" "$BENCH_TMP/log/syscalls-$i.csv"
     calls+="$BENCH_SYSCALLS "
@@ -400,10 +401,10 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${crows[@]}"
   echo
-  echo "CPU time per request during each gateway run above, in microseconds (user + system of every thread, /proc/PID/stat, ${CLK_TCK} ticks a second), of the gateway (gateway-unbilled on the unbilled rows), svc-account, svc-graph and the PostgreSQL sessions connected to the bench database (svc-account's pool; the server's own background processes left out):"
+  echo "CPU time per request during each gateway run above, in microseconds (every thread's time on a CPU as the scheduler counts it, /proc/PID/task/*/schedstat, or clock ticks of /proc/PID/stat where that is missing), of the gateway (gateway-unbilled on the unbilled rows), svc-account, svc-graph and the PostgreSQL sessions connected to the bench database (svc-account's pool; the server's own background processes left out), and the time the gateway waited runnable for a CPU while others held both:"
   echo
-  echo "| run | gateway | svc-account | svc-graph | PostgreSQL sessions |"
-  echo "|---|---|---|---|---|"
+  echo "| run | gateway | svc-account | svc-graph | PostgreSQL sessions | gateway waiting for a CPU |"
+  echo "|---|---|---|---|---|---|"
   printf '%s\n' "${urows[@]}"
   echo
   echo "The targets of issue 14:"

@@ -293,17 +293,28 @@ bench_ctxsw() {
     END { printf "%d %d\n", v, n }'
 }
 
-# bench_cpu_ticks PID...: the CPU time (user + system, clock ticks, every
-# thread) the processes have used so far, summed; gone ones count 0.
-bench_cpu_ticks() {
-  local p t=0 stat rest
+# bench_cpu_ns PID...: the CPU time every thread of the processes has
+# used so far and the time it waited runnable for a CPU, in nanoseconds,
+# summed: two numbers; gone ones count 0. The scheduler's own account
+# (/proc/PID/task/*/schedstat) is exact where /proc/PID/stat counts clock
+# ticks, and it holds the waiting, which a saturated machine makes long.
+# Without schedstat the time is the ticks', the waiting 0.
+bench_cpu_ns() {
+  local p
+  if [ -r /proc/self/schedstat ]; then
+    for p in "$@"; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+      awk '{ c += $1; w += $2 } END { printf "%.0f %.0f\n", c, w }'
+    return
+  fi
+  local t=0 stat rest hz
+  hz=$(getconf CLK_TCK)
   for p in "$@"; do
     stat=$(cat /proc/"$p"/stat 2>/dev/null) || continue
     rest=${stat##*) }
     set -- $rest
     t=$((t + ${12} + ${13}))
   done
-  echo "$t"
+  awk -v t="$t" -v hz="$hz" 'BEGIN { printf "%.0f 0\n", t * 1e9 / hz }'
 }
 
 # bench_pg_backends: the pids of the PostgreSQL backends connected to the
