@@ -12,9 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "seo/errors.h"
 #include "seo/pbjson.h"
+#include "swar.h"
 
 int seo_jw_reserve(seo_jw *w, size_t n)
 {
@@ -329,15 +331,32 @@ static const char escape[256] = {
 };
 #undef U4
 
-/* Valid UTF-8 s[0..n), escaped, without quotes. */
+/* 1 when none of the 8 bytes at p needs an escape. */
+static int plain8(const unsigned char *p)
+{
+	uint64_t v = seo_swar_load(p);
+
+	return (seo_swar_below(v, 0x20) | seo_swar_has(v, '"') |
+		seo_swar_has(v, '\\')) == 0;
+}
+
+/* Valid UTF-8 s[0..n), escaped, without quotes. Most text needs no
+ * escape: it is passed eight bytes at a time. */
 static void escaped(seo_jw *w, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t i, from = 0;
 
 	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char e = escape[c];
+		unsigned char c;
+		char e;
+
+		while (n - i >= 8 && plain8((const unsigned char *)s + i))
+			i += 8;
+		if (i == n)
+			break;
+		c = (unsigned char)s[i];
+		e = escape[c];
 		if (e == 0)
 			continue;
 		seo_jw_raw(w, s + from, i - from);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pbjson_int.h"
+#include "swar.h"
 #include "seo/errors.h"
 #include "seo/json_text.h"
 
@@ -56,16 +57,12 @@ static size_t utf8_seq(const unsigned char *p, size_t avail)
 	return n;
 }
 
-/* 1 when the 8 bytes at p are all ASCII but NUL: none has its high bit
- * set, and none is zero (a zero byte is the one that borrows through
- * v - 0x01..01 while its own high bit was clear). */
+/* 1 when the 8 bytes at p are all ASCII but NUL. */
 static int ascii8(const unsigned char *p)
 {
-	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
-	uint64_t v;
+	uint64_t v = seo_swar_load(p);
 
-	memcpy(&v, p, sizeof(v));
-	return ((v | ((v - ones) & ~v)) & highs) == 0;
+	return ((v & SEO_SWAR_HIGHS) | seo_swar_below(v, 1)) == 0;
 }
 
 /* Text is mostly ASCII (ids, keys, domains): it is passed eight bytes at

@@ -168,6 +168,57 @@ static void test_integers(void)
 
 /* ---- random messages ------------------------------------------------------- */
 
+/* What seo_jw_string() must write of s[0..n), byte by byte. */
+static size_t escape_slow(const unsigned char *s, size_t n, char *out)
+{
+	static const char *const named = "\bb\tt\nn\ff\rr\"\"\\\\";
+	size_t len = 0;
+
+	out[len++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		const char *e = s[i] != 0 ? strchr(named, s[i]) : NULL;
+
+		if (e != NULL && (e - named) % 2 == 0) {
+			out[len++] = '\\';
+			out[len++] = e[1];
+		} else if (s[i] < 0x20) {
+			len += (size_t)sprintf(out + len, "\\u%04X", s[i]);
+		} else {
+			out[len++] = (char)s[i];
+		}
+	}
+	out[len++] = '"';
+	return len;
+}
+
+/* Long plain text with one byte at every position and alignment: the
+ * escapes, and their neighbours that need none, where the eight-byte
+ * steps must stop or pass. */
+static void test_string_escapes_long(void)
+{
+	static const unsigned char odd[] = {'"', '\\', '\n', 0x00, 0x01, 0x1f,
+					    0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f};
+	unsigned char buf[64];
+	char want[64 * 6 + 3];
+
+	for (size_t k = 0; k < sizeof(odd); k++)
+		for (size_t at = 0; at < 40; at++)
+			for (size_t off = 0; off < 8; off++) {
+				seo_jw w = SEO_JW_INIT;
+				size_t len = 40 + off, n, got_len;
+				char *got;
+
+				memset(buf, 'a', sizeof(buf));
+				buf[off + at] = odd[k];
+				n = escape_slow(buf + off, len, want);
+				seo_jw_string(&w, (const char *)buf + off, len);
+				got = seo_jw_finish(&w, &got_len);
+				CU_ASSERT_FATAL(got != NULL);
+				CU_ASSERT(got_len == n && memcmp(got, want, n) == 0);
+				free(got);
+			}
+}
+
 static seo_arena *arena;
 
 /* Strings with every kind of byte: escapes, '/', DEL, UTF-8 of 2 to 4
@@ -424,6 +475,7 @@ int main(void)
 	CU_add_test(s, "integers as printf writes them", test_integers);
 	CU_add_test(s, "random messages, both ways", test_messages);
 	CU_add_test(s, "raw json", test_raw_json_fault);
+	CU_add_test(s, "string escapes in long text", test_string_escapes_long);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = (int)CU_get_number_of_failures();
