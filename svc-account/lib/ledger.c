@@ -385,16 +385,19 @@ static size_t changed_rows(const row *rows, size_t n, int charges,
  * statement of a batch reaches its rows by key, and a plan prepared while
  * a table was small (a new database, before autovacuum's first analyze)
  * would scan the whole table at every batch as it grows: usage's scan made
- * the keyed debit cost 2.5x (docs/benchmarks.md).
+ * the keyed debit cost 2.5x (docs/benchmarks.md). And generic plans: the
+ * planner found a custom plan of the balances' update (arrays of one
+ * batch's workspaces) cheaper every time, and planned it at every batch,
+ * 82 us of PostgreSQL's CPU against 39 us running it.
  */
 static int connect_writer(acct__ledger *l, acct_err *err)
 {
-	char sql[128];
+	char sql[192];
 	int rc = acct__connect(l->url, &l->conn.pg, err);
 
 	snprintf(sql, sizeof(sql),
 		 "SET statement_timeout = %d; SET synchronous_commit = off; "
-		 "SET enable_seqscan = off",
+		 "SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
 		 STATEMENT_TIMEOUT_MS);
 	if (rc == 0 && acct__exec_sql(l->conn.pg, sql) != 0)
 		rc = acct__fail(err, SEO_EDB, "internal_error",
