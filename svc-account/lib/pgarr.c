@@ -45,14 +45,6 @@ static void put(acct__pgarr *a, const char *s, size_t n)
 	a->len += n;
 }
 
-static void put32(acct__pgarr *a, int32_t v)
-{
-	uint32_t u = (uint32_t)v;
-	char b[4] = {(char)(u >> 24), (char)(u >> 16), (char)(u >> 8), (char)u};
-
-	put(a, b, sizeof(b));
-}
-
 static void set32(char *at, int32_t v)
 {
 	uint32_t u = (uint32_t)v;
@@ -61,6 +53,14 @@ static void set32(char *at, int32_t v)
 	at[1] = (char)(u >> 16);
 	at[2] = (char)(u >> 8);
 	at[3] = (char)u;
+}
+
+static void put32(acct__pgarr *a, int32_t v)
+{
+	char b[4];
+
+	set32(b, v);
+	put(a, b, sizeof(b));
 }
 
 void acct__pgarr_init_bin(acct__pgarr *a)

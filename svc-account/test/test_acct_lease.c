@@ -11,7 +11,6 @@
 #include <CUnit/Basic.h>
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
