@@ -349,12 +349,20 @@ static void on_batch(const rpc_result *res, void *ud)
 		for (size_t i = 0; i < b->n; i++)
 			answered(b->w[i], r->results[i]->status,
 				 r->results[i]->message, r->results[i]->lease);
-	} else {
-		if (res->grpc_status == SEO_GRPC_UNIMPLEMENTED && !b->l->single) {
-			log_warn("svc-account has no LeaseBatch: leases are "
-				 "reported a workspace a call");
-			b->l->single = 1;
+	} else if (res->grpc_status == SEO_GRPC_UNIMPLEMENTED && !b->l->single) {
+		/* Not a failure: the same reports go at once, one Lease call
+		 * each, not after a retry's wait spent debiting call by call. */
+		log_warn("svc-account has no LeaseBatch: leases are "
+			 "reported a workspace a call");
+		b->l->single = 1;
+		for (size_t i = 0; i < b->n; i++) {
+			ws *w = b->w[i];
+
+			w->asking = 0;
+			unsend(w);
+			ask(w, w->asked_want, w->sent_close);
 		}
+	} else {
 		for (size_t i = 0; i < b->n; i++)
 			answered(b->w[i], ok ? SEO_GRPC_INTERNAL : res->grpc_status,
 				 ok ? "answers do not match the reports"

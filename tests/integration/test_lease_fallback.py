@@ -10,6 +10,7 @@ does."""
 import os
 import sys
 import threading
+import time
 from concurrent import futures
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -35,11 +36,13 @@ class Relay(grpc.GenericRpcHandler):
         self.channel = grpc.insecure_channel(target)
         self.lock = threading.Lock()
         self.seen = {}
+        self.first = {}
 
     def service(self, details):
         method = details.method
         with self.lock:
             self.seen[method] = self.seen.get(method, 0) + 1
+            self.first.setdefault(method, time.monotonic())
         if method == BATCH:
             return None  # grpcio answers UNIMPLEMENTED
         forward = self.channel.unary_unary(method)
@@ -62,6 +65,11 @@ class Relay(grpc.GenericRpcHandler):
     def count(self, method):
         with self.lock:
             return self.seen.get(method, 0)
+
+    def since(self, method):
+        """When `method` was first asked (time.monotonic()), or None."""
+        with self.lock:
+            return self.first.get(method)
 
 
 @test
@@ -92,6 +100,11 @@ def billed_calls_through_single_leases():
         eq(usage.status, 200, usage)
         check(relay.count(BATCH) >= 1, "LeaseBatch was never tried")
         check(relay.count(LEASE) >= 1, "no Lease after LeaseBatch was refused")
+        # The refused reports go again at once, one Lease call each: not
+        # after the 1 s wait of a failed report (GW_LEASE_RETRY_MS), calls
+        # debited one by one meanwhile.
+        gap = relay.since(LEASE) - relay.since(BATCH)
+        check(0 <= gap < 0.5, "Lease %.3f s after LeaseBatch was refused" % gap)
         # The fallback holds: no batch is tried again.
         batches = relay.count(BATCH)
         # A usage row for every call, those debited alone before the
