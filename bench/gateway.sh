@@ -205,13 +205,14 @@ ctxsw_all() {
 }
 # cpu_all GATEWAY_PID "PG_PIDS": the CPU time and the time waiting for a
 # CPU (ns) of the gateway, svc-account, svc-graph and the bench database's
-# PostgreSQL sessions, eight numbers.
+# PostgreSQL sessions, then the machine's idle time: nine numbers.
 cpu_all() {
   local p
   for p in "$1" "$pid_account" "$pid_graph"; do
     printf '%s ' "$(bench_cpu_ns $p)"
   done
-  bench_cpu_ns $2
+  printf '%s ' "$(bench_cpu_ns $2)"
+  bench_idle_ns
 }
 # timed_wrk LABEL GATEWAY_PID CONNS URL [wrk args...]: bench_wrk's line in
 # $wrk_line, and a row of context switches and system calls per request
@@ -236,7 +237,7 @@ timed_wrk() {
   urows+=("$(awk -v l="$label" -v b="$cpu_before" -v a="$cpu_after" -v r="${wrk_line##* }" 'BEGIN {
     split(b, x, " "); split(a, y, " "); if (r <= 0) r = 1; printf "| %s |", l
     for (i = 1; i <= 7; i += 2) printf " %.1f |", (y[i] - x[i]) / 1e3 / r
-    printf " %.1f |", (y[2] - x[2]) / 1e3 / r }')")
+    printf " %.1f | %.1f |", (y[2] - x[2]) / 1e3 / r, (y[9] - x[9]) / 1e3 / r }')")
   for i in 0 1 2; do
     bench_syscalls_wait "${counters[$i]}" "$BENCH_TMP/log/syscalls-$i.csv"
     calls+="$BENCH_SYSCALLS "
@@ -401,10 +402,10 @@ report="$BENCH_TMP/report.md"
   echo "|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${crows[@]}"
   echo
-  echo "CPU time per request during each gateway run above, in microseconds (every thread's time on a CPU as the scheduler counts it, /proc/PID/task/*/schedstat, or clock ticks of /proc/PID/stat where that is missing), of the gateway (gateway-unbilled on the unbilled rows), svc-account, svc-graph and the PostgreSQL sessions connected to the bench database (svc-account's pool; the server's own background processes left out), and the time the gateway waited runnable for a CPU while others held both:"
+  echo "CPU time per request during each gateway run above, in microseconds (every thread's time on a CPU as the scheduler counts it, /proc/PID/task/*/schedstat, or clock ticks of /proc/PID/stat where that is missing), of the gateway (gateway-unbilled on the unbilled rows), svc-account, svc-graph and the PostgreSQL sessions connected to the bench database (svc-account's pool; the server's own background processes left out), the time the gateway waited runnable for a CPU while others held both, and the time the machine's CPUs stood idle, summed over them (/proc/stat, clock ticks):"
   echo
-  echo "| run | gateway | svc-account | svc-graph | PostgreSQL sessions | gateway waiting for a CPU |"
-  echo "|---|---|---|---|---|---|"
+  echo "| run | gateway | svc-account | svc-graph | PostgreSQL sessions | gateway waiting for a CPU | CPUs idle |"
+  echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${urows[@]}"
   echo
   echo "The targets of issue 14:"

@@ -317,6 +317,14 @@ bench_cpu_ns() {
   awk -v t="$t" -v hz="$hz" 'BEGIN { printf "%.0f 0\n", t * 1e9 / hz }'
 }
 
+# bench_idle_ns: the time every CPU of the machine has spent idle so far
+# (idle and iowait of /proc/stat, clock ticks), in nanoseconds. A billed
+# run that leaves the CPUs idle longer than the unbilled one loses its
+# time waiting, not working.
+bench_idle_ns() {
+  awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.0f\n", ($5 + $6) * 1e9 / hz; exit }' /proc/stat
+}
+
 # bench_pg_backends: the pids of the PostgreSQL backends connected to the
 # bench database (svc-account's and the other services' sessions).
 bench_pg_backends() {
