@@ -40,6 +40,9 @@
  * asked of svc-account each time. */
 #define HOLD_READS 2
 #define STREAM_LEN 16
+/* The user, key and endpoint names a state keeps once for its queued
+ * calls; a call of a name past them carries its own copy. */
+#define NAMES_MAX 16
 
 typedef struct pcall {
 	struct pcall *next;
@@ -92,6 +95,13 @@ typedef struct ws {
 	 * Between, `outside` follows them here. */
 	uint64_t touched, fresh, asked_touched;
 	int have_outside;
+	/* Kept once, pointed at by the queued calls (most workspaces call
+	 * with one key and a few routes): a long queue holds its calls' ids
+	 * and domains, not a copy of every name, and a gateway queueing for
+	 * hundreds of workspaces stays in the caches. Freed with the state,
+	 * which outlives its calls. */
+	char *names[NAMES_MAX];
+	size_t n_names;
 } ws;
 
 /* One LeaseBatch call in flight (or one Lease call, `single`), and the
@@ -191,14 +201,40 @@ static char *copy(char **at, const char *s)
 	return r;
 }
 
-static pcall *pcall_new(const gw_lease_call *c)
+/* The state's own copy of `s`, made on first sight; NULL when it keeps
+ * NAMES_MAX others already (or is out of memory): the call copies it. */
+static char *name_of(ws *w, const char *s)
+{
+	for (size_t i = w->n_names; i-- > 0;)
+		if (strcmp(w->names[i], s) == 0)
+			return w->names[i];
+	if (w->n_names == NAMES_MAX ||
+	    (w->names[w->n_names] = strdup(s)) == NULL)
+		return NULL;
+	return w->names[w->n_names++];
+}
+
+static void names_free(ws *w)
+{
+	while (w->n_names > 0)
+		free(w->names[--w->n_names]);
+}
+
+/* A queued call of `w`: its id and domain in one block with it, its
+ * names the state's where it keeps them. */
+static pcall *pcall_new(ws *w, const gw_lease_call *c)
 {
 	const char *dom = c->domain != NULL ? c->domain : "";
-	size_t n = strlen(c->request_id) + strlen(c->user_id) +
-		   strlen(c->key_id) + strlen(c->endpoint) + strlen(dom) + 5;
-	pcall *p = malloc(sizeof(*p) + n);
+	const char *src[3] = {c->user_id, c->key_id, c->endpoint};
+	char *kept[3];
+	size_t n = strlen(c->request_id) + strlen(dom) + 2;
+	pcall *p;
 	char *at;
 
+	for (int i = 0; i < 3; i++)
+		if ((kept[i] = name_of(w, src[i])) == NULL)
+			n += strlen(src[i]) + 1;
+	p = malloc(sizeof(*p) + n);
 	if (p == NULL)
 		return NULL;
 	at = (char *)(p + 1);
@@ -207,10 +243,10 @@ static pcall *pcall_new(const gw_lease_call *c)
 	p->used = c->credits_used;
 	p->created_at = c->created_at;
 	p->request_id = copy(&at, c->request_id);
-	p->user_id = copy(&at, c->user_id);
-	p->key_id = copy(&at, c->key_id);
-	p->endpoint = copy(&at, c->endpoint);
 	p->domain = copy(&at, dom);
+	p->user_id = kept[0] != NULL ? kept[0] : copy(&at, src[0]);
+	p->key_id = kept[1] != NULL ? kept[1] : copy(&at, src[1]);
+	p->endpoint = kept[2] != NULL ? kept[2] : copy(&at, src[2]);
 	return p;
 }
 
@@ -595,8 +631,11 @@ static int visit(seo_hnode *n, void *ud)
 		ask(w, now >= w->next_ask_at ? want : 0, 0);
 		return 0;
 	}
-	return !w->open && w->running == 0 && w->n_pending == 0 &&
-	       w->waiters == NULL && idle(w, now);
+	if (w->open || w->running != 0 || w->n_pending != 0 ||
+	    w->waiters != NULL || !idle(w, now))
+		return 0;
+	names_free(w);
+	return 1;
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -678,6 +717,7 @@ static int forget(seo_hnode *n, void *ud)
 	waiters_free(w->waiters);
 	pcalls_free(w->pending);
 	pcalls_free(w->sent);
+	names_free(w);
 	return 1;
 }
 
@@ -723,7 +763,7 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		return;
 	}
 	w->running -= call->charged;
-	p = pcall_new(call);
+	p = pcall_new(w, call);
 	if (p == NULL) {
 		/* Unreported, it costs nothing: the lease gives its credits
 		 * back at the close. */
