@@ -111,6 +111,44 @@ def billed_calls_come_from_the_lease(s):
 
 
 @test
+def every_call_keeps_its_own_key_and_route(s):
+    # More keys and routes than a lease state keeps names of (16, the
+    # gateway's NAMES_MAX): the calls past them carry their own copies,
+    # and every usage row still names its call's key and route.
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    wait_lease(s, wid, key)
+    keys = {}
+    # 19 keys and the owner's (20, the most a workspace holds), one user,
+    # two routes: 22 names.
+    for i in range(19):
+        r = s.request("POST", "/v1/keys", key=key, body={"name": "k%d" % i})
+        eq(r.status, 201, r)
+        keys[r.json()["id"]] = r.json()["key"]
+    routes = [(PATH, "referring-domains", COST), (HEAVY, "site-explorer", HEAVY_COST)]
+    made = {}
+    for _ in range(3):
+        for kid, raw in keys.items():
+            for path, name, cost in routes:
+                r = s.get(path, key=raw)
+                eq(r.status, 200, r)
+                eq(r.json()["credits_used"], cost)
+                made[(kid, name)] = made.get((kid, name), 0) + 1
+    eq(s.get("/v1/usage?limit=1", key=key).status, 200)
+    rows = q(s, "SELECT key_id || ' ' || endpoint || ' ' || count(*) FROM usage_all "
+                "WHERE workspace_id = '%s' AND key_id IN (%s) GROUP BY key_id, endpoint"
+             % (wid, ",".join("'%s'" % k for k in keys)))
+    got = {}
+    for line in rows.splitlines():
+        kid, name, n = line.split(" ")
+        got[(kid, name)] = int(n)
+    eq(got, made, "a usage row per call, with its own key and route")
+    check(int(q(s, "SELECT coalesce(sum(n_calls), 0) FROM usage_batches "
+                   "WHERE workspace_id = '%s'" % wid)) >= len(made),
+          "the calls were reported on the lease")
+
+
+@test
 def every_read_sees_the_call_before_it(s):
     ws = s.workspace(credits=BIG)
     wid, key = ws["workspace_id"], ws["api_key"]
