@@ -191,16 +191,6 @@ static int idle(const ws *w, int64_t now)
 
 /* ---- the calls' queue ------------------------------------------------------ */
 
-static char *copy(char **at, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *r = *at;
-
-	memcpy(r, s, n);
-	*at += n;
-	return r;
-}
-
 /* The state's own copy of `s`, made on first sight; NULL when it keeps
  * NAMES_MAX others already (or is out of memory): the call copies it. */
 static char *name_of(ws *w, const char *s)
@@ -224,29 +214,35 @@ static void names_free(ws *w)
  * names the state's where it keeps them. */
 static pcall *pcall_new(ws *w, const gw_lease_call *c)
 {
-	const char *dom = c->domain != NULL ? c->domain : "";
-	const char *src[3] = {c->user_id, c->key_id, c->endpoint};
-	char *kept[3];
-	size_t n = strlen(c->request_id) + strlen(dom) + 2;
+	const char *src[5] = {c->request_id, c->domain != NULL ? c->domain : "",
+			      c->user_id, c->key_id, c->endpoint};
+	char *out[5] = {NULL, NULL, name_of(w, c->user_id),
+			name_of(w, c->key_id), name_of(w, c->endpoint)};
+	size_t len[5] = {0}, n = 0;
 	pcall *p;
 	char *at;
 
-	for (int i = 0; i < 3; i++)
-		if ((kept[i] = name_of(w, src[i])) == NULL)
-			n += strlen(src[i]) + 1;
+	for (int i = 0; i < 5; i++)
+		if (out[i] == NULL)
+			n += len[i] = strlen(src[i]) + 1;
 	p = malloc(sizeof(*p) + n);
 	if (p == NULL)
 		return NULL;
 	at = (char *)(p + 1);
+	for (int i = 0; i < 5; i++)
+		if (out[i] == NULL) {
+			out[i] = memcpy(at, src[i], len[i]);
+			at += len[i];
+		}
 	p->next = NULL;
 	p->charged = c->charged;
 	p->used = c->credits_used;
 	p->created_at = c->created_at;
-	p->request_id = copy(&at, c->request_id);
-	p->domain = copy(&at, dom);
-	p->user_id = kept[0] != NULL ? kept[0] : copy(&at, src[0]);
-	p->key_id = kept[1] != NULL ? kept[1] : copy(&at, src[1]);
-	p->endpoint = kept[2] != NULL ? kept[2] : copy(&at, src[2]);
+	p->request_id = out[0];
+	p->domain = out[1];
+	p->user_id = out[2];
+	p->key_id = out[3];
+	p->endpoint = out[4];
 	return p;
 }
 
