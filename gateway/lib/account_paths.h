@@ -14,5 +14,6 @@
 #define GW_WATCH_PATH GW_ACCOUNT_PATH("Watch")
 #define GW_LEASE_PATH GW_ACCOUNT_PATH("Lease")
 #define GW_LEASE_BATCH_PATH GW_ACCOUNT_PATH("LeaseBatch")
+#define GW_LEASE_COLUMNS_PATH GW_ACCOUNT_PATH("LeaseBatchColumns")
 
 #endif

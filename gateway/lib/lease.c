@@ -2,11 +2,13 @@
  * Credit leases held by the gateway (lease.h): one state per workspace
  * that spends here, in a hash table, and one timer that reports and tops
  * up every GW_LEASE_REPORT_MS while any state is held. The workspaces due
- * to be asked in one pass of the loop go together in one LeaseBatch call
- * (one transaction at svc-account for all of them); an svc-account
- * without it is asked one Lease call a workspace. A workspace is in at
- * most one call in flight; the calls it reports stay owned here until
- * svc-account has answered, and go back to the queue if it failed.
+ * to be asked in one pass of the loop go together in one
+ * LeaseBatchColumns call (one transaction at svc-account for all of
+ * them), their calls as columns; an svc-account without it is asked by
+ * LeaseBatch, a message a call, and one without that one Lease call a
+ * workspace. A workspace is in at most one call in flight; the calls it
+ * reports stay owned here until svc-account has answered, and go back to
+ * the queue if it failed.
  */
 #include "lease.h"
 
@@ -43,13 +45,20 @@
 /* The user, key and endpoint names a state keeps once for its queued
  * calls; a call of a name past them carries its own copy. */
 #define NAMES_MAX 16
+#define OWN NAMES_MAX /* pcall.at: the call's own copy */
+#define NO_DIGITS 16  /* of a request_no in its idempotency key */
+
+/* A queued call's names, in the order of pcall.name. */
+enum { N_USER, N_KEY, N_ENDPOINT, N_NAMES };
 
 typedef struct pcall {
 	struct pcall *next;
-	uint64_t seq;
+	uint64_t seq, request_no;
 	long long charged, used;
 	int64_t created_at;
-	char *request_id, *user_id, *key_id, *endpoint, *domain;
+	const char *name[N_NAMES];
+	unsigned char at[N_NAMES]; /* each name's index in the state's, or OWN */
+	char *domain;
 } pcall;
 
 typedef struct waiter {
@@ -104,13 +113,17 @@ typedef struct ws {
 	size_t n_names;
 } ws;
 
-/* One LeaseBatch call in flight (or one Lease call, `single`), and the
- * workspaces it asks for, in the request's order. */
+/* How reports are sent, the first tried first: an svc-account without a
+ * method answers UNIMPLEMENTED, and the reports go again by the next. */
+enum { BY_COLUMNS, BY_BATCH, BY_LEASE };
+
+/* One report call in flight, sent `by`, and the workspaces it asks for,
+ * in the request's order. */
 typedef struct batch {
 	gw_leases *l;
 	seo_arena *arena;
 	ProtobufCAllocator alloc;
-	int single;
+	int by;
 	size_t n;
 	ws *w[];
 } batch;
@@ -118,13 +131,13 @@ typedef struct batch {
 struct gw_leases {
 	struct event_base *base;
 	rpc_client *const *account;
-	char *holder;
+	char *holder, *prefix;
 	int timeout_ms;
 	int stopped;
 	struct event *tick;
 	struct event *send; /* made active when a workspace is due */
 	ws *due, **due_tail;
-	int single; /* svc-account has no LeaseBatch */
+	int by; /* how reports are sent now */
 	seo_hmap map; /* of ws */
 };
 
@@ -191,17 +204,18 @@ static int idle(const ws *w, int64_t now)
 
 /* ---- the calls' queue ------------------------------------------------------ */
 
-/* The state's own copy of `s`, made on first sight; NULL when it keeps
- * NAMES_MAX others already (or is out of memory): the call copies it. */
-static char *name_of(ws *w, const char *s)
+/* The index of the state's own copy of `s`, made on first sight; OWN
+ * when it keeps NAMES_MAX others already (or is out of memory): the call
+ * copies it. */
+static unsigned char name_of(ws *w, const char *s)
 {
 	for (size_t i = w->n_names; i-- > 0;)
 		if (strcmp(w->names[i], s) == 0)
-			return w->names[i];
+			return (unsigned char)i;
 	if (w->n_names == NAMES_MAX ||
 	    (w->names[w->n_names] = strdup(s)) == NULL)
-		return NULL;
-	return w->names[w->n_names++];
+		return OWN;
+	return (unsigned char)w->n_names++;
 }
 
 static void names_free(ws *w)
@@ -210,39 +224,41 @@ static void names_free(ws *w)
 		free(w->names[--w->n_names]);
 }
 
-/* A queued call of `w`: its id and domain in one block with it, its
- * names the state's where it keeps them. */
+/* A queued call of `w`: its domain in one block with it, its names the
+ * state's where it keeps them, else in the block too. */
 static pcall *pcall_new(ws *w, const gw_lease_call *c)
 {
-	const char *src[5] = {c->request_id, c->domain != NULL ? c->domain : "",
-			      c->user_id, c->key_id, c->endpoint};
-	char *out[5] = {NULL, NULL, name_of(w, c->user_id),
-			name_of(w, c->key_id), name_of(w, c->endpoint)};
-	size_t len[5] = {0}, n = 0;
+	const char *src[N_NAMES + 1] = {c->user_id, c->key_id, c->endpoint,
+					c->domain != NULL ? c->domain : ""};
+	unsigned char at[N_NAMES] = {name_of(w, c->user_id),
+				     name_of(w, c->key_id),
+				     name_of(w, c->endpoint)};
+	size_t len[N_NAMES + 1] = {0}, n = 0;
 	pcall *p;
-	char *at;
+	char *to;
 
-	for (int i = 0; i < 5; i++)
-		if (out[i] == NULL)
+	for (int i = 0; i <= N_NAMES; i++)
+		if (i == N_NAMES || at[i] == OWN)
 			n += len[i] = strlen(src[i]) + 1;
 	p = malloc(sizeof(*p) + n);
 	if (p == NULL)
 		return NULL;
-	at = (char *)(p + 1);
-	for (int i = 0; i < 5; i++)
-		if (out[i] == NULL) {
-			out[i] = memcpy(at, src[i], len[i]);
-			at += len[i];
+	to = (char *)(p + 1);
+	for (int i = 0; i < N_NAMES; i++) {
+		p->at[i] = at[i];
+		if (at[i] != OWN) {
+			p->name[i] = w->names[at[i]];
+			continue;
 		}
+		p->name[i] = memcpy(to, src[i], len[i]);
+		to += len[i];
+	}
+	p->domain = memcpy(to, src[N_NAMES], len[N_NAMES]);
 	p->next = NULL;
+	p->request_no = c->request_no;
 	p->charged = c->charged;
 	p->used = c->credits_used;
 	p->created_at = c->created_at;
-	p->request_id = out[0];
-	p->domain = out[1];
-	p->user_id = out[2];
-	p->key_id = out[3];
-	p->endpoint = out[4];
 	return p;
 }
 
@@ -374,19 +390,23 @@ static void on_batch(const rpc_result *res, void *ud)
 	const Seo__Account__V1__LeaseBatchResponse *r = (const void *)res->response;
 	int ok = res->grpc_status == SEO_GRPC_OK;
 
-	if (b->single) {
+	if (b->by == BY_LEASE) {
 		answered(b->w[0], res->grpc_status, res->message,
 			 ok ? (const void *)res->response : NULL);
 	} else if (ok && r->n_results == b->n) {
 		for (size_t i = 0; i < b->n; i++)
 			answered(b->w[i], r->results[i]->status,
 				 r->results[i]->message, r->results[i]->lease);
-	} else if (res->grpc_status == SEO_GRPC_UNIMPLEMENTED && !b->l->single) {
-		/* Not a failure: the same reports go at once, one Lease call
-		 * each, not after a retry's wait spent debiting call by call. */
-		log_warn("svc-account has no LeaseBatch: leases are "
-			 "reported a workspace a call");
-		b->l->single = 1;
+	} else if (res->grpc_status == SEO_GRPC_UNIMPLEMENTED) {
+		/* Not a failure: the same reports go at once by the next way,
+		 * not after a retry's wait spent debiting call by call. */
+		if (b->by == b->l->by) {
+			log_warn("svc-account has no %s: leases are reported by %s",
+				 b->by == BY_COLUMNS ? "LeaseBatchColumns" : "LeaseBatch",
+				 b->by == BY_COLUMNS ? "LeaseBatch, a message a call"
+						     : "Lease, a workspace a call");
+			b->l->by++;
+		}
 		for (size_t i = 0; i < b->n; i++) {
 			ws *w = b->w[i];
 
@@ -404,34 +424,113 @@ static void on_batch(const rpc_result *res, void *ud)
 	free(b);
 }
 
-/* Moves up to `max` of the workspace's queued calls into `req`, asked
- * as ask() noted; 0 or SEO_ENOMEM. */
-static int fill(ws *w, batch *b, size_t max,
-		Seo__Account__V1__LeaseRequest *req)
+/* The calls from `p` on, n of them, as messages into `req`; 0 or
+ * SEO_ENOMEM. */
+static int fill_calls(const gw_leases *l, seo_arena *arena, const pcall *p,
+		      size_t n, Seo__Account__V1__LeaseRequest *req)
 {
-	gw_leases *l = w->l;
+	size_t plen = strlen(l->prefix);
 	Seo__Account__V1__LeaseCall *calls;
 	Seo__Account__V1__LeaseCall **ptrs;
-	size_t n = w->n_pending < max ? w->n_pending : max;
-	pcall **cut = &w->pending;
+	char *ids;
 
-	calls = seo_arena_alloc(b->arena, (n + 1) * sizeof(*calls));
-	ptrs = seo_arena_alloc(b->arena, (n + 1) * sizeof(*ptrs));
-	if (calls == NULL || ptrs == NULL)
+	calls = seo_arena_alloc(arena, (n + 1) * sizeof(*calls));
+	ptrs = seo_arena_alloc(arena, (n + 1) * sizeof(*ptrs));
+	ids = seo_arena_alloc(arena, (n + 1) * (plen + NO_DIGITS + 1));
+	if (calls == NULL || ptrs == NULL || ids == NULL)
 		return SEO_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pcall *p = *cut;
+	for (size_t i = 0; i < n; i++, p = p->next) {
+		char *id = ids + i * (plen + NO_DIGITS + 1);
 
+		snprintf(id, plen + NO_DIGITS + 1, "%s%016llx", l->prefix,
+			 (unsigned long long)p->request_no);
 		seo__account__v1__lease_call__init(&calls[i]);
-		calls[i].request_id = p->request_id;
-		calls[i].user_id = p->user_id;
-		calls[i].key_id = p->key_id;
-		calls[i].endpoint = p->endpoint;
+		calls[i].request_id = id;
+		calls[i].user_id = (char *)p->name[N_USER];
+		calls[i].key_id = (char *)p->name[N_KEY];
+		calls[i].endpoint = (char *)p->name[N_ENDPOINT];
 		calls[i].domain = p->domain;
 		calls[i].charged = p->charged;
 		calls[i].credits_used = p->used;
 		calls[i].created_at = p->created_at;
 		ptrs[i] = &calls[i];
+	}
+	req->calls = ptrs;
+	req->n_calls = n;
+	return 0;
+}
+
+/* The same as columns: the state's names first, then each name a call
+ * carries itself. */
+static int fill_columns(const ws *w, seo_arena *arena, const pcall *p,
+			size_t n, Seo__Account__V1__LeaseRequest *req)
+{
+	Seo__Account__V1__LeaseCallColumns *k;
+	uint32_t *idx[N_NAMES];
+	size_t n_names = w->n_names;
+
+	k = seo_arena_alloc(arena, sizeof(*k));
+	if (k == NULL)
+		return SEO_ENOMEM;
+	seo__account__v1__lease_call_columns__init(k);
+	k->names = seo_arena_alloc(arena, (n_names + N_NAMES * n + 1) *
+						  sizeof(*k->names));
+	k->request_no = seo_arena_alloc(arena, (n + 1) * sizeof(*k->request_no));
+	k->domain = seo_arena_alloc(arena, (n + 1) * sizeof(*k->domain));
+	k->charged = seo_arena_alloc(arena, (n + 1) * sizeof(*k->charged));
+	k->credits_used = seo_arena_alloc(arena, (n + 1) * sizeof(*k->credits_used));
+	k->created_at = seo_arena_alloc(arena, (n + 1) * sizeof(*k->created_at));
+	for (int j = 0; j < N_NAMES; j++)
+		idx[j] = seo_arena_alloc(arena, (n + 1) * sizeof(*idx[j]));
+	if (k->names == NULL || k->request_no == NULL || k->domain == NULL ||
+	    k->charged == NULL || k->credits_used == NULL ||
+	    k->created_at == NULL || idx[N_USER] == NULL ||
+	    idx[N_KEY] == NULL || idx[N_ENDPOINT] == NULL)
+		return SEO_ENOMEM;
+	memcpy(k->names, w->names, n_names * sizeof(*k->names));
+	for (size_t i = 0; i < n; i++, p = p->next) {
+		for (int j = 0; j < N_NAMES; j++) {
+			if (p->at[j] != OWN) {
+				idx[j][i] = p->at[j];
+				continue;
+			}
+			k->names[n_names] = (char *)p->name[j];
+			idx[j][i] = (uint32_t)n_names++;
+		}
+		k->request_no[i] = p->request_no;
+		k->domain[i] = p->domain;
+		k->charged[i] = p->charged;
+		k->credits_used[i] = p->used;
+		k->created_at[i] = p->created_at;
+	}
+	k->n_names = n_names;
+	k->request_prefix = w->l->prefix;
+	k->user = idx[N_USER];
+	k->key = idx[N_KEY];
+	k->endpoint = idx[N_ENDPOINT];
+	k->n_request_no = k->n_user = k->n_key = k->n_endpoint = k->n_domain =
+		k->n_charged = k->n_credits_used = k->n_created_at = n;
+	req->columns = k;
+	return 0;
+}
+
+/* Moves up to `max` of the workspace's queued calls into `req`, asked
+ * as ask() noted and sent as `b` goes; 0 or SEO_ENOMEM. */
+static int fill(ws *w, batch *b, size_t max,
+		Seo__Account__V1__LeaseRequest *req)
+{
+	gw_leases *l = w->l;
+	size_t n = w->n_pending < max ? w->n_pending : max;
+	pcall **cut = &w->pending;
+
+	seo__account__v1__lease_request__init(req);
+	if (n > 0 && (b->by == BY_COLUMNS
+			      ? fill_columns(w, b->arena, w->pending, n, req)
+			      : fill_calls(l, b->arena, w->pending, n, req)) != 0)
+		return SEO_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pcall *p = *cut;
+
 		w->sent_used += p->used;
 		w->pending_used -= p->used;
 		w->sent_seq = p->seq;
@@ -445,11 +544,8 @@ static int fill(ws *w, batch *b, size_t max,
 	else
 		w->pending_since = seo_mono_ms();
 	w->n_pending -= n;
-	seo__account__v1__lease_request__init(req);
 	req->holder = l->holder;
 	req->workspace_id = w->node.key;
-	req->calls = ptrs;
-	req->n_calls = n;
 	req->stream = w->stream;
 	req->first_seq = n > 0 ? w->sent->seq : 0;
 	req->want = w->due_want;
@@ -476,7 +572,8 @@ static void batch_fail(batch *b, const char *why)
  * -1 when nothing more can be asked in this pass. */
 static int send_one(gw_leases *l, rpc_client *account)
 {
-	size_t most = l->single ? 1 : BATCH_REPORTS, n = 0, calls = 0, due = 0;
+	size_t most = l->by == BY_LEASE ? 1 : BATCH_REPORTS, n = 0, calls = 0,
+	       due = 0;
 	Seo__Account__V1__LeaseBatchRequest req =
 		SEO__ACCOUNT__V1__LEASE_BATCH_REQUEST__INIT;
 	Seo__Account__V1__LeaseRequest *reqs, **ptrs;
@@ -492,7 +589,7 @@ static int send_one(gw_leases *l, rpc_client *account)
 		return -1;
 	}
 	b->l = l;
-	b->single = l->single;
+	b->by = l->by;
 	seo_arena_pb_allocator(b->arena, &b->alloc);
 	reqs = seo_arena_alloc(b->arena, most * sizeof(*reqs));
 	ptrs = seo_arena_alloc(b->arena, most * sizeof(*ptrs));
@@ -511,18 +608,22 @@ static int send_one(gw_leases *l, rpc_client *account)
 			batch_fail(b, "out of memory");
 			return -1;
 		}
-		calls += reqs[n].n_calls;
+		calls += reqs[n].columns != NULL ? reqs[n].columns->n_request_no
+						 : reqs[n].n_calls;
 		ptrs[n] = &reqs[n];
 		n++;
 	}
 	req.leases = ptrs;
 	req.n_leases = n;
-	if (b->single)
+	if (b->by == BY_LEASE)
 		rc = rpc_client_call(account, GW_LEASE_PATH, &reqs[0].base,
 				     &seo__account__v1__lease_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	else
-		rc = rpc_client_call(account, GW_LEASE_BATCH_PATH, &req.base,
+		rc = rpc_client_call(account,
+				     b->by == BY_COLUMNS ? GW_LEASE_COLUMNS_PATH
+							 : GW_LEASE_BATCH_PATH,
+				     &req.base,
 				     &seo__account__v1__lease_batch_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	if (rc != 0) {
@@ -649,11 +750,13 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 /* ---- the interface ------------------------------------------------------------ */
 
 int gw__leases_new(struct event_base *base, rpc_client *const *account,
-		   const char *holder, int timeout_ms, gw_leases **out)
+		   const char *holder, const char *request_prefix,
+		   int timeout_ms, gw_leases **out)
 {
 	gw_leases *l = calloc(1, sizeof(*l));
 
 	if (l == NULL || (l->holder = strdup(holder)) == NULL ||
+	    (l->prefix = strdup(request_prefix)) == NULL ||
 	    seo_hmap_init(&l->map, BUCKETS) != 0 ||
 	    (l->tick = evtimer_new(base, on_tick, l)) == NULL ||
 	    (l->send = event_new(base, -1, 0, on_send, l)) == NULL) {
@@ -728,6 +831,7 @@ void gw__leases_free(gw_leases *l)
 	if (l->send != NULL)
 		event_free(l->send);
 	free(l->holder);
+	free(l->prefix);
 	free(l);
 }
 
@@ -763,8 +867,9 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 	if (p == NULL) {
 		/* Unreported, it costs nothing: the lease gives its credits
 		 * back at the close. */
-		log_error("lease of %s: call %s not reported: out of memory",
-			  w->node.key, call->request_id);
+		log_error("lease of %s: call %s%016llx not reported: out of "
+			  "memory", w->node.key, w->l->prefix,
+			  (unsigned long long)call->request_no);
 		return;
 	}
 	p->seq = ++w->seq;

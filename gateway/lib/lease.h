@@ -8,8 +8,9 @@
  * here, in memory, without a call to svc-account. Each call's outcome
  * (its usage row) is queued and reported with the next Lease call (at
  * most GW_LEASE_REPORT_MAX_MS later, see below), which also tops the lease up to about ten seconds of
- * the workspace's spending; the reports due together go in one LeaseBatch
- * call (one Lease each to an svc-account without it). What a workspace
+ * the workspace's spending; the reports due together go in one
+ * LeaseBatchColumns call, their calls as columns (LeaseBatch to an
+ * svc-account without it, one Lease each to one without either). What a workspace
  * may spend here is
  *
  *     granted - used - (calls not yet reported) - (calls running)
@@ -58,7 +59,9 @@ typedef struct gw_leases gw_leases;
 
 /* A billed call's outcome, for its usage row. Strings are copied. */
 typedef struct gw_lease_call {
-	const char *request_id; /* the call's idempotency key */
+	/* The call's idempotency key is the holder's request prefix
+	 * followed by this in 16 lowercase hex digits. */
+	uint64_t request_no;
 	const char *user_id, *key_id, *endpoint;
 	const char *domain; /* NULL: none */
 	long long charged, credits_used;
@@ -70,10 +73,12 @@ typedef struct gw_lease_call {
 typedef void (*gw_lease_flushed_fn)(void *ud);
 
 /* Holds leases through *account (the slot is read at each call; NULL: the
- * gateway is stopping) as `holder` (copied). 0 or SEO_ENOMEM; free with
+ * gateway is stopping) as `holder`, its calls' idempotency keys starting
+ * with `request_prefix` (both copied). 0 or SEO_ENOMEM; free with
  * gw__leases_free(). */
 int gw__leases_new(struct event_base *base, rpc_client *const *account,
-		   const char *holder, int timeout_ms, gw_leases **out);
+		   const char *holder, const char *request_prefix,
+		   int timeout_ms, gw_leases **out);
 
 /* The gateway stops: nothing more is taken, and every lease is given back
  * once its running calls have ended. */

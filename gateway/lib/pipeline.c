@@ -91,7 +91,8 @@ typedef struct gw_call {
 	ProtobufCAllocator alloc;
 	int64_t start_us;
 	char request_id[65];
-	char call_key[33]; /* the debit's idempotency key */
+	char call_key[33]; /* the debit's idempotency key: */
+	uint64_t call_no;  /* the gateway's key prefix, then this in hex */
 
 	const gw_route *route;
 	gw_kv params[GW_MAX_PATH_PARAMS];
@@ -376,7 +377,7 @@ static void on_refund(const rpc_result *res, void *ud)
  * the lease's next report, the rest back to the lease. */
 static void end_leased(gw_call *c, long long used)
 {
-	gw_lease_call call = {.request_id = c->call_key,
+	gw_lease_call call = {.request_no = c->call_no,
 			      .user_id = c->user_id,
 			      .key_id = c->key_id,
 			      .endpoint = c->route->endpoint,
@@ -1298,8 +1299,9 @@ static void on_request(gw_http_req *req, void *ud)
 	c->start_us = seo_mono_us();
 	seo_arena_pb_allocator(arena, &c->alloc);
 	set_request_id(c);
+	c->call_no = ++gw->key_counter;
 	snprintf(c->call_key, sizeof(c->call_key), "%s%016llx", gw->key_prefix,
-		 ++gw->key_counter);
+		 (unsigned long long)c->call_no);
 
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
@@ -1468,7 +1470,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 	}
 	snprintf(watcher, sizeof(watcher), "gw-%s", gw->key_prefix);
 	rc = gw__leases_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher,
-			    gw->rpc_timeout_ms, &gw->leases);
+			    gw->key_prefix, gw->rpc_timeout_ms, &gw->leases);
 	if (rc != 0)
 		goto out;
 	rc = gw__keys_new(base, &gw->clients[GW_SVC_ACCOUNT], watcher,

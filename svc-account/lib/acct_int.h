@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "acct.h"
+#include "seo/arena.h"
 #include "seo/hmap.h"
 #include "seo/pg_pool.h"
 #include "seo/pg_stmt.h"
@@ -607,6 +608,22 @@ typedef struct acct__lease_result {
 int acct__lease_batch(acct_service *a,
 		      const Seo__Account__V1__LeaseRequest *const *in, size_t n,
 		      acct__lease_result *res, acct_err *err);
+
+/*
+ * Account/LeaseBatchColumns (lease_columns.c): report `in` with its calls
+ * as acct__lease_batch() reads them. A report with columns gets in *out a
+ * copy of it allocated from `arena` (as its calls, their request ids
+ * formatted), whose other strings point into `in`: both must outlive
+ * *out. A report without columns is *out itself.
+ *
+ * Returns 0; invalid_parameter for columns of unequal lengths, an index
+ * past names, a request_prefix longer than 64 bytes, more than
+ * ACCT_LEASE_CALLS_MAX calls, or calls given both ways; internal_error
+ * when out of memory.
+ */
+int acct__lease_columns(seo_arena *arena,
+			const Seo__Account__V1__LeaseRequest *in,
+			Seo__Account__V1__LeaseRequest **out, acct_err *err);
 
 /*
  * The expiry (reconcile job): on `c`, in its own transactions, closes

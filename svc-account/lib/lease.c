@@ -64,6 +64,8 @@ static int check(const LeaseRequest *in, acct_err *err)
 		return bad(err, "a lease needs a workspace_id");
 	if (in->want < 0)
 		return bad(err, "want must not be negative");
+	if (in->columns != NULL)
+		return bad(err, "a report's calls as columns go by LeaseBatchColumns");
 	if (in->n_calls == 0)
 		return 0;
 	if (in->stream == NULL || in->stream[0] == '\0' ||

@@ -295,11 +295,13 @@ static Seo__Account__V1__LeaseResult *lease_result(rpc_ctx *ctx,
 	return out->error != NULL && out->message != NULL ? out : NULL;
 }
 
-/* A gateway's reports of many workspaces in one transaction (lease.c). */
-static int rpc_lease_batch(rpc_ctx *ctx, const ProtobufCMessage *req,
-			   ProtobufCMessage **resp)
+/* A gateway's reports of many workspaces in one transaction (lease.c),
+ * `leases` read from `in` (its reports, or their copies with the columns
+ * read). */
+static int lease_batch(rpc_ctx *ctx, const Seo__Account__V1__LeaseBatchRequest *in,
+		       const Seo__Account__V1__LeaseRequest *const *leases,
+		       ProtobufCMessage **resp)
 {
-	const Seo__Account__V1__LeaseBatchRequest *in = (const void *)req;
 	Seo__Account__V1__LeaseBatchResponse *out;
 	acct__lease_result *res = malloc((in->n_leases + 1) * sizeof(*res));
 	acct_err err;
@@ -307,9 +309,8 @@ static int rpc_lease_batch(rpc_ctx *ctx, const ProtobufCMessage *req,
 
 	if (res == NULL)
 		return oom(ctx);
-	if (acct__lease_batch(rpc_ctx_service(ctx),
-			      (const Seo__Account__V1__LeaseRequest *const *)in->leases,
-			      in->n_leases, res, &err) != 0) {
+	if (acct__lease_batch(rpc_ctx_service(ctx), leases, in->n_leases, res,
+			      &err) != 0) {
 		free(res);
 		return acct_rpc_fail(ctx, &err);
 	}
@@ -326,6 +327,37 @@ static int rpc_lease_batch(rpc_ctx *ctx, const ProtobufCMessage *req,
 		return oom(ctx);
 	*resp = &out->base;
 	return 0;
+}
+
+static int rpc_lease_batch(rpc_ctx *ctx, const ProtobufCMessage *req,
+			   ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__LeaseBatchRequest *in = (const void *)req;
+
+	return lease_batch(ctx, in,
+			   (const Seo__Account__V1__LeaseRequest *const *)in->leases,
+			   resp);
+}
+
+/* The same with each report's calls as columns (lease_columns.c). */
+static int rpc_lease_batch_columns(rpc_ctx *ctx, const ProtobufCMessage *req,
+				   ProtobufCMessage **resp)
+{
+	const Seo__Account__V1__LeaseBatchRequest *in = (const void *)req;
+	Seo__Account__V1__LeaseRequest **leases;
+	acct_err err;
+
+	leases = seo_arena_alloc(rpc_ctx_arena(ctx),
+				 (in->n_leases + 1) * sizeof(*leases));
+	if (leases == NULL)
+		return oom(ctx);
+	for (size_t i = 0; i < in->n_leases; i++)
+		if (acct__lease_columns(rpc_ctx_arena(ctx), in->leases[i],
+					&leases[i], &err) != 0)
+			return acct_rpc_fail(ctx, &err);
+	return lease_batch(ctx, in,
+			   (const Seo__Account__V1__LeaseRequest *const *)leases,
+			   resp);
 }
 
 /* The caller is the identity of the call authorized before its work. */
@@ -535,6 +567,7 @@ const rpc_method acct_rpc_methods[] = {
 	{ACCOUNT_PATH "Watch", MSG(watch_request), MSG(watch_response), rpc_watch},
 	{ACCOUNT_PATH "Lease", MSG(lease_request), MSG(lease_response), rpc_lease},
 	{ACCOUNT_PATH "LeaseBatch", MSG(lease_batch_request), MSG(lease_batch_response), rpc_lease_batch},
+	{ACCOUNT_PATH "LeaseBatchColumns", MSG(lease_batch_request), MSG(lease_batch_response), rpc_lease_batch_columns},
 	{ACCOUNT_PATH "Charge", MSG(charge_request), MSG(charge_response), rpc_charge},
 	{ACCOUNT_PATH "GetMe", MSG(empty), MSG(user), rpc_get_me},
 	{ACCOUNT_PATH "GetCredits", MSG(empty), MSG(credits), rpc_get_credits},

@@ -16,9 +16,10 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import harness as h  # noqa: E402
 from harness import check, eq, test  # noqa: E402
-from pbwire import field, fields  # noqa: E402
+from pbwire import field, fields, varint  # noqa: E402
 
 PATH = "/seo.account.v1.Account/LeaseBatch"
+COLUMNS = "/seo.account.v1.Account/LeaseBatchColumns"
 
 
 def call(request_id, charged, used):
@@ -37,6 +38,24 @@ def report(holder, ws, want=0, calls=(), stream="st", first_seq=1):
     return out
 
 
+def columns(names, prefix, rows):
+    """A LeaseCallColumns of `rows`: (request_no, user, key, endpoint,
+    domain, charged, credits_used, created_at) each, names by index."""
+    out = b"".join(field(1, n) for n in names) + field(2, prefix)
+    for i, num in ((0, 3), (1, 4), (2, 5), (3, 6)):
+        out += field(num, b"".join(varint(r[i]) for r in rows))
+    out += b"".join(field(7, r[4]) for r in rows)
+    for i, num in ((5, 8), (6, 9), (7, 10)):
+        out += field(num, b"".join(varint(r[i]) for r in rows))
+    return out
+
+
+def column_report(holder, ws, cols, stream="st", first_seq=1, want=0):
+    """A LeaseRequest with its calls as columns."""
+    return (field(1, holder) + field(2, ws) + field(4, want) + field(7, stream) +
+            field(8, first_seq) + field(9, cols))
+
+
 def result(data):
     """A LeaseResult as a dict: lease (a dict of LeaseResponse), status,
     error, message."""
@@ -52,7 +71,7 @@ def result(data):
     return r
 
 
-def lease_batch(s, reports):
+def lease_batch(s, reports, path=PATH):
     """The call's grpc-status and its results (a list of dicts)."""
     addr = s.env[h.SERVICE_ENV["svc-account"]]
     msg = b"".join(field(1, r) for r in reports)
@@ -64,7 +83,7 @@ def lease_batch(s, reports):
             ["curl", "-s", "--http2-prior-knowledge", "-X", "POST", "-D", "-", "-o", resp,
              "--max-time", "20", "-H", "content-type: application/grpc", "-H", "te: trailers",
              "-H", "seo-internal-token: " + s.env["SEO_INTERNAL_TOKEN"],
-             "--data-binary", "@" + req, "http://%s%s" % (addr, PATH)],
+             "--data-binary", "@" + req, "http://%s%s" % (addr, path)],
             capture_output=True, text=True, timeout=30)
         with open(resp, "rb") as f:
             body = f.read()
@@ -144,6 +163,60 @@ def a_batch_refused_whole(s):
     eq(q(s, "SELECT count(*) FROM credit_leases WHERE holder <> 'gw1'"), "0", "no lease")
     status, res = lease_batch(s, [])
     eq((status, res), (0, []), "an empty batch")
+
+
+@test
+def calls_as_columns_written_as_calls(s):
+    _, _, c = (w["workspace_id"] for w in s.ws)
+    status, res = lease_batch(s, [report("gw4", c, want=1000)], COLUMNS)
+    eq((status, res[0]["status"]), (0, 0), "opened")
+    names = ["usr_col", "key_col", "backlinks", "domain-rank"]
+    rows = [(1, 0, 1, 2, "example.com", 3, 3, 1700000000000),
+            (0xabc, 0, 1, 3, "", 2, 1, 1700000000001),
+            (2**64 - 1, 0, 1, 2, "b.example", 4, 0, 1700000000002)]
+    for _ in range(2):  # sent again: the calls written once
+        status, res = lease_batch(
+            s, [column_report("gw4", c, columns(names, "gwpfx", rows), stream="cs")],
+            COLUMNS)
+        eq((status, res[0]["status"], res[0]["message"]), (0, 0, ""), "reported")
+        eq(res[0]["lease"]["used"], 4, "used")
+    eq(q(s, "SELECT string_agg(concat_ws('|', request_id, user_id, key_id, endpoint, "
+            "coalesce(domain, '-'), charged, credits_used, outcome, created_at), ';' "
+            "ORDER BY created_at) FROM usage_all WHERE workspace_id = '%s'" % c),
+       ";".join(["gwpfx0000000000000001|usr_col|key_col|backlinks|example.com|3|3|"
+                 "earned|1700000000000",
+                 "gwpfx0000000000000abc|usr_col|key_col|domain-rank|-|2|1|"
+                 "refunded|1700000000001",
+                 "gwpfxffffffffffffffff|usr_col|key_col|backlinks|b.example|4|0|"
+                 "refunded|1700000000002"]), "usage rows")
+
+
+@test
+def bad_columns_refused(s):
+    a, _, _ = (w["workspace_id"] for w in s.ws)
+    before = q(s, "SELECT count(*) FROM usage_all")
+    names = ["u", "k", "backlinks"]
+    good = [(1, 0, 1, 2, "", 1, 1, 1)]
+    short = columns(names, "p", good) + field(4, varint(0))  # two users, one call
+    status, _ = lease_batch(s, [column_report("gw5", a, short)], COLUMNS)
+    eq(status, 3, "columns of unequal lengths: INVALID_ARGUMENT")
+    status, _ = lease_batch(
+        s, [column_report("gw5", a, columns(names, "p", [(1, 0, 1, 3, "", 1, 1, 1)]))],
+        COLUMNS)
+    eq(status, 3, "an index past names: INVALID_ARGUMENT")
+    status, _ = lease_batch(
+        s, [column_report("gw5", a, columns(names, "p" * 65, good))], COLUMNS)
+    eq(status, 3, "a long request_prefix: INVALID_ARGUMENT")
+    both = column_report("gw5", a, columns(names, "p", good)) + field(3, call("x", 1, 1))
+    status, _ = lease_batch(s, [both], COLUMNS)
+    eq(status, 3, "calls both ways: INVALID_ARGUMENT")
+    # LeaseBatch would not read them: the report is refused, not taken
+    # for one without calls.
+    status, res = lease_batch(s, [column_report("gw5", a, columns(names, "p", good))])
+    eq((status, res[0]["status"], res[0]["error"]), (0, 3, "invalid_parameter"),
+       "columns by LeaseBatch")
+    eq(q(s, "SELECT count(*) FROM usage_all"), before, "nothing written")
+    eq(q(s, "SELECT count(*) FROM credit_leases WHERE holder = 'gw5'"), "0", "no lease")
 
 
 if __name__ == "__main__":

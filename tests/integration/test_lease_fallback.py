@@ -1,11 +1,12 @@
-"""A gateway facing an svc-account without Account/LeaseBatch (one of an
-older release, during a rollout) falls back to one Account/Lease per
-workspace and bills exactly as before.
+"""A gateway facing an svc-account of an older release (during a rollout)
+falls back to the reports it knows and bills exactly as before: without
+Account/LeaseBatchColumns to LeaseBatch, a message a call; without
+LeaseBatch either to one Account/Lease per workspace.
 
 The older svc-account is the real one behind a gRPC relay (grpcio, raw
 bytes) that forwards every call, metadata, status and trailers as they
-are, and answers LeaseBatch UNIMPLEMENTED, as a server without the method
-does."""
+are, and answers the methods it lacks UNIMPLEMENTED, as a server without
+them does."""
 
 import os
 import sys
@@ -23,6 +24,7 @@ except ImportError as exc:  # grpcio comes with ./seo's packages
     print(f"skipped: cannot import grpc ({exc})")
     sys.exit(0)
 
+COLUMNS = "/seo.account.v1.Account/LeaseBatchColumns"
 BATCH = "/seo.account.v1.Account/LeaseBatch"
 LEASE = "/seo.account.v1.Account/Lease"
 # Metadata grpcio sets itself, or that is no call's own.
@@ -30,10 +32,11 @@ OWN = ("user-agent", "grpc-", ":")
 
 
 class Relay(grpc.GenericRpcHandler):
-    """Forwards every unary call to `target`; LeaseBatch is unknown."""
+    """Forwards every unary call to `target` but the methods `unknown`."""
 
-    def __init__(self, target):
+    def __init__(self, target, unknown):
         self.channel = grpc.insecure_channel(target)
+        self.unknown = unknown
         self.lock = threading.Lock()
         self.seen = {}
         self.first = {}
@@ -43,7 +46,7 @@ class Relay(grpc.GenericRpcHandler):
         with self.lock:
             self.seen[method] = self.seen.get(method, 0) + 1
             self.first.setdefault(method, time.monotonic())
-        if method == BATCH:
+        if method in self.unknown:
             return None  # grpcio answers UNIMPLEMENTED
         forward = self.channel.unary_unary(method)
 
@@ -72,12 +75,14 @@ class Relay(grpc.GenericRpcHandler):
             return self.first.get(method)
 
 
-@test
-def billed_calls_through_single_leases():
+def fallback(unknown, used):
+    """Bills through a relay without the methods `unknown`, tried in
+    order: the reports go by `used` at once after the last is refused, and
+    are never tried by those again."""
     s = h.Stack("lease_fallback", gateways=0, env={"SEO_RATE_LIMIT_PER_MIN": "0"})
     server = None
     try:
-        relay = Relay(s.env["SEO_ACCOUNT_ADDR"])
+        relay = Relay(s.env["SEO_ACCOUNT_ADDR"], unknown)
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=32),
                              handlers=[relay])
         port = server.add_insecure_port("127.0.0.1:0")
@@ -98,15 +103,17 @@ def billed_calls_through_single_leases():
         # A usage read waits for the workspace's calls to be reported.
         usage = s.get("/v1/usage?limit=1", key=key, port=gw)
         eq(usage.status, 200, usage)
-        check(relay.count(BATCH) >= 1, "LeaseBatch was never tried")
-        check(relay.count(LEASE) >= 1, "no Lease after LeaseBatch was refused")
-        # The refused reports go again at once, one Lease call each: not
+        for m in unknown:
+            check(relay.count(m) >= 1, "%s was never tried" % m)
+        check(relay.count(used) >= 1, "no %s after %s was refused" % (used, unknown[-1]))
+        # The refused reports go again at once, by the next method: not
         # after the 1 s wait of a failed report (GW_LEASE_RETRY_MS), calls
         # debited one by one meanwhile.
-        gap = relay.since(LEASE) - relay.since(BATCH)
-        check(0 <= gap < 0.5, "Lease %.3f s after LeaseBatch was refused" % gap)
-        # The fallback holds: no batch is tried again.
-        batches = relay.count(BATCH)
+        for a, b in zip(unknown, unknown[1:] + [used]):
+            gap = relay.since(b) - relay.since(a)
+            check(0 <= gap < 0.5, "%s %.3f s after %s was refused" % (b, gap, a))
+        # The fallback holds: the refused methods are not tried again.
+        refused = [relay.count(m) for m in unknown]
         # A usage row for every call, those debited alone before the
         # lease and those reported on it.
         eq(s.db.query("SELECT count(*) || ',' || sum(credits_used) FROM usage_all "
@@ -118,12 +125,12 @@ def billed_calls_through_single_leases():
         h.conserved(s, wid, start)
 
         # Another round, then the lease given back at the gateway's stop:
-        # still exact, and still one Lease per workspace.
+        # still exact, and still by the same method.
         for i in range(50):
             eq(s.get("/v1/domain-rank?domain=example.com", key=key,
                      port=gw).status, 200)
         s.procs["gateway0"].stop()
-        eq(relay.count(BATCH), batches)
+        eq([relay.count(m) for m in unknown], refused)
         eq(s.db.query("SELECT balance FROM workspaces WHERE id = '%s'" % wid),
            str(start - calls - 50))
         eq(s.db.query("SELECT count(*) FROM credit_leases WHERE workspace_id = "
@@ -132,6 +139,16 @@ def billed_calls_through_single_leases():
         if server is not None:
             server.stop(None)
         s.close()
+
+
+@test
+def billed_calls_through_batches_of_messages():
+    fallback([COLUMNS], BATCH)
+
+
+@test
+def billed_calls_through_single_leases():
+    fallback([COLUMNS, BATCH], LEASE)
 
 
 if __name__ == "__main__":
