@@ -47,6 +47,13 @@
 #define NAMES_MAX 16
 #define OWN NAMES_MAX /* pcall.at: the call's own copy */
 #define NO_DIGITS 16  /* of a request_no in its idempotency key */
+/* A domain this long at most is kept in its queued call, a longer one
+ * (and a name the state does not keep) in a block of the call's own. */
+#define DOMAIN_IN 47
+/* Queued calls kept for reuse once reported: a gateway serving hundreds
+ * of workspaces queues and frees thousands a second, which malloc paid
+ * for in consolidations and cache misses (docs/benchmarks.md). */
+#define POOL_MAX 8192
 
 /* A queued call's names, in the order of pcall.name. */
 enum { N_USER, N_KEY, N_ENDPOINT, N_NAMES };
@@ -59,6 +66,8 @@ typedef struct pcall {
 	const char *name[N_NAMES];
 	unsigned char at[N_NAMES]; /* each name's index in the state's, or OWN */
 	char *domain;
+	char *own; /* what did not fit in, or NULL */
+	char in[DOMAIN_IN + 1];
 } pcall;
 
 typedef struct waiter {
@@ -111,6 +120,7 @@ typedef struct ws {
 	 * which outlives its calls. */
 	char *names[NAMES_MAX];
 	size_t n_names;
+	unsigned char last[N_NAMES]; /* each name's index last found */
 } ws;
 
 /* How reports are sent, the first tried first: an svc-account without a
@@ -138,6 +148,8 @@ struct gw_leases {
 	struct event *send; /* made active when a workspace is due */
 	ws *due, **due_tail;
 	int by; /* how reports are sent now */
+	pcall *pool; /* queued calls to reuse */
+	size_t n_pool;
 	seo_hmap map; /* of ws */
 };
 
@@ -204,18 +216,23 @@ static int idle(const ws *w, int64_t now)
 
 /* ---- the calls' queue ------------------------------------------------------ */
 
-/* The index of the state's own copy of `s`, made on first sight; OWN
- * when it keeps NAMES_MAX others already (or is out of memory): the call
- * copies it. */
-static unsigned char name_of(ws *w, const char *s)
+/* The index of the state's own copy of `s`, the `j`th name of a call,
+ * made on first sight; OWN when it keeps NAMES_MAX others already (or is
+ * out of memory): the call copies it. The index found last for that name
+ * is tried first: a workspace's calls mostly repeat one key and route. */
+static unsigned char name_of(ws *w, int j, const char *s)
 {
+	unsigned char last = w->last[j];
+
+	if (last < w->n_names && strcmp(w->names[last], s) == 0)
+		return last;
 	for (size_t i = w->n_names; i-- > 0;)
-		if (strcmp(w->names[i], s) == 0)
-			return (unsigned char)i;
+		if (i != last && strcmp(w->names[i], s) == 0)
+			return w->last[j] = (unsigned char)i;
 	if (w->n_names == NAMES_MAX ||
 	    (w->names[w->n_names] = strdup(s)) == NULL)
 		return OWN;
-	return (unsigned char)w->n_names++;
+	return w->last[j] = (unsigned char)w->n_names++;
 }
 
 static void names_free(ws *w)
@@ -224,26 +241,39 @@ static void names_free(ws *w)
 		free(w->names[--w->n_names]);
 }
 
-/* A queued call of `w`: its domain in one block with it, its names the
- * state's where it keeps them, else in the block too. */
+/* A queued call of `w`, from the pool where it can: its names the
+ * state's where it keeps them, its domain in it where it fits, the rest
+ * in a block of its own. */
 static pcall *pcall_new(ws *w, const gw_lease_call *c)
 {
+	gw_leases *l = w->l;
 	const char *src[N_NAMES + 1] = {c->user_id, c->key_id, c->endpoint,
 					c->domain != NULL ? c->domain : ""};
-	unsigned char at[N_NAMES] = {name_of(w, c->user_id),
-				     name_of(w, c->key_id),
-				     name_of(w, c->endpoint)};
+	unsigned char at[N_NAMES] = {name_of(w, N_USER, c->user_id),
+				     name_of(w, N_KEY, c->key_id),
+				     name_of(w, N_ENDPOINT, c->endpoint)};
 	size_t len[N_NAMES + 1] = {0}, n = 0;
 	pcall *p;
 	char *to;
 
-	for (int i = 0; i <= N_NAMES; i++)
-		if (i == N_NAMES || at[i] == OWN)
+	len[N_NAMES] = strlen(src[N_NAMES]) + 1;
+	if (len[N_NAMES] > sizeof(p->in))
+		n += len[N_NAMES];
+	for (int i = 0; i < N_NAMES; i++)
+		if (at[i] == OWN)
 			n += len[i] = strlen(src[i]) + 1;
-	p = malloc(sizeof(*p) + n);
-	if (p == NULL)
+	if ((p = l->pool) != NULL) {
+		l->pool = p->next;
+		l->n_pool--;
+	} else if ((p = malloc(sizeof(*p))) == NULL) {
 		return NULL;
-	to = (char *)(p + 1);
+	}
+	p->own = NULL;
+	if (n > 0 && (p->own = malloc(n)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	to = p->own;
 	for (int i = 0; i < N_NAMES; i++) {
 		p->at[i] = at[i];
 		if (at[i] != OWN) {
@@ -253,7 +283,8 @@ static pcall *pcall_new(ws *w, const gw_lease_call *c)
 		p->name[i] = memcpy(to, src[i], len[i]);
 		to += len[i];
 	}
-	p->domain = memcpy(to, src[N_NAMES], len[N_NAMES]);
+	p->domain = memcpy(len[N_NAMES] > sizeof(p->in) ? to : p->in,
+			   src[N_NAMES], len[N_NAMES]);
 	p->next = NULL;
 	p->request_no = c->request_no;
 	p->charged = c->charged;
@@ -262,12 +293,20 @@ static pcall *pcall_new(ws *w, const gw_lease_call *c)
 	return p;
 }
 
-static void pcalls_free(pcall *p)
+/* Frees the calls from `p` on, into the pool while it has room. */
+static void pcalls_free(gw_leases *l, pcall *p)
 {
 	while (p != NULL) {
 		pcall *next = p->next;
 
-		free(p);
+		free(p->own);
+		if (l->n_pool < POOL_MAX) {
+			p->next = l->pool;
+			l->pool = p;
+			l->n_pool++;
+		} else {
+			free(p);
+		}
 		p = next;
 	}
 }
@@ -354,7 +393,7 @@ static void answered(ws *w, int status, const char *message,
 		release(w, 1);
 		return;
 	}
-	pcalls_free(w->sent);
+	pcalls_free(w->l, w->sent);
 	w->sent = NULL;
 	w->sent_used = 0;
 	w->reported_seq = w->sent_seq;
@@ -814,8 +853,8 @@ static int forget(seo_hnode *n, void *ud)
 			 "svc-account gives it back when it expires",
 			 w->node.key, w->n_pending + (w->sent != NULL));
 	waiters_free(w->waiters);
-	pcalls_free(w->pending);
-	pcalls_free(w->sent);
+	pcalls_free(w->l, w->pending);
+	pcalls_free(w->l, w->sent);
 	names_free(w);
 	return 1;
 }
@@ -826,6 +865,12 @@ void gw__leases_free(gw_leases *l)
 		return;
 	seo_hmap_drop(&l->map, forget, NULL);
 	seo_hmap_destroy(&l->map);
+	while (l->pool != NULL) {
+		pcall *p = l->pool;
+
+		l->pool = p->next;
+		free(p);
+	}
 	if (l->tick != NULL)
 		event_free(l->tick);
 	if (l->send != NULL)
