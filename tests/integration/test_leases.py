@@ -149,6 +149,36 @@ def every_call_keeps_its_own_key_and_route(s):
 
 
 @test
+def every_call_keeps_its_own_domain(s):
+    # Domains short and long: a queued call keeps one of up to 47 bytes
+    # in itself (the gateway's DOMAIN_IN), a longer one apart; queued
+    # calls are reused once reported, so a short domain after a long one
+    # and the other way round must not keep anything of the other.
+    ws = s.workspace(credits=BIG)
+    wid, key = ws["workspace_id"], ws["api_key"]
+    made = wait_lease(s, wid, key)
+    label = "a" * 60
+    domains = ["example.com",
+               ("b" * 35) + ".example.com",          # 47 bytes
+               ("c" * 36) + ".example.com",          # 48
+               "%s.%s.%s.example.com" % (label, label, label)]
+    sent = {}
+    for _ in range(5):
+        for d in domains + domains[::-1]:
+            r = s.get("/v1/referring-domains?domain=%s&limit=1" % d, key=key)
+            eq(r.status, 200, r)
+            sent[d] = sent.get(d, 0) + 1
+    eq(s.get("/v1/usage?limit=1", key=key).status, 200)
+    rows = q(s, "SELECT domain || ' ' || count(*) FROM usage_all WHERE workspace_id = "
+                "'%s' AND domain <> 'example.com' GROUP BY domain" % wid)
+    got = {d: int(n) for d, n in (line.split(" ") for line in rows.splitlines())}
+    del sent["example.com"]
+    eq(got, sent, "a usage row per call, with its own domain")
+    eq(q(s, "SELECT count(*) FROM usage_all WHERE workspace_id = '%s' AND "
+            "domain = 'example.com'" % wid), str(made + 10))
+
+
+@test
 def every_read_sees_the_call_before_it(s):
     ws = s.workspace(credits=BIG)
     wid, key = ws["workspace_id"], ws["api_key"]
