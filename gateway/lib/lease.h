@@ -46,7 +46,7 @@
  * GW_LEASE_REPORT_MAX_MS (at once when a read waits for it, a top-up is
  * wanted or the lease is given back): a workspace spending little pays a
  * report's rows for many calls, not for one or two. */
-#define GW_LEASE_REPORT_CALLS 64
+#define GW_LEASE_REPORT_CALLS 256
 #define GW_LEASE_REPORT_MAX_MS 500
 #define GW_LEASE_IDLE_MS 5000
 #define GW_LEASE_STALE_MS 20000
