@@ -23,6 +23,7 @@
 #include "seo/util.h"
 
 #include "account_paths.h"
+#include "lease_queue.h"
 
 /* What one LeaseBatch call carries at most (LeaseBatchRequest). */
 #define BATCH_REPORTS 1024
@@ -45,30 +46,7 @@
 /* The user, key and endpoint names a state keeps once for its queued
  * calls; a call of a name past them carries its own copy. */
 #define NAMES_MAX 16
-#define OWN NAMES_MAX /* pcall.at: the call's own copy */
 #define NO_DIGITS 16  /* of a request_no in its idempotency key */
-/* A domain this long at most is kept in its queued call, a longer one
- * (and a name the state does not keep) in a block of the call's own. */
-#define DOMAIN_IN 47
-/* Queued calls kept for reuse once reported: a gateway serving hundreds
- * of workspaces queues and frees thousands a second, which malloc paid
- * for in consolidations and cache misses (docs/benchmarks.md). */
-#define POOL_MAX 8192
-
-/* A queued call's names, in the order of pcall.name. */
-enum { N_USER, N_KEY, N_ENDPOINT, N_NAMES };
-
-typedef struct pcall {
-	struct pcall *next;
-	uint64_t seq, request_no;
-	long long charged, used;
-	int64_t created_at;
-	const char *name[N_NAMES];
-	unsigned char at[N_NAMES]; /* each name's index in the state's, or OWN */
-	char *domain;
-	char *own; /* what did not fit in, or NULL */
-	char in[DOMAIN_IN + 1];
-} pcall;
 
 typedef struct waiter {
 	struct waiter *next;
@@ -85,14 +63,15 @@ typedef struct ws {
 	long long running;      /* charged of calls running */
 	long long pending_used; /* credits_used of the calls queued */
 	long long sent_used;    /* and of those in the Lease call in flight */
-	pcall *pending, **tail;
-	size_t n_pending;
+	/* The calls ended and not yet reported, in order: the first n_sent
+	 * in the Lease call in flight, the n_pending after them queued. */
+	gw_lq q;
+	size_t n_sent, n_pending;
 	int64_t pending_since; /* when the oldest call queued ended */
-	pcall *sent;
 	/* Calls are numbered 1, 2, ... in this stream, drawn when the state
 	 * is made: a state made again (or another process) numbers anew. */
 	char stream[STREAM_LEN + 1];
-	uint64_t seq;          /* calls ended */
+	uint64_t seq;          /* calls ended: the last is q's last */
 	uint64_t sent_seq;     /* the last call in flight */
 	uint64_t reported_seq; /* the last call svc-account has */
 	int asking, sent_close, sent_hold, refresh, closing;
@@ -120,7 +99,7 @@ typedef struct ws {
 	 * which outlives its calls. */
 	char *names[NAMES_MAX];
 	size_t n_names;
-	unsigned char last[N_NAMES]; /* each name's index last found */
+	uint32_t last[GW_LQ_NAMES]; /* each name's index last found */
 } ws;
 
 /* How reports are sent, the first tried first: an svc-account without a
@@ -148,8 +127,6 @@ struct gw_leases {
 	struct event *send; /* made active when a workspace is due */
 	ws *due, **due_tail;
 	int by; /* how reports are sent now */
-	pcall *pool; /* queued calls to reuse */
-	size_t n_pool;
 	seo_hmap map; /* of ws */
 };
 
@@ -181,7 +158,6 @@ static ws *find_or_make(gw_leases *l, const char *id)
 	}
 	strcpy(w->node.key, id);
 	w->l = l;
-	w->tail = &w->pending;
 	w->spent_since = seo_mono_ms();
 	seo_hmap_put(&l->map, &w->node);
 	arm(l);
@@ -217,22 +193,23 @@ static int idle(const ws *w, int64_t now)
 /* ---- the calls' queue ------------------------------------------------------ */
 
 /* The index of the state's own copy of `s`, the `j`th name of a call,
- * made on first sight; OWN when it keeps NAMES_MAX others already (or is
- * out of memory): the call copies it. The index found last for that name
- * is tried first: a workspace's calls mostly repeat one key and route. */
-static unsigned char name_of(ws *w, int j, const char *s)
+ * made on first sight; GW_LQ_OWN when it keeps NAMES_MAX others already
+ * (or is out of memory): the call copies it. The index found last for
+ * that name is tried first: a workspace's calls mostly repeat one key
+ * and route. */
+static uint32_t name_of(ws *w, int j, const char *s)
 {
-	unsigned char last = w->last[j];
+	uint32_t last = w->last[j];
 
 	if (last < w->n_names && strcmp(w->names[last], s) == 0)
 		return last;
 	for (size_t i = w->n_names; i-- > 0;)
 		if (i != last && strcmp(w->names[i], s) == 0)
-			return w->last[j] = (unsigned char)i;
+			return w->last[j] = (uint32_t)i;
 	if (w->n_names == NAMES_MAX ||
 	    (w->names[w->n_names] = strdup(s)) == NULL)
-		return OWN;
-	return w->last[j] = (unsigned char)w->n_names++;
+		return GW_LQ_OWN;
+	return w->last[j] = (uint32_t)w->n_names++;
 }
 
 static void names_free(ws *w)
@@ -241,95 +218,23 @@ static void names_free(ws *w)
 		free(w->names[--w->n_names]);
 }
 
-/* A queued call of `w`, from the pool where it can: its names the
- * state's where it keeps them, its domain in it where it fits, the rest
- * in a block of its own. */
-static pcall *pcall_new(ws *w, const gw_lease_call *c)
+/* Call i's name j: the state's, or the call's own. */
+static char *name_at(const ws *w, size_t i, int j)
 {
-	gw_leases *l = w->l;
-	const char *src[N_NAMES + 1] = {c->user_id, c->key_id, c->endpoint,
-					c->domain != NULL ? c->domain : ""};
-	unsigned char at[N_NAMES] = {name_of(w, N_USER, c->user_id),
-				     name_of(w, N_KEY, c->key_id),
-				     name_of(w, N_ENDPOINT, c->endpoint)};
-	size_t len[N_NAMES + 1] = {0}, n = 0;
-	pcall *p;
-	char *to;
+	uint32_t k = w->q.name[j][i];
 
-	len[N_NAMES] = strlen(src[N_NAMES]) + 1;
-	if (len[N_NAMES] > sizeof(p->in))
-		n += len[N_NAMES];
-	for (int i = 0; i < N_NAMES; i++)
-		if (at[i] == OWN)
-			n += len[i] = strlen(src[i]) + 1;
-	if ((p = l->pool) != NULL) {
-		l->pool = p->next;
-		l->n_pool--;
-	} else if ((p = malloc(sizeof(*p))) == NULL) {
-		return NULL;
-	}
-	p->own = NULL;
-	if (n > 0 && (p->own = malloc(n)) == NULL) {
-		free(p);
-		return NULL;
-	}
-	to = p->own;
-	for (int i = 0; i < N_NAMES; i++) {
-		p->at[i] = at[i];
-		if (at[i] != OWN) {
-			p->name[i] = w->names[at[i]];
-			continue;
-		}
-		p->name[i] = memcpy(to, src[i], len[i]);
-		to += len[i];
-	}
-	p->domain = memcpy(len[N_NAMES] > sizeof(p->in) ? to : p->in,
-			   src[N_NAMES], len[N_NAMES]);
-	p->next = NULL;
-	p->request_no = c->request_no;
-	p->charged = c->charged;
-	p->used = c->credits_used;
-	p->created_at = c->created_at;
-	return p;
-}
-
-/* Frees the calls from `p` on, into the pool while it has room. */
-static void pcalls_free(gw_leases *l, pcall *p)
-{
-	while (p != NULL) {
-		pcall *next = p->next;
-
-		free(p->own);
-		if (l->n_pool < POOL_MAX) {
-			p->next = l->pool;
-			l->pool = p;
-			l->n_pool++;
-		} else {
-			free(p);
-		}
-		p = next;
-	}
+	return k == GW_LQ_OWN ? (char *)gw__lq_own(&w->q, i, j) : w->names[k];
 }
 
 /* Puts the calls of a failed Lease call back at the queue's head. */
 static void unsend(ws *w)
 {
-	pcall *last = w->sent;
-
-	if (last == NULL)
+	if (w->n_sent == 0)
 		return;
-	w->n_pending++;
-	while (last->next != NULL) {
-		last = last->next;
-		w->n_pending++;
-	}
-	last->next = w->pending;
-	if (w->pending == NULL)
-		w->tail = &last->next;
-	w->pending = w->sent;
+	w->n_pending += w->n_sent;
+	w->n_sent = 0;
 	w->pending_since = 0; /* older than any queued: due at the retry */
 	w->pending_used += w->sent_used;
-	w->sent = NULL;
 	w->sent_used = 0;
 }
 
@@ -382,7 +287,7 @@ static void answered(ws *w, int status, const char *message,
 
 	w->asking = 0;
 	if (status != SEO_GRPC_OK || r == NULL) {
-		if (w->n_pending + (w->sent != NULL) > 0 || w->sent_close)
+		if (w->n_pending + w->n_sent > 0 || w->sent_close)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
 				 w->node.key, GW_LEASE_RETRY_MS,
 				 r == NULL && status == SEO_GRPC_OK ? "no answer"
@@ -393,8 +298,8 @@ static void answered(ws *w, int status, const char *message,
 		release(w, 1);
 		return;
 	}
-	pcalls_free(w->l, w->sent);
-	w->sent = NULL;
+	gw__lq_drop(&w->q, w->n_sent);
+	w->n_sent = 0;
 	w->sent_used = 0;
 	w->reported_seq = w->sent_seq;
 	w->open = r->lease_id[0] != '\0';
@@ -463,12 +368,13 @@ static void on_batch(const rpc_result *res, void *ud)
 	free(b);
 }
 
-/* The calls from `p` on, n of them, as messages into `req`; 0 or
- * SEO_ENOMEM. */
-static int fill_calls(const gw_leases *l, seo_arena *arena, const pcall *p,
-		      size_t n, Seo__Account__V1__LeaseRequest *req)
+/* The first n calls of `w` as messages into `req`; 0 or SEO_ENOMEM. */
+static int fill_calls(const ws *w, seo_arena *arena, size_t n,
+		      Seo__Account__V1__LeaseRequest *req)
 {
-	size_t plen = strlen(l->prefix);
+	const char *prefix = w->l->prefix;
+	size_t plen = strlen(prefix);
+	const gw_lq *q = &w->q;
 	Seo__Account__V1__LeaseCall *calls;
 	Seo__Account__V1__LeaseCall **ptrs;
 	char *ids;
@@ -478,20 +384,20 @@ static int fill_calls(const gw_leases *l, seo_arena *arena, const pcall *p,
 	ids = seo_arena_alloc(arena, (n + 1) * (plen + NO_DIGITS + 1));
 	if (calls == NULL || ptrs == NULL || ids == NULL)
 		return SEO_ENOMEM;
-	for (size_t i = 0; i < n; i++, p = p->next) {
+	for (size_t i = 0; i < n; i++) {
 		char *id = ids + i * (plen + NO_DIGITS + 1);
 
-		snprintf(id, plen + NO_DIGITS + 1, "%s%016llx", l->prefix,
-			 (unsigned long long)p->request_no);
+		snprintf(id, plen + NO_DIGITS + 1, "%s%016llx", prefix,
+			 (unsigned long long)q->request_no[i]);
 		seo__account__v1__lease_call__init(&calls[i]);
 		calls[i].request_id = id;
-		calls[i].user_id = (char *)p->name[N_USER];
-		calls[i].key_id = (char *)p->name[N_KEY];
-		calls[i].endpoint = (char *)p->name[N_ENDPOINT];
-		calls[i].domain = p->domain;
-		calls[i].charged = p->charged;
-		calls[i].credits_used = p->used;
-		calls[i].created_at = p->created_at;
+		calls[i].user_id = name_at(w, i, GW_LQ_USER);
+		calls[i].key_id = name_at(w, i, GW_LQ_KEY);
+		calls[i].endpoint = name_at(w, i, GW_LQ_ENDPOINT);
+		calls[i].domain = (char *)gw__lq_domain(q, i);
+		calls[i].charged = q->charged[i];
+		calls[i].credits_used = q->used[i];
+		calls[i].created_at = q->created_at[i];
 		ptrs[i] = &calls[i];
 	}
 	req->calls = ptrs;
@@ -499,94 +405,87 @@ static int fill_calls(const gw_leases *l, seo_arena *arena, const pcall *p,
 	return 0;
 }
 
-/* The same as columns: the state's names first, then each name a call
- * carries itself. */
-static int fill_columns(const ws *w, seo_arena *arena, const pcall *p,
-			size_t n, Seo__Account__V1__LeaseRequest *req)
+/* The same as columns: the queue's own, but for the names a call
+ * carries itself, which follow the state's in `names` (the indexes then
+ * copied and changed). Everything points into the queue: `req` is packed
+ * before the queue changes (rpc_client_call()). */
+static int fill_columns(const ws *w, seo_arena *arena, size_t n,
+			Seo__Account__V1__LeaseRequest *req)
 {
+	const gw_lq *q = &w->q;
 	Seo__Account__V1__LeaseCallColumns *k;
-	uint32_t *idx[N_NAMES];
+	uint32_t *idx[GW_LQ_NAMES];
 	size_t n_names = w->n_names;
 
 	k = seo_arena_alloc(arena, sizeof(*k));
 	if (k == NULL)
 		return SEO_ENOMEM;
 	seo__account__v1__lease_call_columns__init(k);
-	k->names = seo_arena_alloc(arena, (n_names + N_NAMES * n + 1) *
+	k->names = seo_arena_alloc(arena, (n_names + GW_LQ_NAMES * n + 1) *
 						  sizeof(*k->names));
-	k->request_no = seo_arena_alloc(arena, (n + 1) * sizeof(*k->request_no));
 	k->domain = seo_arena_alloc(arena, (n + 1) * sizeof(*k->domain));
-	k->charged = seo_arena_alloc(arena, (n + 1) * sizeof(*k->charged));
-	k->credits_used = seo_arena_alloc(arena, (n + 1) * sizeof(*k->credits_used));
-	k->created_at = seo_arena_alloc(arena, (n + 1) * sizeof(*k->created_at));
-	for (int j = 0; j < N_NAMES; j++)
-		idx[j] = seo_arena_alloc(arena, (n + 1) * sizeof(*idx[j]));
-	if (k->names == NULL || k->request_no == NULL || k->domain == NULL ||
-	    k->charged == NULL || k->credits_used == NULL ||
-	    k->created_at == NULL || idx[N_USER] == NULL ||
-	    idx[N_KEY] == NULL || idx[N_ENDPOINT] == NULL)
+	if (k->names == NULL || k->domain == NULL)
 		return SEO_ENOMEM;
 	memcpy(k->names, w->names, n_names * sizeof(*k->names));
-	for (size_t i = 0; i < n; i++, p = p->next) {
-		for (int j = 0; j < N_NAMES; j++) {
-			if (p->at[j] != OWN) {
-				idx[j][i] = p->at[j];
+	for (int j = 0; j < GW_LQ_NAMES; j++)
+		idx[j] = q->name[j];
+	for (size_t i = 0; i < n; i++) {
+		k->domain[i] = (char *)gw__lq_domain(q, i);
+		for (int j = 0; j < GW_LQ_NAMES; j++) {
+			if (q->name[j][i] != GW_LQ_OWN)
 				continue;
+			if (idx[j] == q->name[j]) {
+				idx[j] = seo_arena_alloc(arena, (n + 1) * sizeof(*idx[j]));
+				if (idx[j] == NULL)
+					return SEO_ENOMEM;
+				memcpy(idx[j], q->name[j], n * sizeof(*idx[j]));
 			}
-			k->names[n_names] = (char *)p->name[j];
+			k->names[n_names] = (char *)gw__lq_own(q, i, j);
 			idx[j][i] = (uint32_t)n_names++;
 		}
-		k->request_no[i] = p->request_no;
-		k->domain[i] = p->domain;
-		k->charged[i] = p->charged;
-		k->credits_used[i] = p->used;
-		k->created_at[i] = p->created_at;
 	}
+	k->request_no = q->request_no;
+	k->charged = q->charged;
+	k->credits_used = q->used;
+	k->created_at = q->created_at;
 	k->n_names = n_names;
 	k->request_prefix = w->l->prefix;
-	k->user = idx[N_USER];
-	k->key = idx[N_KEY];
-	k->endpoint = idx[N_ENDPOINT];
+	k->user = idx[GW_LQ_USER];
+	k->key = idx[GW_LQ_KEY];
+	k->endpoint = idx[GW_LQ_ENDPOINT];
 	k->n_request_no = k->n_user = k->n_key = k->n_endpoint = k->n_domain =
 		k->n_charged = k->n_credits_used = k->n_created_at = n;
 	req->columns = k;
 	return 0;
 }
 
-/* Moves up to `max` of the workspace's queued calls into `req`, asked
- * as ask() noted and sent as `b` goes; 0 or SEO_ENOMEM. */
+/* Moves up to `max` of the workspace's queued calls (the first, none
+ * being in flight) into `req`, asked as ask() noted and sent as `b`
+ * goes; 0 or SEO_ENOMEM. */
 static int fill(ws *w, batch *b, size_t max,
 		Seo__Account__V1__LeaseRequest *req)
 {
 	gw_leases *l = w->l;
 	size_t n = w->n_pending < max ? w->n_pending : max;
-	pcall **cut = &w->pending;
 
 	seo__account__v1__lease_request__init(req);
-	if (n > 0 && (b->by == BY_COLUMNS
-			      ? fill_columns(w, b->arena, w->pending, n, req)
-			      : fill_calls(l, b->arena, w->pending, n, req)) != 0)
+	if (n > 0 && (b->by == BY_COLUMNS ? fill_columns(w, b->arena, n, req)
+					  : fill_calls(w, b->arena, n, req)) != 0)
 		return SEO_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pcall *p = *cut;
-
-		w->sent_used += p->used;
-		w->pending_used -= p->used;
-		w->sent_seq = p->seq;
-		cut = &p->next;
-	}
-	w->sent = n > 0 ? w->pending : NULL;
-	w->pending = *cut;
-	*cut = NULL;
-	if (w->pending == NULL)
-		w->tail = &w->pending;
-	else
-		w->pending_since = seo_mono_ms();
+	for (size_t i = 0; i < n; i++)
+		w->sent_used += w->q.used[i];
+	w->pending_used -= w->sent_used;
+	w->n_sent = n;
 	w->n_pending -= n;
+	if (n > 0) {
+		req->first_seq = w->seq - w->q.n + 1;
+		w->sent_seq = req->first_seq + n - 1;
+	}
+	if (w->n_pending > 0)
+		w->pending_since = seo_mono_ms();
 	req->holder = l->holder;
 	req->workspace_id = w->node.key;
 	req->stream = w->stream;
-	req->first_seq = n > 0 ? w->sent->seq : 0;
 	req->want = w->due_want;
 	req->close = w->due_close;
 	req->hold = !w->due_close && !w->closing && reading(w, seo_mono_ms());
@@ -848,13 +747,12 @@ static int forget(seo_hnode *n, void *ud)
 	ws *w = (ws *)n;
 
 	(void)ud;
-	if (w->open || w->n_pending > 0 || w->sent != NULL)
+	if (w->open || w->q.n > 0)
 		log_warn("lease of %s not given back, %zu calls unreported: "
 			 "svc-account gives it back when it expires",
-			 w->node.key, w->n_pending + (w->sent != NULL));
+			 w->node.key, w->q.n);
 	waiters_free(w->waiters);
-	pcalls_free(w->l, w->pending);
-	pcalls_free(w->l, w->sent);
+	gw__lq_free(&w->q);
 	names_free(w);
 	return 1;
 }
@@ -865,12 +763,6 @@ void gw__leases_free(gw_leases *l)
 		return;
 	seo_hmap_drop(&l->map, forget, NULL);
 	seo_hmap_destroy(&l->map);
-	while (l->pool != NULL) {
-		pcall *p = l->pool;
-
-		l->pool = p->next;
-		free(p);
-	}
 	if (l->tick != NULL)
 		event_free(l->tick);
 	if (l->send != NULL)
@@ -901,15 +793,23 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		   const gw_lease_call *call)
 {
 	ws *w = find(l, workspace_id);
-	pcall *p;
+	gw_lq_call c;
 
 	if (w == NULL) {
 		log_error("lease of %s: a call ended on no lease", workspace_id);
 		return;
 	}
 	w->running -= call->charged;
-	p = pcall_new(w, call);
-	if (p == NULL) {
+	c = (gw_lq_call){.request_no = call->request_no,
+			 .charged = call->charged,
+			 .used = call->credits_used,
+			 .created_at = call->created_at,
+			 .name = {name_of(w, GW_LQ_USER, call->user_id),
+				  name_of(w, GW_LQ_KEY, call->key_id),
+				  name_of(w, GW_LQ_ENDPOINT, call->endpoint)},
+			 .own = {call->user_id, call->key_id, call->endpoint},
+			 .domain = call->domain};
+	if (gw__lq_push(&w->q, &c) != 0) {
 		/* Unreported, it costs nothing: the lease gives its credits
 		 * back at the close. */
 		log_error("lease of %s: call %s%016llx not reported: out of "
@@ -917,13 +817,11 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 			  (unsigned long long)call->request_no);
 		return;
 	}
-	p->seq = ++w->seq;
+	w->seq++;
 	if (w->n_pending == 0)
 		w->pending_since = seo_mono_ms();
-	*w->tail = p;
-	w->tail = &p->next;
 	w->n_pending++;
-	w->pending_used += p->used;
+	w->pending_used += call->credits_used;
 }
 
 void gw__lease_cancel(gw_leases *l, const char *workspace_id,
