@@ -669,6 +669,7 @@ static int visit(seo_hnode *n, void *ud)
 	if (w->open || w->running != 0 || w->n_pending != 0 ||
 	    w->waiters != NULL || !idle(w, now))
 		return 0;
+	gw__lq_free(&w->q);
 	names_free(w);
 	return 1;
 }
