@@ -186,26 +186,43 @@ out:
 	return rc;
 }
 
+/* Reads of the balance a Lease committed between may make again. */
+#define BALANCE_READS 3
+
+/*
+ * What the open leases hold is still the customer's. A Lease moves
+ * credits between the balance and its lease, committed first and then
+ * set in the registry: the registry is read before and after the
+ * balance (each once a Lease being committed has set it), and a change
+ * between means a Lease may have committed on either side of the read,
+ * which is made again.
+ */
 int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balance,
 		       acct_err *err)
 {
-	PGresult *r = NULL;
-	int rc = acct__pool_query(a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
-				  &r, err);
+	int64_t before, after, stored = 0;
+	int rc = 0;
 
-	if (rc != 0)
-		goto out;
-	if (PQntuples(r) == 0) {
-		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
-				"workspace of the api key no longer exists");
-		goto out;
+	for (int i = 0; i < BALANCE_READS; i++) {
+		PGresult *r = NULL;
+
+		before = acct__leases_unused_settled(&a->leases, workspace_id);
+		rc = acct__pool_query(a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
+				      &r, err);
+		if (rc == 0 && PQntuples(r) == 0)
+			rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+					"workspace of the api key no longer exists");
+		if (rc == 0)
+			stored = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		PQclear(r);
+		if (rc != 0)
+			return rc;
+		after = acct__leases_unused_settled(&a->leases, workspace_id);
+		*balance = stored + after;
+		if (after == before)
+			break;
 	}
-	/* What the open leases hold is still the customer's. */
-	*balance = strtoll(PQgetvalue(r, 0, 0), NULL, 10) +
-		   acct__leases_unused(&a->leases, workspace_id);
-out:
-	PQclear(r);
-	return rc;
+	return 0;
 }
 
 /* The debit's key, outcome time and deadline. */
