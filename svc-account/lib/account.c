@@ -76,13 +76,14 @@ int acct_get_me(acct_service *a, const acct_caller *who, seo_arena *arena,
 	if (acct_role_parse(PQgetvalue(r, 0, 2), &role) != 0)
 		role = ACCT_ROLE_CLIENT;
 	u->has_credits = (role & ACCT_ROLES_STAFF) != 0;
-	u->credits = u->has_credits
-		? col_int(r, 0, 4) + acct__leases_unused(&a->leases, who->workspace_id)
-		: 0;
 	if (bad) {
 		rc = oom(err);
 		goto out;
 	}
+	/* The balance as every reader shows it, leases' credits included. */
+	if (u->has_credits &&
+	    (rc = acct__read_balance(a, who->workspace_id, &u->credits, err)) != 0)
+		goto out;
 	*out = u;
 out:
 	PQclear(r);
