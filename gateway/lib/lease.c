@@ -106,6 +106,14 @@ typedef struct ws {
  * method answers UNIMPLEMENTED, and the reports go again by the next. */
 enum { BY_COLUMNS, BY_BATCH, BY_LEASE };
 
+static const struct way {
+	const char *path, *name;
+} ways[] = {
+	[BY_COLUMNS] = {GW_LEASE_COLUMNS_PATH, "LeaseBatchColumns, calls as columns"},
+	[BY_BATCH] = {GW_LEASE_BATCH_PATH, "LeaseBatch, a message a call"},
+	[BY_LEASE] = {GW_LEASE_PATH, "Lease, a workspace a call"},
+};
+
 /* One report call in flight, sent `by`, and the workspaces it asks for,
  * in the request's order. */
 typedef struct batch {
@@ -345,11 +353,9 @@ static void on_batch(const rpc_result *res, void *ud)
 		/* Not a failure: the same reports go at once by the next way,
 		 * not after a retry's wait spent debiting call by call. */
 		if (b->by == b->l->by) {
-			log_warn("svc-account has no %s: leases are reported by %s",
-				 b->by == BY_COLUMNS ? "LeaseBatchColumns" : "LeaseBatch",
-				 b->by == BY_COLUMNS ? "LeaseBatch, a message a call"
-						     : "Lease, a workspace a call");
 			b->l->by++;
+			log_warn("svc-account refused %s: leases are reported by %s",
+				 ways[b->by].name, ways[b->l->by].name);
 		}
 		for (size_t i = 0; i < b->n; i++) {
 			ws *w = b->w[i];
@@ -554,14 +560,11 @@ static int send_one(gw_leases *l, rpc_client *account)
 	req.leases = ptrs;
 	req.n_leases = n;
 	if (b->by == BY_LEASE)
-		rc = rpc_client_call(account, GW_LEASE_PATH, &reqs[0].base,
+		rc = rpc_client_call(account, ways[b->by].path, &reqs[0].base,
 				     &seo__account__v1__lease_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	else
-		rc = rpc_client_call(account,
-				     b->by == BY_COLUMNS ? GW_LEASE_COLUMNS_PATH
-							 : GW_LEASE_BATCH_PATH,
-				     &req.base,
+		rc = rpc_client_call(account, ways[b->by].path, &req.base,
 				     &seo__account__v1__lease_batch_response__descriptor,
 				     &b->alloc, l->timeout_ms, NULL, 0, on_batch, b);
 	if (rc != 0) {
