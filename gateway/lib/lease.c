@@ -64,9 +64,9 @@ typedef struct ws {
 	long long pending_used; /* credits_used of the calls queued */
 	long long sent_used;    /* and of those in the Lease call in flight */
 	/* The calls ended and not yet reported, in order: the first n_sent
-	 * in the Lease call in flight, the n_pending after them queued. */
+	 * in the Lease call in flight, the rest queued (pending()). */
 	gw_lq q;
-	size_t n_sent, n_pending;
+	size_t n_sent;
 	int64_t pending_since; /* when the oldest call queued ended */
 	/* Calls are numbered 1, 2, ... in this stream, drawn when the state
 	 * is made: a state made again (or another process) numbers anew. */
@@ -101,6 +101,12 @@ typedef struct ws {
 	size_t n_names;
 	uint32_t last[GW_LQ_NAMES]; /* each name's index last found */
 } ws;
+
+/* The calls ended and queued, not in the Lease call in flight. */
+static size_t pending(const ws *w)
+{
+	return w->q.n - w->n_sent;
+}
 
 /* How reports are sent, the first tried first: an svc-account without a
  * method answers UNIMPLEMENTED, and the reports go again by the next. */
@@ -239,7 +245,6 @@ static void unsend(ws *w)
 {
 	if (w->n_sent == 0)
 		return;
-	w->n_pending += w->n_sent;
 	w->n_sent = 0;
 	w->pending_since = 0; /* older than any queued: due at the retry */
 	w->pending_used += w->sent_used;
@@ -295,7 +300,7 @@ static void answered(ws *w, int status, const char *message,
 
 	w->asking = 0;
 	if (status != SEO_GRPC_OK || r == NULL) {
-		if (w->n_pending + w->n_sent > 0 || w->sent_close)
+		if (w->q.n > 0 || w->sent_close)
 			log_warn("lease of %s: report failed, again in %d ms: %s",
 				 w->node.key, GW_LEASE_RETRY_MS,
 				 r == NULL && status == SEO_GRPC_OK ? "no answer"
@@ -331,8 +336,8 @@ static void answered(ws *w, int status, const char *message,
 	release(w, 0);
 	/* A queue longer than a report drains at once, not one report a
 	 * tick: past GW_LEASE_BATCH calls a tick it would only grow. */
-	if ((w->waiters != NULL && w->n_pending > 0) ||
-	    w->n_pending >= GW_LEASE_BATCH)
+	if ((w->waiters != NULL && pending(w) > 0) ||
+	    pending(w) >= GW_LEASE_BATCH)
 		ask(w, 0, 0);
 }
 
@@ -472,7 +477,7 @@ static int fill(ws *w, batch *b, size_t max,
 		Seo__Account__V1__LeaseRequest *req)
 {
 	gw_leases *l = w->l;
-	size_t n = w->n_pending < max ? w->n_pending : max;
+	size_t n = pending(w) < max ? pending(w) : max;
 
 	seo__account__v1__lease_request__init(req);
 	if (n > 0 && (b->by == BY_COLUMNS ? fill_columns(w, b->arena, n, req)
@@ -482,12 +487,11 @@ static int fill(ws *w, batch *b, size_t max,
 		w->sent_used += w->q.used[i];
 	w->pending_used -= w->sent_used;
 	w->n_sent = n;
-	w->n_pending -= n;
 	if (n > 0) {
 		req->first_seq = w->seq - w->q.n + 1;
 		w->sent_seq = req->first_seq + n - 1;
 	}
-	if (w->n_pending > 0)
+	if (pending(w) > 0)
 		w->pending_since = seo_mono_ms();
 	req->holder = l->holder;
 	req->workspace_id = w->node.key;
@@ -538,7 +542,7 @@ static int send_one(gw_leases *l, rpc_client *account)
 	reqs = seo_arena_alloc(b->arena, most * sizeof(*reqs));
 	ptrs = seo_arena_alloc(b->arena, most * sizeof(*ptrs));
 	while (l->due != NULL && n < most &&
-	       calls + (l->due->n_pending < GW_LEASE_BATCH ? l->due->n_pending
+	       calls + (pending(l->due) < GW_LEASE_BATCH ? pending(l->due)
 							     : GW_LEASE_BATCH) <=
 		       BATCH_CALLS) {
 		ws *w = l->due;
@@ -634,8 +638,8 @@ static long long want_of(ws *w, int64_t now)
 /* The queue is worth a report: long enough, old enough, or waited for. */
 static int report_due(const ws *w, int64_t now)
 {
-	return w->n_pending > 0 &&
-	       (w->n_pending >= GW_LEASE_REPORT_CALLS || w->waiters != NULL ||
+	return pending(w) > 0 &&
+	       (pending(w) >= GW_LEASE_REPORT_CALLS || w->waiters != NULL ||
 		now - w->pending_since >= GW_LEASE_REPORT_MAX_MS);
 }
 
@@ -651,12 +655,12 @@ static int visit(seo_hnode *n, void *ud)
 		return 0;
 	if (w->open && !w->closing && idle(w, now))
 		w->closing = 1;
-	if (w->closing && !w->open && w->n_pending == 0)
+	if (w->closing && !w->open && pending(w) == 0)
 		w->closing = w->l->stopped;
 	if (w->closing && w->open) {
-		if (w->running == 0 && w->n_pending <= GW_LEASE_BATCH)
+		if (w->running == 0 && pending(w) <= GW_LEASE_BATCH)
 			ask(w, 0, 1);
-		else if (w->n_pending > 0)
+		else if (pending(w) > 0)
 			ask(w, 0, 0);
 		return 0;
 	}
@@ -669,7 +673,7 @@ static int visit(seo_hnode *n, void *ud)
 		ask(w, now >= w->next_ask_at ? want : 0, 0);
 		return 0;
 	}
-	if (w->open || w->running != 0 || w->n_pending != 0 ||
+	if (w->open || w->running != 0 || pending(w) != 0 ||
 	    w->waiters != NULL || !idle(w, now))
 		return 0;
 	gw__lq_free(&w->q);
@@ -732,7 +736,7 @@ static int note_busy(seo_hnode *n, void *busy)
 {
 	const ws *w = (const ws *)n;
 
-	if (w->open || w->asking || w->n_pending > 0)
+	if (w->open || w->asking || pending(w) > 0)
 		*(int *)busy = 1;
 	return 0;
 }
@@ -822,9 +826,8 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 		return;
 	}
 	w->seq++;
-	if (w->n_pending == 0)
+	if (pending(w) == 1)
 		w->pending_since = seo_mono_ms();
-	w->n_pending++;
 	w->pending_used += call->credits_used;
 }
 
