@@ -197,15 +197,21 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	 * ledger_lock_workspaces, in id order as everywhere; their leases are
 	 * read without a lock of their own: every writer of a lease (a batch,
 	 * the expiry) holds its workspace's row lock, and a lock per lease
-	 * cost a WAL record per report. */
+	 * cost a WAL record per report. Prepared, each goes to a generic plan
+	 * that takes an array for 10 elements, and a join of unnest() with a
+	 * table of a few thousand rows would hash the table whole at every
+	 * report: the tables are reached by index instead, a LATERAL query
+	 * per element (OFFSET 0 keeps it from being merged into a join), an
+	 * UPDATE's rows named by = ANY as well (test_acct_lease_plans). */
 	[ACCT_Q_LEASE_MINE] = {"lease_mine",
-		"SELECT workspace_id, id, granted, used FROM credit_leases "
-		"WHERE workspace_id = ANY($1::text[]) AND holder = $2 AND closed_at IS NULL"},
+		"SELECT t.w, l.id, l.granted, l.used FROM unnest($1::text[]) AS t(w) "
+		"CROSS JOIN LATERAL (SELECT id, granted, used FROM credit_leases "
+		"WHERE holder = $2 AND workspace_id = t.w AND closed_at IS NULL OFFSET 0) l"},
 	/* The last call of each report's stream already written. */
 	[ACCT_Q_LEASE_STREAM] = {"lease_stream",
-		"SELECT s.workspace_id, s.reported_seq FROM lease_streams s "
-		"JOIN unnest($1::text[], $2::text[]) AS t(w, n) "
-		"ON s.workspace_id = t.w AND s.stream = t.n WHERE s.holder = $3"},
+		"SELECT t.w, s.reported_seq FROM unnest($1::text[], $2::text[]) AS t(w, n) "
+		"CROSS JOIN LATERAL (SELECT reported_seq FROM lease_streams "
+		"WHERE workspace_id = t.w AND holder = $3 AND stream = t.n OFFSET 0) s"},
 	/* The reports' new calls, a batch per report and key (migration 008);
 	 * $9, their JSON, arrives as a binary text[] (lease.c). */
 	[ACCT_Q_LEASE_USAGE_BATCHES] = {"lease_usage_batches",
@@ -215,9 +221,10 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"$3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], "
 		"$8::bigint[], $9::text[]) AS t(i, w, u, k, f, l, n, c, j)"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",
-		"SELECT workspace_id, count(*), sum(granted - used) FROM credit_leases "
-		"WHERE workspace_id = ANY($1::text[]) AND holder <> $2 AND closed_at IS NULL "
-		"GROUP BY workspace_id"},
+		"SELECT t.w, o.n, o.s FROM unnest($1::text[]) AS t(w) "
+		"CROSS JOIN LATERAL (SELECT count(*) AS n, sum(granted - used) AS s "
+		"FROM credit_leases WHERE workspace_id = t.w AND holder <> $2 "
+		"AND closed_at IS NULL) o WHERE o.n > 0"},
 	/* Numbers only grow: a report's stream is set only when it wrote
 	 * calls numbered after the last. updated_at (indexed) moves once a
 	 * minute: the other updates are heap-only (migration 009). */
@@ -244,7 +251,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"renewed_at = CASE WHEN l.renewed_at < $5::bigint - "
 		SQL_NUM(ACCT_LEASE_RENEW_MS) " THEN $5 ELSE l.renewed_at END, "
 		"closed_at = t.c FROM unnest($1::text[], $2::bigint[], $3::bigint[], "
-		"$4::bigint[]) AS t(i, g, u, c) WHERE l.id = t.i"},
+		"$4::bigint[]) AS t(i, g, u, c) WHERE l.id = t.i AND l.id = ANY($1::text[])"},
 	/* Leases closed: every replica reads the workspaces' leases again (a
 	 * recall may wait for a close elsewhere). */
 	[ACCT_Q_LEASE_NOTIFY] = {"lease_notify",
@@ -253,7 +260,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_LEASE_WS_SET] = {"lease_ws_set",
 		"UPDATE workspaces w SET balance = t.b, lease_seq = w.lease_seq + 1 "
 		"FROM unnest($1::text[], $2::bigint[]) AS t(i, b) WHERE w.id = t.i "
-		"RETURNING w.id, w.lease_seq"},
+		"AND w.id = ANY($1::text[]) RETURNING w.id, w.lease_seq"},
 	/* The open leases of one workspace ($1), or of every workspace that
 	 * has some (NULL): id, lease_seq, count, unused. */
 	[ACCT_Q_LEASE_STATE] = {"lease_state",
