@@ -52,8 +52,13 @@
 #define GW_LEASE_STALE_MS 20000
 /* After a Lease call failed or granted nothing, the next waits this. */
 #define GW_LEASE_RETRY_MS 1000
-/* Calls one Lease call reports at most. */
-#define GW_LEASE_BATCH 1024
+/* Calls one report carries at most: svc-account's limit for a call
+ * (ACCT_LEASE_CALLS_MAX). A workspace spending faster than
+ * GW_LEASE_REPORT_CALLS a tick pays one report a tick, not one per 1,024
+ * calls: a report's transaction costs svc-account and PostgreSQL about
+ * as much as a thousand of its calls (docs/decisions.md "A report pays
+ * for many calls"). */
+#define GW_LEASE_BATCH 4096
 
 typedef struct gw_leases gw_leases;
 
