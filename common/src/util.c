@@ -56,6 +56,13 @@ void seo_fmt_hex(char *out, size_t digits, uint64_t v)
 	}
 }
 
+void seo_fmt_id(char *out, const char *prefix, size_t plen, uint64_t v)
+{
+	memcpy(out, prefix, plen);
+	seo_fmt_hex(out + plen, 16, v);
+	out[plen + 16] = '\0';
+}
+
 /* OpenSSL 3 looks an algorithm up by name at every SHA256() call (a
  * tenth of the gateway's key check); fetched once, it is not. */
 static EVP_MD *sha256_md;

@@ -24,6 +24,21 @@ static void test_fmt_hex(void)
 	CU_ASSERT_EQUAL(out[0], 'b');
 }
 
+static void test_fmt_id(void)
+{
+	char out[40];
+
+	memset(out, 'x', sizeof(out));
+	seo_fmt_id(out, "5a636b962dced363", 16, 0x67386);
+	CU_ASSERT_STRING_EQUAL(out, "5a636b962dced3630000000000067386");
+	CU_ASSERT_EQUAL(out[33], 'x'); /* nothing past the NUL */
+	/* only plen bytes of the prefix, none at all when 0 */
+	seo_fmt_id(out, "abcdef", 3, UINT64_MAX);
+	CU_ASSERT_STRING_EQUAL(out, "abcffffffffffffffff");
+	seo_fmt_id(out, "", 0, 0);
+	CU_ASSERT_STRING_EQUAL(out, "0000000000000000");
+}
+
 static void test_sha256_hex(void)
 {
 	char out[65];
@@ -42,6 +57,7 @@ int main(void)
 		return 1;
 	s = CU_add_suite("util", NULL, NULL);
 	CU_add_test(s, "fixed-width hex of an integer", test_fmt_hex);
+	CU_add_test(s, "a prefix and 16 hex digits", test_fmt_id);
 	CU_add_test(s, "hex of a SHA-256", test_sha256_hex);
 	CU_basic_set_mode(CU_BRM_NORMAL);
 	CU_basic_run_tests();

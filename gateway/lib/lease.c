@@ -398,8 +398,7 @@ static int fill_calls(const ws *w, seo_arena *arena, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		char *id = ids + i * (plen + NO_DIGITS + 1);
 
-		snprintf(id, plen + NO_DIGITS + 1, "%s%016llx", prefix,
-			 (unsigned long long)q->request_no[i]);
+		seo_fmt_id(id, prefix, plen, q->request_no[i]);
 		seo__account__v1__lease_call__init(&calls[i]);
 		calls[i].request_id = id;
 		calls[i].user_id = name_at(w, i, GW_LQ_USER);

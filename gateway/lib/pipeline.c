@@ -1246,11 +1246,7 @@ static void serve_builtin(gw_call *c)
  * gets one, so it is written without printf. */
 static void new_request_id(gw_gateway *gw, char out[65])
 {
-	size_t p = strlen(gw->id_prefix);
-
-	memcpy(out, gw->id_prefix, p);
-	seo_fmt_hex(out + p, 16, ++gw->id_counter);
-	out[p + 16] = '\0';
+	seo_fmt_id(out, gw->id_prefix, strlen(gw->id_prefix), ++gw->id_counter);
 }
 
 /* Takes the caller's X-Request-Id when it is short and printable. */
@@ -1300,8 +1296,8 @@ static void on_request(gw_http_req *req, void *ud)
 	seo_arena_pb_allocator(arena, &c->alloc);
 	set_request_id(c);
 	c->call_no = ++gw->key_counter;
-	snprintf(c->call_key, sizeof(c->call_key), "%s%016llx", gw->key_prefix,
-		 (unsigned long long)c->call_no);
+	seo_fmt_id(c->call_key, gw->key_prefix, sizeof(gw->key_prefix) - 1,
+		   c->call_no);
 
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);

@@ -10,6 +10,7 @@
 
 #include "seo/arena.h"
 #include "seo/errors.h"
+#include "seo/util.h"
 
 #define PREFIX_MAX 64
 #define NO_DIGITS 16
@@ -45,14 +46,6 @@ static int check(const LeaseCallColumns *k, size_t n, acct_err *err)
 	return 0;
 }
 
-static void hex16(char *out, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (int i = NO_DIGITS - 1; i >= 0; i--, v >>= 4)
-		out[i] = digits[v & 15];
-}
-
 int acct__lease_columns(seo_arena *arena, const LeaseRequest *in,
 			LeaseRequest **out, acct_err *err)
 {
@@ -84,9 +77,7 @@ int acct__lease_columns(seo_arena *arena, const LeaseRequest *in,
 	for (size_t i = 0; i < n; i++) {
 		char *id = ids + i * (plen + NO_DIGITS + 1);
 
-		memcpy(id, k->request_prefix, plen);
-		hex16(id + plen, k->request_no[i]);
-		id[plen + NO_DIGITS] = '\0';
+		seo_fmt_id(id, k->request_prefix, plen, k->request_no[i]);
 		seo__account__v1__lease_call__init(&calls[i]);
 		calls[i].request_id = id;
 		calls[i].user_id = k->names[k->user[i]];
