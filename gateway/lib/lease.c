@@ -55,7 +55,7 @@ typedef struct waiter {
 	void *ud;
 } waiter;
 
-typedef struct ws {
+typedef struct gw_lease_ws {
 	seo_hnode node; /* keyed by the workspace id */
 	gw_leases *l;
 	int open;
@@ -76,7 +76,7 @@ typedef struct ws {
 	uint64_t reported_seq; /* the last call svc-account has */
 	int asking, sent_close, sent_hold, refresh, closing;
 	long long asked_want;
-	struct ws *due;   /* the next to be asked in this pass */
+	struct gw_lease_ws *due; /* the next to be asked in this pass */
 	long long due_want;
 	int due_close;
 	int64_t ok_at, next_ask_at, took_at;
@@ -780,7 +780,7 @@ void gw__leases_free(gw_leases *l)
 }
 
 int gw__lease_take(gw_leases *l, const char *workspace_id, long long cost,
-		   long long *remaining)
+		   long long *remaining, gw_lease_ws **held)
 {
 	ws *w = find_or_make(l, workspace_id);
 	int64_t now = seo_mono_ms();
@@ -791,21 +791,22 @@ int gw__lease_take(gw_leases *l, const char *workspace_id, long long cost,
 	w->spent += cost;
 	if (!usable(w, now) || avail(w) < cost)
 		return 0;
+	/* Held: a state is forgotten only with nothing running (visit()). */
 	w->running += cost;
 	*remaining = w->outside + avail(w);
+	*held = w;
 	return 1;
 }
 
-void gw__lease_end(gw_leases *l, const char *workspace_id,
-		   const gw_lease_call *call)
+const char *gw__lease_workspace(const gw_lease_ws *w)
 {
-	ws *w = find(l, workspace_id);
+	return w->node.key;
+}
+
+void gw__lease_end(gw_lease_ws *w, const gw_lease_call *call)
+{
 	gw_lq_call c;
 
-	if (w == NULL) {
-		log_error("lease of %s: a call ended on no lease", workspace_id);
-		return;
-	}
 	w->running -= call->charged;
 	c = (gw_lq_call){.request_no = call->request_no,
 			 .charged = call->charged,
@@ -830,13 +831,9 @@ void gw__lease_end(gw_leases *l, const char *workspace_id,
 	w->pending_used += call->credits_used;
 }
 
-void gw__lease_cancel(gw_leases *l, const char *workspace_id,
-		      long long charged)
+void gw__lease_cancel(gw_lease_ws *w, long long charged)
 {
-	ws *w = find(l, workspace_id);
-
-	if (w != NULL)
-		w->running -= charged;
+	w->running -= charged;
 }
 
 void gw__lease_touched(gw_leases *l, const char *workspace_id,

@@ -61,6 +61,9 @@
 #define GW_LEASE_BATCH 4096
 
 typedef struct gw_leases gw_leases;
+/* A workspace's lease state, held by each call that took from it until
+ * the call ends or is cancelled: the state lives while calls hold it. */
+typedef struct gw_lease_ws gw_lease_ws;
 
 /* A billed call's outcome, for its usage row. Strings are copied. */
 typedef struct gw_lease_call {
@@ -99,23 +102,27 @@ void gw__leases_free(gw_leases *l);
 
 /*
  * Debits `cost` (> 0) from the workspace's lease. 1 when it could, with
- * *remaining the workspace's credits after it; the call must then end with
- * gw__lease_end() or gw__lease_cancel(). 0 when it could not (no usable
- * lease, too little in it): the call is debited alone; the demand is noted
- * so that a lease is asked for.
+ * *remaining the workspace's credits after it and *w its state, held by
+ * the call: the call must then end with gw__lease_end() or
+ * gw__lease_cancel() on *w, which does not look the workspace up again.
+ * 0 when it could not (no usable lease, too little in it): the call is
+ * debited alone; the demand is noted so that a lease is asked for.
  */
 int gw__lease_take(gw_leases *l, const char *workspace_id, long long cost,
-		   long long *remaining);
+		   long long *remaining, gw_lease_ws **w);
 
-/* A call that took `call->charged` ended costing `call->credits_used`: the
- * rest goes back to the lease and the call is reported. */
-void gw__lease_end(gw_leases *l, const char *workspace_id,
-		   const gw_lease_call *call);
+/* The workspace of `w` (owned by `w`). */
+const char *gw__lease_workspace(const gw_lease_ws *w);
 
-/* A call that took `charged` was refused before its work (its key, rate
- * or role): it goes back, unreported, as if never taken. */
-void gw__lease_cancel(gw_leases *l, const char *workspace_id,
-		      long long charged);
+/* A call that took `call->charged` from `w` ended costing
+ * `call->credits_used`: the rest goes back to the lease and the call is
+ * reported. The call no longer holds `w`. */
+void gw__lease_end(gw_lease_ws *w, const gw_lease_call *call);
+
+/* A call that took `charged` from `w` was refused before its work (its
+ * key, rate or role): it goes back, unreported, as if never taken. The
+ * call no longer holds `w`. */
+void gw__lease_cancel(gw_lease_ws *w, long long charged);
 
 /* A call of the workspace was debited or refunded without the lease
  * (answered by svc-account), changing its balance by `delta` (0: not

@@ -119,13 +119,13 @@ typedef struct gw_call {
 	/* Earlier calls' earned charges this call's debit carries. */
 	gw_earned *earned;
 	size_t n_earned;
-	/* The charge was taken from the workspace's lease (lease.h); the
-	 * route's earlier calls were reported before the service call. */
-	int leased;
+	/* The workspace's lease the charge was taken from (lease.h), held
+	 * until the call ends or gives it back; NULL: none. A rate-limited
+	 * call takes it before svc-account counts the rate (and names the
+	 * key's workspace). */
+	gw_lease_ws *lease;
+	/* The route's earlier calls were reported before the service call. */
 	int flushed;
-	/* A rate-limited call's lease, taken before svc-account counts the
-	 * rate: the workspace to give the charge back to if it refuses. */
-	const char *lease_ws;
 	/* The key's rate, once looked at: counted here from a token held
 	 * (rate_grant.h), or the grant asked for with Authorize (0: none). */
 	int rate_checked, rate_local;
@@ -386,8 +386,8 @@ static void end_leased(gw_call *c, long long used)
 			      .credits_used = used,
 			      .created_at = seo_now_ms()};
 
-	gw__lease_end(c->gw->leases, c->workspace_id, &call);
-	c->leased = 0;
+	gw__lease_end(c->lease, &call);
+	c->lease = NULL;
 }
 
 /* Reports that the call finally cost `used` (less than its charge), which
@@ -397,7 +397,7 @@ static void refund(gw_call *c, long long used)
 	Seo__Account__V1__RefundRequest req = SEO__ACCOUNT__V1__REFUND_REQUEST__INIT;
 	rpc_meta meta[] = {{"x-request-id", c->request_id}};
 
-	if (c->leased) {
+	if (c->lease != NULL) {
 		end_leased(c, used);
 		c->refunded = c->charged - used;
 		c->credits_remaining += c->refunded;
@@ -629,7 +629,7 @@ static void on_service(const rpc_result *res, void *ud)
 		refund(c, due);
 		return;
 	}
-	if (c->leased)
+	if (c->lease != NULL)
 		end_leased(c, c->charged);
 	else if (c->charged > 0)
 		gw__settle_earned(c->gw->settler, c->charge_id, c->call_key,
@@ -748,7 +748,7 @@ static void call_service(gw_call *c)
 	if (rpc_client_call(c->gw->clients[c->route->service],
 			    c->route->rpc_path, c->input, c->route->out.message,
 			    &c->alloc, timeout, meta, n, on_service, c) != 0) {
-		if (c->leased)
+		if (c->lease != NULL)
 			end_leased(c, 0);
 		respond_error(c, "internal_error", "out of memory", NULL);
 	}
@@ -895,11 +895,11 @@ static int authorize_leased(gw_call *c, const gw_kept_key *k, long long cost)
 	if ((r->bill.kind != GW_BILL_FIXED && r->bill.kind != GW_BILL_PER_ITEM) ||
 	    c->decode_failed || cost <= 0 || !take_kept(c, k))
 		return 0;
-	if (!gw__lease_take(c->gw->leases, c->workspace_id, cost, &remaining)) {
+	if (!gw__lease_take(c->gw->leases, c->workspace_id, cost, &remaining,
+			    &c->lease)) {
 		c->workspace_id = NULL;
 		return 0;
 	}
-	c->leased = 1;
 	c->charged = cost;
 	c->credits_remaining = remaining;
 	c->usage = gw_json_usage_value(r, c->input, c->arena);
@@ -937,10 +937,11 @@ static void on_authorize(const rpc_result *res, void *ud)
 	if (res->grpc_status != SEO_GRPC_OK)
 		gw__settle_return(c->gw->settler, c->earned, c->n_earned);
 	c->n_earned = 0;
-	if (c->leased && (res->grpc_status != SEO_GRPC_OK ||
-			  strcmp(a->workspace_id, c->lease_ws) != 0)) {
-		gw__lease_cancel(c->gw->leases, c->lease_ws, c->charged);
-		c->leased = 0;
+	if (c->lease != NULL &&
+	    (res->grpc_status != SEO_GRPC_OK ||
+	     strcmp(a->workspace_id, gw__lease_workspace(c->lease)) != 0)) {
+		gw__lease_cancel(c->lease, c->charged);
+		c->lease = NULL;
 		c->charged = 0;
 		if (res->grpc_status == SEO_GRPC_OK) {
 			grant_answered(c, a, 0);
@@ -963,7 +964,7 @@ static void on_authorize(const rpc_result *res, void *ud)
 	c->key_id = a->key_id;
 	c->role = a->role;
 	c->charge_id = a->charge_id && *a->charge_id ? a->charge_id : NULL;
-	if (!c->leased)
+	if (c->lease == NULL)
 		c->credits_remaining = a->credits_remaining;
 	/* A call counted here shows this gateway's view of its rate; the
 	 * tokens just granted here are still to spend. */
@@ -979,7 +980,7 @@ static void on_authorize(const rpc_result *res, void *ud)
 	if (c->charge_id != NULL)
 		gw__lease_touched(c->gw->leases, c->workspace_id,
 				  -c->charged);
-	if (c->charge_id != NULL || c->leased)
+	if (c->charge_id != NULL || c->lease != NULL)
 		gw_metrics_credits(c->gw->metrics, c->charged, 0);
 	else
 		c->charged = 0;
@@ -1043,11 +1044,9 @@ static int reserve_leased(gw_call *c, const gw_kept_key *k)
 {
 	long long remaining;
 
-	if (k == NULL ||
-	    (c->lease_ws = seo_arena_strdup(c->arena, k->workspace_id)) == NULL ||
-	    !gw__lease_take(c->gw->leases, c->lease_ws, c->charged, &remaining))
+	if (k == NULL || !gw__lease_take(c->gw->leases, k->workspace_id,
+					 c->charged, &remaining, &c->lease))
 		return 0;
-	c->leased = 1;
 	c->credits_remaining = remaining;
 	return 1;
 }
@@ -1116,7 +1115,7 @@ static void authorize_hashed(void *ud)
 		carry_earned(c, &req);
 	}
 	/* Only an envelope shows the balance; billed after, Charge gives it. */
-	if (!c->leased)
+	if (c->lease == NULL)
 		req.no_balance = c->charged == 0 &&
 				 (!c->route->bill.envelope ||
 				  c->route->bill.kind == GW_BILL_AFTER);
