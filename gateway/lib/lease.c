@@ -28,6 +28,8 @@
 /* What one LeaseBatch call carries at most (LeaseBatchRequest). */
 #define BATCH_REPORTS 1024
 #define BATCH_CALLS 4096
+/* A report always fits a call: send_one() would otherwise send none. */
+_Static_assert(GW_LEASE_BATCH <= BATCH_CALLS, "a report fits one LeaseBatch call");
 #define BUCKETS 1024 /* a power of two (seo/hmap.h) */
 /* An open lease not reported on for this long is renewed anyway. */
 #define RENEW_MS 10000
