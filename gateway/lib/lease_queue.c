@@ -12,29 +12,43 @@
 
 #define FIRST_CAP 64
 
+/* Every column but the text, with its entry's size: the walks that
+ * treat them alike (grow, drop, free) read this one list. */
+#define N_COLS (5 + 2 * GW_LQ_NAMES)
+
+typedef struct col {
+	void **p;
+	size_t size;
+} col;
+
+static void columns(gw_lq *q, col c[N_COLS])
+{
+	size_t n = 0;
+
+	c[n++] = (col){(void **)&q->request_no, sizeof(*q->request_no)};
+	c[n++] = (col){(void **)&q->charged, sizeof(*q->charged)};
+	c[n++] = (col){(void **)&q->used, sizeof(*q->used)};
+	c[n++] = (col){(void **)&q->created_at, sizeof(*q->created_at)};
+	c[n++] = (col){(void **)&q->domain, sizeof(*q->domain)};
+	for (int j = 0; j < GW_LQ_NAMES; j++) {
+		c[n++] = (col){(void **)&q->name[j], sizeof(*q->name[j])};
+		c[n++] = (col){(void **)&q->own[j], sizeof(*q->own[j])};
+	}
+}
+
 /* Every column at `cap` entries at least; 0 or SEO_ENOMEM (the columns
  * grown so far stay grown, the queue as it was). */
 static int grow(gw_lq *q, size_t cap)
 {
-	void **col[] = {
-		(void **)&q->request_no, (void **)&q->charged, (void **)&q->used,
-		(void **)&q->created_at, (void **)&q->domain,
-		(void **)&q->name[0], (void **)&q->name[1], (void **)&q->name[2],
-		(void **)&q->own[0], (void **)&q->own[1], (void **)&q->own[2],
-	};
-	size_t size[] = {
-		sizeof(*q->request_no), sizeof(*q->charged), sizeof(*q->used),
-		sizeof(*q->created_at), sizeof(*q->domain),
-		sizeof(*q->name[0]), sizeof(*q->name[1]), sizeof(*q->name[2]),
-		sizeof(*q->own[0]), sizeof(*q->own[1]), sizeof(*q->own[2]),
-	};
+	col c[N_COLS];
 
-	for (size_t i = 0; i < sizeof(col) / sizeof(col[0]); i++) {
-		void *p = realloc(*col[i], cap * size[i]);
+	columns(q, c);
+	for (size_t i = 0; i < N_COLS; i++) {
+		void *p = realloc(*c[i].p, cap * c[i].size);
 
 		if (p == NULL)
 			return SEO_ENOMEM;
-		*col[i] = p;
+		*c[i].p = p;
 	}
 	q->cap = cap;
 	return 0;
@@ -91,6 +105,7 @@ int gw__lq_push(gw_lq *q, const gw_lq_call *c)
 void gw__lq_drop(gw_lq *q, size_t k)
 {
 	size_t rest, base;
+	col c[N_COLS];
 
 	if (k >= q->n) {
 		q->n = 0;
@@ -99,15 +114,9 @@ void gw__lq_drop(gw_lq *q, size_t k)
 	}
 	rest = q->n - k;
 	base = q->domain[k];
-	memmove(q->request_no, q->request_no + k, rest * sizeof(*q->request_no));
-	memmove(q->charged, q->charged + k, rest * sizeof(*q->charged));
-	memmove(q->used, q->used + k, rest * sizeof(*q->used));
-	memmove(q->created_at, q->created_at + k, rest * sizeof(*q->created_at));
-	memmove(q->domain, q->domain + k, rest * sizeof(*q->domain));
-	for (int j = 0; j < GW_LQ_NAMES; j++) {
-		memmove(q->name[j], q->name[j] + k, rest * sizeof(*q->name[j]));
-		memmove(q->own[j], q->own[j] + k, rest * sizeof(*q->own[j]));
-	}
+	columns(q, c);
+	for (size_t i = 0; i < N_COLS; i++)
+		memmove(*c[i].p, (char *)*c[i].p + k * c[i].size, rest * c[i].size);
 	memmove(q->text, q->text + base, q->text_len - base);
 	q->text_len -= base;
 	for (size_t i = 0; i < rest; i++) {
@@ -131,15 +140,11 @@ const char *gw__lq_domain(const gw_lq *q, size_t i)
 
 void gw__lq_free(gw_lq *q)
 {
-	free(q->request_no);
-	free(q->charged);
-	free(q->used);
-	free(q->created_at);
-	free(q->domain);
-	for (int j = 0; j < GW_LQ_NAMES; j++) {
-		free(q->name[j]);
-		free(q->own[j]);
-	}
+	col c[N_COLS];
+
+	columns(q, c);
+	for (size_t i = 0; i < N_COLS; i++)
+		free(*c[i].p);
 	free(q->text);
 	memset(q, 0, sizeof(*q));
 }
