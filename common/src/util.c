@@ -59,8 +59,8 @@ void seo_fmt_hex(char *out, size_t digits, uint64_t v)
 void seo_fmt_id(char *out, const char *prefix, size_t plen, uint64_t v)
 {
 	memcpy(out, prefix, plen);
-	seo_fmt_hex(out + plen, 16, v);
-	out[plen + 16] = '\0';
+	seo_fmt_hex(out + plen, SEO_FMT_ID_DIGITS, v);
+	out[plen + SEO_FMT_ID_DIGITS] = '\0';
 }
 
 /* OpenSSL 3 looks an algorithm up by name at every SHA256() call (a

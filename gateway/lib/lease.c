@@ -48,7 +48,6 @@ _Static_assert(GW_LEASE_BATCH <= BATCH_CALLS, "a report fits one LeaseBatch call
 /* The user, key and endpoint names a state keeps once for its queued
  * calls; a call of a name past them carries its own copy. */
 #define NAMES_MAX 16
-#define NO_DIGITS 16  /* of a request_no in its idempotency key */
 
 typedef struct waiter {
 	struct waiter *next;
@@ -394,11 +393,11 @@ static int fill_calls(const ws *w, seo_arena *arena, size_t n,
 
 	calls = seo_arena_alloc(arena, (n + 1) * sizeof(*calls));
 	ptrs = seo_arena_alloc(arena, (n + 1) * sizeof(*ptrs));
-	ids = seo_arena_alloc(arena, (n + 1) * (plen + NO_DIGITS + 1));
+	ids = seo_arena_alloc(arena, (n + 1) * (plen + SEO_FMT_ID_DIGITS + 1));
 	if (calls == NULL || ptrs == NULL || ids == NULL)
 		return SEO_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		char *id = ids + i * (plen + NO_DIGITS + 1);
+		char *id = ids + i * (plen + SEO_FMT_ID_DIGITS + 1);
 
 		seo_fmt_id(id, prefix, plen, q->request_no[i]);
 		seo__account__v1__lease_call__init(&calls[i]);

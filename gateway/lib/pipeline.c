@@ -49,6 +49,8 @@
 
 /* A forwarded request header longer than this is not forwarded. */
 #define FORWARD_VALUE_MAX 256
+/* The hex digits of the gateway's prefix of its calls' idempotency keys. */
+#define KEY_PREFIX_LEN 16
 
 struct gw_gateway {
 	struct event_base *base;
@@ -69,7 +71,7 @@ struct gw_gateway {
 	unsigned long long id_counter;
 	/* Idempotency keys of billed calls: never the client's X-Request-Id,
 	 * which a client could repeat to be charged once for many calls. */
-	char key_prefix[17];
+	char key_prefix[KEY_PREFIX_LEN + 1];
 	unsigned long long key_counter;
 	gw_settler *settler; /* outcome reports retried until applied */
 	gw_keys *keys;       /* keys checked in memory, and their watch */
@@ -91,8 +93,10 @@ typedef struct gw_call {
 	ProtobufCAllocator alloc;
 	int64_t start_us;
 	char request_id[65];
-	char call_key[33]; /* the debit's idempotency key: */
-	uint64_t call_no;  /* the gateway's key prefix, then this in hex */
+	/* The debit's idempotency key: the gateway's key prefix, then
+	 * call_no in hex. */
+	char call_key[KEY_PREFIX_LEN + SEO_FMT_ID_DIGITS + 1];
+	uint64_t call_no;
 
 	const gw_route *route;
 	gw_kv params[GW_MAX_PATH_PARAMS];
@@ -1295,8 +1299,7 @@ static void on_request(gw_http_req *req, void *ud)
 	seo_arena_pb_allocator(arena, &c->alloc);
 	set_request_id(c);
 	c->call_no = ++gw->key_counter;
-	seo_fmt_id(c->call_key, gw->key_prefix, sizeof(gw->key_prefix) - 1,
-		   c->call_no);
+	seo_fmt_id(c->call_key, gw->key_prefix, KEY_PREFIX_LEN, c->call_no);
 
 	c->route = gw_route_match(gw_http_method(req), path, scratch, c->params,
 				  &c->n_params, &path_known);
@@ -1444,7 +1447,7 @@ int gw_gateway_new(struct event_base *base, const gw_config *cfg,
 		goto out;
 	}
 	if (seo_random_string(gw->id_prefix, 8, "0123456789abcdef") != 0 ||
-	    seo_random_string(gw->key_prefix, 16, "0123456789abcdef") != 0) {
+	    seo_random_string(gw->key_prefix, KEY_PREFIX_LEN, "0123456789abcdef") != 0) {
 		rc = SEO_EIO;
 		goto out;
 	}

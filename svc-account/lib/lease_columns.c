@@ -13,7 +13,6 @@
 #include "seo/util.h"
 
 #define PREFIX_MAX 64
-#define NO_DIGITS 16
 
 typedef Seo__Account__V1__LeaseRequest LeaseRequest;
 typedef Seo__Account__V1__LeaseCall LeaseCall;
@@ -68,14 +67,14 @@ int acct__lease_columns(seo_arena *arena, const LeaseRequest *in,
 	r = seo_arena_alloc(arena, sizeof(*r));
 	calls = seo_arena_alloc(arena, (n + 1) * sizeof(*calls));
 	ptrs = seo_arena_alloc(arena, (n + 1) * sizeof(*ptrs));
-	ids = seo_arena_alloc(arena, (n + 1) * (plen + NO_DIGITS + 1));
+	ids = seo_arena_alloc(arena, (n + 1) * (plen + SEO_FMT_ID_DIGITS + 1));
 	if (r == NULL || calls == NULL || ptrs == NULL || ids == NULL)
 		return acct__fail(err, SEO_ENOMEM, "internal_error",
 				  "out of memory");
 	*r = *in;
 	r->columns = NULL;
 	for (size_t i = 0; i < n; i++) {
-		char *id = ids + i * (plen + NO_DIGITS + 1);
+		char *id = ids + i * (plen + SEO_FMT_ID_DIGITS + 1);
 
 		seo_fmt_id(id, k->request_prefix, plen, k->request_no[i]);
 		seo__account__v1__lease_call__init(&calls[i]);

@@ -29,10 +29,13 @@ void seo_hmac_sha256_hex(const void *key, size_t keylen, const void *data,
  * written without printf. */
 void seo_fmt_hex(char *out, size_t digits, uint64_t v);
 
-/* Writes the `plen` bytes of `prefix`, then `v` as 16 hex digits
- * (seo_fmt_hex()) and a NUL, to `out` (plen + 17 bytes): the form of the
- * gateway's request ids and of its calls' idempotency keys, which
- * svc-account rebuilds from a report's columns. */
+/* The hex digits of the number in an id of seo_fmt_id(). */
+#define SEO_FMT_ID_DIGITS 16
+
+/* Writes the `plen` bytes of `prefix`, then `v` as SEO_FMT_ID_DIGITS hex
+ * digits (seo_fmt_hex()) and a NUL, to `out` (plen + SEO_FMT_ID_DIGITS +
+ * 1 bytes): the form of the gateway's request ids and of its calls'
+ * idempotency keys, which svc-account rebuilds from a report's columns. */
 void seo_fmt_id(char *out, const char *prefix, size_t plen, uint64_t v);
 
 /* Constant-time comparison of two NUL-terminated strings; 1 when equal. */
