@@ -47,9 +47,8 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT count(*) FROM api_keys k JOIN users u ON u.id = k.user_id "
 		"WHERE k.workspace_id = $1 AND k.revoked_at IS NULL AND u.removed_at IS NULL"},
 	[ACCT_Q_USER_OF_CALLER] = {"user_of_caller",
-		"SELECT u.id, u.email, u.role, u.created_at FROM users u "
-		"JOIN workspaces w ON w.id = u.workspace_id "
-		"WHERE u.id = $1 AND u.workspace_id = $2 AND u.removed_at IS NULL"},
+		"SELECT id, email, role, created_at FROM users "
+		"WHERE id = $1 AND workspace_id = $2 AND removed_at IS NULL"},
 	[ACCT_Q_USER_EMAIL] = {"user_email",
 		"SELECT email, removed_at IS NOT NULL FROM users "
 		"WHERE id = $1 AND workspace_id = $2"},
