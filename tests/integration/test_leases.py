@@ -150,10 +150,10 @@ def every_call_keeps_its_own_key_and_route(s):
 
 @test
 def every_call_keeps_its_own_domain(s):
-    # Domains short and long: a queued call keeps one of up to 47 bytes
-    # in itself (the gateway's DOMAIN_IN), a longer one apart; queued
-    # calls are reused once reported, so a short domain after a long one
-    # and the other way round must not keep anything of the other.
+    # Domains short and long, in turn: the gateway's queue keeps every
+    # queued call's domain in one text (gateway/lib/lease_queue.c), moved
+    # when a report drops calls from the front, so each call's domain
+    # must come back whole and its own, whatever came before it.
     ws = s.workspace(credits=BIG)
     wid, key = ws["workspace_id"], ws["api_key"]
     made = wait_lease(s, wid, key)
