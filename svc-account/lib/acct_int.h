@@ -15,6 +15,7 @@
 #include "acct.h"
 #include "seo/arena.h"
 #include "seo/hmap.h"
+#include "seo/json_write.h"
 #include "seo/pg_pool.h"
 #include "seo/pg_stmt.h"
 
@@ -625,6 +626,27 @@ int acct__lease_batch(acct_service *a,
 int acct__lease_columns(seo_arena *arena,
 			const Seo__Account__V1__LeaseRequest *in,
 			Seo__Account__V1__LeaseRequest **out, acct_err *err);
+
+/*
+ * A leased call of a report, as a usage batch holds it (usage_text.c,
+ * lease.c): the call (not owned), what it finally cost, and its place in
+ * the report.
+ */
+typedef struct acct__batch_call {
+	const Seo__Account__V1__LeaseCall *call;
+	int64_t cost;
+	size_t i;
+} acct__batch_call;
+
+/*
+ * Writes into `w` (appending) the text of usage_batches.calls for calls
+ * c[0 .. n) of one batch (migration 010): names said once, request ids
+ * after their common prefix, times from `first` (the batch's first_at:
+ * none may be earlier), `now` standing for a call without its time.
+ * Returns 0, or SEO_ENOMEM when `w` failed.
+ */
+int acct__usage_text(seo_jw *w, const acct__batch_call *c, size_t n,
+		     int64_t now, int64_t first);
 
 /*
  * The expiry (reconcile job): on `c`, in its own transactions, closes

@@ -411,15 +411,8 @@ static const char *or_null(const char *s)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
-/* A new call of a report, with what it finally costs. */
-typedef struct batch_call {
-	const LeaseCall *call;
-	int64_t cost;
-	size_t i; /* its place in the report */
-} batch_call;
-
 /* Orders two calls by key, then user: a batch is a run of 0. */
-static int key_cmp(const batch_call *a, const batch_call *b)
+static int key_cmp(const acct__batch_call *a, const acct__batch_call *b)
 {
 	int d = strcmp(or_empty(a->call->key_id), or_empty(b->call->key_id));
 
@@ -430,58 +423,36 @@ static int key_cmp(const batch_call *a, const batch_call *b)
 /* By key and user, then as reported: each batch keeps the calls' order. */
 static int by_key(const void *x, const void *y)
 {
-	const batch_call *a = x, *b = y;
+	const acct__batch_call *a = x, *b = y;
 	int d = key_cmp(a, b);
 
 	return d != 0 ? d : (a->i > b->i) - (a->i < b->i);
-}
-
-static void jw_text(seo_jw *w, const char *s)
-{
-	if (s == NULL || s[0] == '\0')
-		seo_jw_raw(w, "null", 4);
-	else
-		seo_jw_string_lossy(w, s, strlen(s));
 }
 
 /* The columns of lease_usage_batches, in its parameters' order. */
 enum { UB_ID, UB_WS, UB_USER, UB_KEY, UB_FIRST, UB_LAST, UB_N, UB_CREDITS,
        UB_CALLS, UB_COLS };
 
-/* One batch's row of usage_batches (migration 008), added to `col`:
- * calls[0 .. n) of workspace `ws`, of one key and user. */
-static int batch_add(acct__pgarr *col, const char *id, const char *ws,
-		     const batch_call *c, size_t n, int64_t now, acct_err *err)
+/* One batch's row of usage_batches (migrations 008, 010), added to `col`:
+ * calls[0 .. n) of workspace `ws`, of one key and user, their text
+ * written with `w`. */
+static int batch_add(acct__pgarr *col, seo_jw *w, const char *id,
+		     const char *ws, const acct__batch_call *c, size_t n, int64_t now,
+		     acct_err *err)
 {
-	seo_jw w = SEO_JW_INIT;
 	int64_t first = INT64_MAX, last = 0, credits = 0;
-	char *calls;
 
-	seo_jw_char(&w, '[');
 	for (size_t i = 0; i < n; i++) {
-		const LeaseCall *k = c[i].call;
-		int64_t at = k->created_at > 0 ? k->created_at : now;
+		int64_t at = c[i].call->created_at > 0 ? c[i].call->created_at : now;
 
 		first = at < first ? at : first;
 		last = at > last ? at : last;
 		credits += c[i].cost;
-		seo_jw_raw(&w, i == 0 ? "[" : ",[", i == 0 ? 1 : 2);
-		seo_jw_int(&w, at);
-		seo_jw_char(&w, ',');
-		jw_text(&w, k->endpoint);
-		seo_jw_char(&w, ',');
-		jw_text(&w, k->domain);
-		seo_jw_char(&w, ',');
-		seo_jw_int(&w, k->charged);
-		seo_jw_char(&w, ',');
-		seo_jw_int(&w, c[i].cost);
-		seo_jw_char(&w, ',');
-		jw_text(&w, k->request_id);
-		seo_jw_raw(&w, ",null]", 6);
 	}
-	seo_jw_char(&w, ']');
-	calls = seo_jw_finish(&w, NULL);
-	if (calls == NULL)
+	seo_jw_reset(w);
+	if (acct__usage_text(w, c, n, now, first) == 0)
+		seo_jw_char(w, '\0'); /* the text as a C string */
+	if (w->failed)
 		return oom(err);
 	acct__pgarr_add(&col[UB_ID], id);
 	acct__pgarr_add(&col[UB_WS], ws);
@@ -491,8 +462,7 @@ static int batch_add(acct__pgarr *col, const char *id, const char *ws,
 	acct__pgarr_addi(&col[UB_LAST], last);
 	acct__pgarr_addi(&col[UB_N], (int64_t)n);
 	acct__pgarr_addi(&col[UB_CREDITS], credits);
-	acct__pgarr_add(&col[UB_CALLS], calls);
-	free(calls);
+	acct__pgarr_add(&col[UB_CALLS], w->buf);
 	return 0;
 }
 
@@ -504,13 +474,13 @@ typedef struct span {
 
 /* The new calls of report `t` into calls[0 ..), sorted by key, cut into
  * spans[*n_spans ..); the number of calls. */
-static size_t cut(const tx *t, batch_call *calls, size_t base, span *spans,
+static size_t cut(const tx *t, acct__batch_call *calls, size_t base, span *spans,
 		  size_t *n_spans)
 {
 	size_t n = t->in->n_calls - t->skip, sorted = 1;
 
 	for (size_t i = 0; i < n; i++)
-		calls[base + i] = (batch_call){t->in->calls[t->skip + i], t->cost[i], i};
+		calls[base + i] = (acct__batch_call){t->in->calls[t->skip + i], t->cost[i], i};
 	/* A report of one key, the common case, is in order already. */
 	while (sorted < n &&
 	       key_cmp(&calls[base + sorted - 1], &calls[base + sorted]) <= 0)
@@ -537,7 +507,8 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 	const char *params[UB_COLS];
 	int lengths[UB_COLS] = {0}, formats[UB_COLS] = {0};
 	char (*ids)[ACCT_ID_LEN];
-	batch_call *calls;
+	seo_jw w = SEO_JW_INIT;
+	acct__batch_call *calls;
 	span *spans;
 	int rc = 0;
 
@@ -565,7 +536,7 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 	if (rc == 0)
 		rc = acct__new_time_ids("ubt_", ids, n_spans, err);
 	for (size_t i = 0; rc == 0 && i < n_spans; i++)
-		rc = batch_add(col, ids[i], spans[i].t->in->workspace_id,
+		rc = batch_add(col, &w, ids[i], spans[i].t->in->workspace_id,
 			       calls + spans[i].at, spans[i].end - spans[i].at,
 			       b->now, err);
 	for (size_t i = 0; rc == 0 && i < UB_COLS; i++)
@@ -578,6 +549,7 @@ static int write_usage(seo_pg_conn *c, const batch *b, acct_err *err)
 				    lengths, formats, NULL, err);
 	for (size_t i = 0; i < UB_COLS; i++)
 		acct__pgarr_free(&col[i]);
+	seo_jw_free(&w);
 	free(calls);
 	free(spans);
 	free(ids);

@@ -19,25 +19,29 @@ enum { Q_CLAIM, Q__COUNT };
  * no longer has attributed_to NULL when re-read, and is skipped; so is a
  * batch (migration 008) left without unclaimed calls. A batch's claimed
  * calls get the ref as their last element, and the batch is written
- * again. */
+ * again in its own form (migration 010's object, or 008's array). */
 static const seo_pg_stmt rows[Q__COUNT] = {
 	[Q_CLAIM] = {"usage_claim",
 		"WITH c AS (UPDATE usage SET attributed_to = $3 "
 		"WHERE key_id = $2 AND workspace_id = $1 AND created_at >= $4::bigint "
 		"AND attributed_to IS NULL RETURNING credits_used), "
-		"b AS (SELECT id, calls FROM usage_batches WHERE key_id = $2 "
+		"b AS (SELECT id, calls, first_at FROM usage_batches WHERE key_id = $2 "
 		"AND workspace_id = $1 AND last_at >= $4::bigint AND unclaimed > 0 "
 		"FOR UPDATE), "
-		"e AS (SELECT b.id, x.o, x.e, x.e->>6 IS NULL "
-		"AND (x.e->>0)::bigint >= $4::bigint AS hit FROM b, "
-		"json_array_elements(b.calls::json) WITH ORDINALITY AS x(e, o)), "
+		"e AS (SELECT b.id, x.o, x.e, x.credits_used, "
+		"x.attributed_to IS NULL AS free, x.attributed_to IS NULL "
+		"AND x.created_at >= $4::bigint AS hit FROM b, "
+		"usage_batch_calls(b.calls, b.first_at) AS x), "
 		"s AS (SELECT id, json_agg(CASE WHEN hit THEN json_build_array(e->0, "
-		"e->1, e->2, e->3, e->4, e->5, $3::text) ELSE e END ORDER BY o)::text "
-		"AS calls, count(*) FILTER (WHERE e->>6 IS NULL AND NOT hit) AS unclaimed, "
+		"e->1, e->2, e->3, e->4, e->5, $3::text) ELSE e END ORDER BY o) "
+		"AS calls, "
+		"count(*) FILTER (WHERE free AND NOT hit) AS unclaimed, "
 		"count(*) FILTER (WHERE hit) AS n, "
-		"coalesce(sum((e->>4)::bigint) FILTER (WHERE hit), 0) AS credits "
+		"coalesce(sum(credits_used) FILTER (WHERE hit), 0) AS credits "
 		"FROM e GROUP BY id), "
-		"u AS (UPDATE usage_batches ub SET calls = s.calls, unclaimed = s.unclaimed "
+		"u AS (UPDATE usage_batches ub SET calls = CASE WHEN "
+		"left(ub.calls, 1) = '{' THEN jsonb_set(ub.calls::jsonb, '{c}', "
+		"s.calls::jsonb)::text ELSE s.calls::text END, unclaimed = s.unclaimed "
 		"FROM s WHERE ub.id = s.id AND s.n > 0 RETURNING s.credits, s.n) "
 		"SELECT (SELECT coalesce(sum(credits_used), 0) FROM c) + "
 		"(SELECT coalesce(sum(credits), 0) FROM u), "

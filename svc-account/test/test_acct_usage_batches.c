@@ -1,12 +1,13 @@
 /*
  * test_acct_usage_batches: leased calls' usage rows written in batches
- * (migration 008, lib/lease.c) and read back (lib/account.c's page and
- * total, the usage_all view) against PostgreSQL, at the sizes a busy
- * workspace reaches: thousands of calls from several keys in reports
- * whose times overlap, beside per-call rows, paged at every limit and at
- * offsets across batches' edges and past the end; a report of the most
- * calls a report may carry, from more keys than one round trip writes;
- * text that JSON must escape.
+ * (migrations 008 and 010, lib/lease.c, lib/usage_text.c) and read back
+ * (lib/account.c's page and total, the usage_all view) against
+ * PostgreSQL, at the sizes a busy workspace reaches: thousands of calls
+ * from several keys in reports whose times overlap, beside per-call rows,
+ * paged at every limit and at offsets across batches' edges and past the
+ * end; a report of the most calls a report may carry, from more keys than
+ * one round trip writes; text that JSON must escape; every field of calls
+ * naming more than a batch's names.
  * Without SEO_TEST_PG_URL it prints a skip line and passes.
  */
 #include <CUnit/Basic.h>
@@ -81,7 +82,10 @@ static void report(const char *ws, LeaseCall *calls, size_t n, uint64_t *seq)
 	req.n_calls = n;
 	req.stream = "batches";
 	req.first_seq = *seq;
-	CU_ASSERT_EQUAL(acct__lease(svc, &req, &o, &err), 0);
+	if (acct__lease(svc, &req, &o, &err) != 0) {
+		fprintf(stderr, "lease: %s\n", err.message);
+		CU_FAIL("the report was refused");
+	}
 	*seq += n;
 	free(cp);
 }
@@ -287,6 +291,63 @@ static void test_text_escaped(void)
 	PQclear(r);
 }
 
+/*
+ * Every field of every call read back as reported (migration 010's
+ * compact text): more names than a batch keeps (40 domains, 20 routes),
+ * calls without a domain, request ids whose common bytes end inside a
+ * character and one that is all of their common part, a call without
+ * its time.
+ */
+static void test_every_field_read_back(void)
+{
+	enum { N = 300 };
+	static LeaseCall calls[N];
+	static char want[N * 64], got[N * 64];
+	acct_new_user w;
+	uint64_t seq = 1;
+	size_t len = 0;
+	PGresult *r;
+	const char *ws;
+
+	new_leased("Fields", &w);
+	ws = w.workspace_id;
+	for (int i = 0; i < N; i++) {
+		LeaseCall *c = &calls[i];
+
+		seo__account__v1__lease_call__init(c);
+		c->key_id = "key_fields";
+		c->user_id = "usr_fields";
+		c->endpoint = keep("ep%d", i % 20);
+		c->domain = i % 50 == 0 ? NULL : keep("f%d.example.com", i % 40);
+		c->request_id = i == 7 ? "x" : keep("x\xc3%s-%d", i % 2 ? "\xa9" : "\xa8", i);
+		c->charged = 3;
+		c->credits_used = i % 4;
+		c->created_at = i == 9 ? 0 : T0 + i * 3;
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s|%s|%s|3|%d|",
+					i > 0 ? " " : "",
+					c->request_id,
+					c->endpoint, c->domain != NULL ? c->domain : "-",
+					i % 4);
+		if (i == 9)
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "now");
+		else
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "%lld",
+						(long long)c->created_at);
+	}
+	report(ws, calls, N, &seq);
+	r = PQexecParams(db, "SELECT string_agg(concat_ws('|', coalesce(request_id, '-'), "
+			 "endpoint, coalesce(domain, '-'), charged, credits_used, "
+			 "CASE WHEN created_at < 1800000000000 AND created_at > 1700000000000 "
+			 "THEN 'now' ELSE created_at::text END), ' ' ORDER BY id) "
+			 "FROM usage_all WHERE workspace_id = $1", 1, NULL, &ws, NULL, NULL, 0);
+	CU_ASSERT_FATAL(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1);
+	snprintf(got, sizeof(got), "%s", PQgetvalue(r, 0, 0));
+	CU_ASSERT_STRING_EQUAL(got, want);
+	PQclear(r);
+	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_batches WHERE workspace_id = $1 "
+			      "AND left(calls, 1) = '{'", ws), 1);
+}
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_usage_batches", "acct_batches");
@@ -297,7 +358,7 @@ int main(void)
 		return rc < 0;
 	db = T.db;
 	svc = T.svc;
-	text = calloc(REPORTS * 200 * 4 + ACCT_LEASE_CALLS_MAX * 2, sizeof(*text));
+	text = calloc(REPORTS * 200 * 4 + ACCT_LEASE_CALLS_MAX * 2 + 1000, sizeof(*text));
 	if (text == NULL || CU_initialize_registry() != CUE_SUCCESS) {
 		acct_testdb_close(&T);
 		return 1;
@@ -307,6 +368,7 @@ int main(void)
 		    test_pages_merge_in_order);
 	CU_add_test(s, "the largest report, from 20 keys", test_largest_report_many_keys);
 	CU_add_test(s, "text JSON escapes, read back", test_text_escaped);
+	CU_add_test(s, "every field read back", test_every_field_read_back);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();

@@ -48,11 +48,12 @@ static void row(const char *id, const char *key, long long credits, long long ag
 	sql(q);
 }
 
-/* A batch `id` of `key` (usage_batches, migration 008) of `n` calls of 1
- * credit each but the first (0: refunded), made `age`, `age` - step, ...
- * ms before NOW. */
-static void batch(const char *id, const char *key, int n, long long age,
-		  long long step)
+/* A batch `id` of `key` (usage_batches) of `n` calls of 1 credit each
+ * but the first (0: refunded), made `age`, `age` - step, ... ms before
+ * NOW, its calls' text in migration 010's compact form or, `old` set,
+ * in 008's array. */
+static void batch_as(int old, const char *id, const char *key, int n,
+		     long long age, long long step)
 {
 	char *q = malloc(256 + (size_t)n * 64);
 	size_t len;
@@ -60,16 +61,29 @@ static void batch(const char *id, const char *key, int n, long long age,
 	CU_ASSERT_FATAL(q != NULL);
 	len = (size_t)sprintf(q, "INSERT INTO usage_batches (id, workspace_id, key_id, "
 			      "first_at, last_at, n_calls, credits_used, unclaimed, "
-			      "calls) VALUES ('%s', '%s', '%s', %lld, %lld, %d, %d, %d, '[",
+			      "calls) VALUES ('%s', '%s', '%s', %lld, %lld, %d, %d, %d, '%s",
 			      id, ws, key, NOW - age, NOW - age + (n - 1) * step, n,
-			      n - 1, n);
-	for (int i = 0; i < n; i++)
-		len += (size_t)sprintf(q + len, "%s[%lld,\"backlinks\",null,1,%d,"
-				       "\"req_%s_%d\",null]", i > 0 ? "," : "",
-				       NOW - age + i * step, i > 0, id, i);
-	sprintf(q + len, "]')");
+			      n - 1, n, old ? "[" : "{\"p\":\"req_");
+	if (!old)
+		len += (size_t)sprintf(q + len, "%s_\",\"c\":[", id);
+	for (int i = 0; i < n; i++) {
+		if (old)
+			len += (size_t)sprintf(q + len, "%s[%lld,\"backlinks\",null,1,%d,"
+					       "\"req_%s_%d\",null]", i > 0 ? "," : "",
+					       NOW - age + i * step, i > 0, id, i);
+		else
+			len += (size_t)sprintf(q + len, "%s[%lld,0,null,1,%d,\"%d\"]",
+					       i > 0 ? "," : "", i * step, i > 0, i);
+	}
+	sprintf(q + len, old ? "]')" : "],\"n\":[\"backlinks\"]}')");
 	sql(q);
 	free(q);
+}
+
+static void batch(const char *id, const char *key, int n, long long age,
+		  long long step)
+{
+	batch_as(1, id, key, n, age, step);
 }
 
 static void claim(PGconn *c, const char *key, const char *ref, int64_t *credits,
@@ -121,9 +135,9 @@ static void test_batches(void)
 	row("chg_c1", "key_c", 4, HOUR);
 	/* 10 calls an hour apart from 30 hours ago: 6 before the window. */
 	batch("ubt_c1", "key_c", 10, 30 * HOUR, HOUR);
-	batch("ubt_c2", "key_c", 3, 2 * HOUR, 1);
+	batch_as(0, "ubt_c2", "key_c", 3, 2 * HOUR, 1);
 	batch("ubt_old", "key_c", 2, 48 * HOUR, 1);
-	batch("ubt_d1", "key_d", 5, HOUR, 1);
+	batch_as(0, "ubt_d1", "key_d", 5, HOUR, 1);
 	claim(db, "key_c", "act_c", &credits, &calls);
 	/* 4 of ubt_c1 (1 credit each), 3 of ubt_c2 (0 + 1 + 1), chg_c1. */
 	CU_ASSERT_EQUAL(calls, 4 + 3 + 1);
@@ -150,6 +164,24 @@ static void test_batches(void)
 	claim(db, "key_d", "act_d", &credits, &calls);
 	CU_ASSERT_EQUAL(calls, 5);
 	CU_ASSERT_EQUAL(credits, 4);
+	/* A claimed batch keeps its form, every call named by usage_all. */
+	r = PQexec(db, "SELECT count(*) FILTER (WHERE left(calls, 1) = '{'), "
+		       "count(*) FILTER (WHERE left(calls, 1) = '[') FROM usage_batches "
+		       "WHERE key_id IN ('key_c', 'key_d')");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "2");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "2");
+	PQclear(r);
+	r = PQexec(db, "SELECT string_agg(concat_ws('|', request_id, endpoint, "
+		       "coalesce(domain, '-'), charged, credits_used, attributed_to, "
+		       "created_at - 1800000000000), ' ' ORDER BY id) FROM usage_all "
+		       "WHERE key_id = 'key_d'");
+	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0),
+			       "req_ubt_d1_0|backlinks|-|1|0|act_d|-3600000 "
+			       "req_ubt_d1_1|backlinks|-|1|1|act_d|-3599999 "
+			       "req_ubt_d1_2|backlinks|-|1|1|act_d|-3599998 "
+			       "req_ubt_d1_3|backlinks|-|1|1|act_d|-3599997 "
+			       "req_ubt_d1_4|backlinks|-|1|1|act_d|-3599996");
+	PQclear(r);
 	/* A new call of the key after the claim is the next claim's. */
 	batch("ubt_c3", "key_c", 1, 1, 1);
 	claim(db, "key_c", "act_c3", &credits, &calls);
@@ -185,10 +217,10 @@ static void test_racing_claims_take_each_row_once(void)
 		 "'backlinks', 1, 1, %lld FROM generate_series(1, %d) g",
 		 ws, NOW - HOUR, RACE_ROWS);
 	sql(q);
-	/* As many calls again in batches of 40. */
+	/* As many calls again in batches of 40, of both forms. */
 	for (int i = 0; i < RACE_ROWS / 40; i++) {
 		snprintf(q, sizeof(q), "ubt_race%02d", i);
-		batch(q, "key_race", 40, HOUR - i * 100, 1);
+		batch_as(i % 2, q, "key_race", 40, HOUR - i * 100, 1);
 	}
 	for (int i = 0; i < RACERS; i++)
 		CU_ASSERT_FATAL(pthread_create(&t[i], NULL, racer, (void *)(intptr_t)i) == 0);

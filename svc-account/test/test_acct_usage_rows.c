@@ -132,7 +132,7 @@ static void migrations_before_free(void)
 
 /* ---- tests ------------------------------------------------------------ */
 
-/* 006 with rows of every kind, then 007, 008 and 009: the rows kept
+/* 006 with rows of every kind, then 007 to 010: the rows kept
  * (and shown by usage_all), the request index holding per-call debits
  * only, the listing's index ascending. */
 static void test_migrate_from_006(void)
@@ -146,7 +146,7 @@ static void test_migrate_from_006(void)
 	CU_ASSERT_EQUAL_FATAL(put_row("chg_leased", "rows-ls", "NULL", "'earned'"), 0);
 	CU_ASSERT_EQUAL_FATAL(put_row("chg_old", NULL, "NULL", "NULL"), 0);
 	CU_ASSERT_EQUAL_FATAL(acct_migrate(db, migrations, &applied, &err), 0);
-	CU_ASSERT_EQUAL(applied, 3);
+	CU_ASSERT_EQUAL(applied, 4);
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage WHERE workspace_id = $1",
 			      first.workspace_id), 3);
 	CU_ASSERT_EQUAL(q_int("SELECT count(*) FROM usage_all WHERE workspace_id = $1",
