@@ -24,7 +24,7 @@
 # Environment:
 #   BENCH_SECONDS      duration of each wrk run (default 10)
 #   BENCH_SLICES       runs of each side of the billed row, alternated
-#                      (default 3): its figures are their medians
+#                      (default 5): its figures are their medians
 #   BENCH_WORKSPACES   workspaces of one more billed row, the calls spread
 #                      over their keys (default 200; 0: no such row)
 #   BENCH_WARMUP       seconds of unreported warm-up per target (default 2)
@@ -44,7 +44,7 @@ set -euo pipefail
 
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
-SLICES=${BENCH_SLICES:-3}
+SLICES=${BENCH_SLICES:-5}
 WORKSPACES=${BENCH_WORKSPACES:-200}
 CONNECTIONS=${BENCH_CONNECTIONS:-16 64}
 GW_PORT=${BENCH_PORT:-18080}
