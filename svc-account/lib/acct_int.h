@@ -541,9 +541,8 @@ int acct__leases_load(acct__leases *r, PGconn *pg, const char *workspace_id,
 int acct__leases_reload(acct__leases *r, PGconn *pg, acct_err *err);
 /* The credits the workspace's open leases hold unused (0: none). */
 int64_t acct__leases_unused(acct__leases *r, const char *workspace_id);
-/* As acct__leases_unused(), for a ledger batch or a balance read
- * (acct__read_balance()): waits for a Lease being committed to set its
- * state. */
+/* As acct__leases_unused(), for a ledger batch: waits for a Lease being
+ * committed to set its state. */
 int64_t acct__leases_unused_settled(acct__leases *r, const char *workspace_id);
 /* How many leases the workspace has open. */
 int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
@@ -675,7 +674,10 @@ int acct__key_insert(seo_pg_conn *c, const char *workspace_id,
 /* 1 when `s` is 64 lowercase hex digits. */
 int acct__is_key_hash(const char *s);
 
-/* The balance of a workspace. */
+/* The balance of a workspace as its customer is shown it: with what its
+ * open leases hold unused, in one snapshot. Returns 0; invalid_api_key
+ * when the workspace no longer exists; service_unavailable,
+ * internal_error. */
 int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balance,
 		       acct_err *err);
 

@@ -60,8 +60,14 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE id = $1 RETURNING id"},
 	[ACCT_Q_NOTIFY] = {"notify",
 		"SELECT pg_notify('" ACCT_AUTH_CHANNEL "', $1)"},
+	/* The balance a customer is shown: what the open leases hold unused,
+	 * whichever replica granted them, is still theirs; one snapshot, so a
+	 * top-up committed anywhere moves credits within it, never out of it
+	 * (test_acct_lease's replica test). */
 	[ACCT_Q_BALANCE] = {"balance",
-		"SELECT balance FROM workspaces WHERE id = $1"},
+		"SELECT w.balance + (SELECT coalesce(sum(l.granted - l.used), 0) "
+		"FROM credit_leases l WHERE l.workspace_id = w.id "
+		"AND l.closed_at IS NULL) FROM workspaces w WHERE w.id = $1"},
 	[ACCT_Q_WORKSPACE_INSERT] = {"workspace_insert",
 		"INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)"},
 	/* The balance answered counts what open leases hold; the holders

@@ -186,43 +186,26 @@ out:
 	return rc;
 }
 
-/* Reads of the balance a Lease committed between may make again. */
-#define BALANCE_READS 3
-
 /*
- * What the open leases hold is still the customer's. A Lease moves
- * credits between the balance and its lease, committed first and then
- * set in the registry: the registry is read before and after the
- * balance (each once a Lease being committed has set it), and a change
- * between means a Lease may have committed on either side of the read,
- * which is made again.
+ * What the open leases hold is still the customer's: the balance and
+ * their unused credits are read in one statement, not the balance beside
+ * this process's lease registry, which learns of another replica's
+ * top-ups only at their close.
  */
 int acct__read_balance(acct_service *a, const char *workspace_id, int64_t *balance,
 		       acct_err *err)
 {
-	int64_t before, after, stored = 0;
-	int rc = 0;
+	PGresult *r = NULL;
+	int rc = acct__pool_query(a->pool, ACCT_Q_BALANCE, 1, &workspace_id, &r,
+				  err);
 
-	for (int i = 0; i < BALANCE_READS; i++) {
-		PGresult *r = NULL;
-
-		before = acct__leases_unused_settled(&a->leases, workspace_id);
-		rc = acct__pool_query(a->pool, ACCT_Q_BALANCE, 1, &workspace_id,
-				      &r, err);
-		if (rc == 0 && PQntuples(r) == 0)
-			rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
-					"workspace of the api key no longer exists");
-		if (rc == 0)
-			stored = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-		PQclear(r);
-		if (rc != 0)
-			return rc;
-		after = acct__leases_unused_settled(&a->leases, workspace_id);
-		*balance = stored + after;
-		if (after == before)
-			break;
-	}
-	return 0;
+	if (rc == 0 && PQntuples(r) == 0)
+		rc = acct__fail(err, SEO_ENOTFOUND, "invalid_api_key",
+				"workspace of the api key no longer exists");
+	if (rc == 0)
+		*balance = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return rc;
 }
 
 /* The debit's key, outcome time and deadline. */

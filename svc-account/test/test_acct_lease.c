@@ -3,8 +3,9 @@
  * lease_registry.c, the recall in service.c, the expiry in reconcile.c)
  * against a real PostgreSQL: their numbers, a report applied once, calls
  * without a lease free, the sizing rule, `outside`, the expiry, the recall
- * of a debit short of balance, watch leases (granted 0), and 8 holders
- * at once conserving credits.
+ * of a debit short of balance, watch leases (granted 0), 8 holders at
+ * once conserving credits, and the balance another replica shows while
+ * one tops a lease up.
  * After every operation the ledger sums to the balance. Without
  * SEO_TEST_PG_URL it prints a skip line and passes.
  */
@@ -941,6 +942,66 @@ static void test_restart_keeps_leases(void)
 	acct_free(other);
 }
 
+/* Top-ups of a lease through replica A, while replica B reads. */
+typedef struct topups {
+	const char *ws;
+	int rounds, failures;
+} topups;
+
+static void *topup_main(void *arg)
+{
+	topups *t = arg;
+	acct__lease_out o;
+	acct_err err;
+
+	for (int i = 0; i < t->rounds; i++)
+		t->failures += lease("gw-topup", t->ws, NULL, 0, 1000, 0, &o, &err) != 0;
+	t->failures += lease("gw-topup", t->ws, NULL, 0, 0, 1, &o, &err) != 0;
+	return NULL;
+}
+
+/*
+ * The balance a replica shows counts a lease another replica grants at
+ * once: a top-up moves credits from the balance into the lease, so with
+ * no call spent every read, on either replica, is the whole 1,000,000
+ * while one replica tops a lease up 200 times and closes it.
+ */
+static void test_replica_reads_see_top_ups(void)
+{
+	topups t = {NULL, 200, 0};
+	acct_options opt;
+	acct_service *other;
+	acct_new_user u;
+	pthread_t th;
+	acct_err err;
+	int reads = 0, wrong = 0;
+	int64_t v;
+
+	new_workspace(1000000, &u);
+	t.ws = u.workspace_id;
+	acct_options_init(&opt);
+	opt.pg_url = T.pgdb.url;
+	opt.rate_per_min = 0;
+	CU_ASSERT_FATAL(acct_new(&opt, &other, &err) == 0);
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, topup_main, &t) == 0);
+	while (!__atomic_load_n(&t.failures, __ATOMIC_RELAXED) &&
+	       open_unused(t.ws) < 150000) {
+		CU_ASSERT_FATAL(acct__read_balance(other, t.ws, &v, &err) == 0);
+		reads++;
+		wrong += v != 1000000;
+	}
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(t.failures, 0);
+	CU_ASSERT(reads > 10);
+	CU_ASSERT_EQUAL(wrong, 0);
+	if (wrong != 0)
+		fprintf(stderr, "replica reads: %d of %d not 1000000\n", wrong, reads);
+	CU_ASSERT(acct__read_balance(other, t.ws, &v, &err) == 0 && v == 1000000);
+	CU_ASSERT_EQUAL(shown(t.ws), 1000000);
+	CU_ASSERT(ledger_ok(t.ws));
+	acct_free(other);
+}
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_lease", "acct_lease");
@@ -976,6 +1037,8 @@ int main(void)
 		    test_recall_ignores_watch_leases);
 	CU_add_test(s, "8 holders at once conserve credits", test_concurrent_holders);
 	CU_add_test(s, "a restart keeps the open leases", test_restart_keeps_leases);
+	CU_add_test(s, "a replica's balance counts the leases granted elsewhere",
+		    test_replica_reads_see_top_ups);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
