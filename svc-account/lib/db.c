@@ -138,7 +138,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"m AS (SELECT min(first_at) AS m FROM s WHERE before < (SELECT k FROM k)), "
 		"c AS (SELECT x.endpoint, x.credits_used, x.domain, x.created_at, "
 		"b.id || '.' || lpad(x.o::text, 4, '0') AS id FROM usage_batches b, "
-		"usage_batch_calls(b.calls, b.first_at) AS x "
+		"usage_batch_calls(b.calls, b.calls_compact, b.first_at) AS x "
 		"WHERE b.workspace_id = $1 AND b.last_at >= (SELECT m FROM m)) "
 		"SELECT endpoint, credits_used, domain, created_at FROM "
 		"(SELECT * FROM r UNION ALL SELECT * FROM c) u "
@@ -216,12 +216,12 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"SELECT t.w, s.reported_seq FROM unnest($1::text[], $2::text[]) AS t(w, n) "
 		"CROSS JOIN LATERAL (SELECT reported_seq FROM lease_streams "
 		"WHERE workspace_id = t.w AND holder = $3 AND stream = t.n OFFSET 0) s"},
-	/* The reports' new calls, a batch per report and key (migration 008);
-	 * $9, their JSON, arrives as a binary text[] (lease.c). */
+	/* The reports' new calls, a batch per report and key (migrations 008,
+	 * 010); $9, their text, arrives as a binary text[] (lease.c). */
 	[ACCT_Q_LEASE_USAGE_BATCHES] = {"lease_usage_batches",
 		"INSERT INTO usage_batches (id, workspace_id, user_id, key_id, first_at, "
-		"last_at, n_calls, credits_used, unclaimed, calls) "
-		"SELECT i, w, u, k, f, l, n, c, n, j FROM unnest($1::text[], $2::text[], "
+		"last_at, n_calls, credits_used, unclaimed, calls, calls_compact) "
+		"SELECT i, w, u, k, f, l, n, c, n, '[]', j FROM unnest($1::text[], $2::text[], "
 		"$3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], "
 		"$8::bigint[], $9::text[]) AS t(i, w, u, k, f, l, n, c, j)"},
 	[ACCT_Q_LEASE_OTHERS] = {"lease_others",

@@ -19,19 +19,21 @@ enum { Q_CLAIM, Q__COUNT };
  * no longer has attributed_to NULL when re-read, and is skipped; so is a
  * batch (migration 008) left without unclaimed calls. A batch's claimed
  * calls get the ref as their last element, and the batch is written
- * again in its own form (migration 010's object, or 008's array). */
+ * again in its own form (migration 010's calls_compact, or 008's array
+ * in calls). */
 static const seo_pg_stmt rows[Q__COUNT] = {
 	[Q_CLAIM] = {"usage_claim",
 		"WITH c AS (UPDATE usage SET attributed_to = $3 "
 		"WHERE key_id = $2 AND workspace_id = $1 AND created_at >= $4::bigint "
 		"AND attributed_to IS NULL RETURNING credits_used), "
-		"b AS (SELECT id, calls, first_at FROM usage_batches WHERE key_id = $2 "
+		"b AS (SELECT id, calls, calls_compact, first_at FROM usage_batches "
+		"WHERE key_id = $2 "
 		"AND workspace_id = $1 AND last_at >= $4::bigint AND unclaimed > 0 "
 		"FOR UPDATE), "
 		"e AS (SELECT b.id, x.o, x.e, x.credits_used, "
 		"x.attributed_to IS NULL AS free, x.attributed_to IS NULL "
 		"AND x.created_at >= $4::bigint AS hit FROM b, "
-		"usage_batch_calls(b.calls, b.first_at) AS x), "
+		"usage_batch_calls(b.calls, b.calls_compact, b.first_at) AS x), "
 		"s AS (SELECT id, json_agg(CASE WHEN hit THEN json_build_array(e->0, "
 		"e->1, e->2, e->3, e->4, e->5, $3::text) ELSE e END ORDER BY o) "
 		"AS calls, "
@@ -40,8 +42,9 @@ static const seo_pg_stmt rows[Q__COUNT] = {
 		"coalesce(sum(credits_used) FILTER (WHERE hit), 0) AS credits "
 		"FROM e GROUP BY id), "
 		"u AS (UPDATE usage_batches ub SET calls = CASE WHEN "
-		"left(ub.calls, 1) = '{' THEN jsonb_set(ub.calls::jsonb, '{c}', "
-		"s.calls::jsonb)::text ELSE s.calls::text END, unclaimed = s.unclaimed "
+		"ub.calls_compact IS NULL THEN s.calls::text ELSE ub.calls END, "
+		"calls_compact = jsonb_set(ub.calls_compact::jsonb, '{c}', "
+		"s.calls::jsonb)::text, unclaimed = s.unclaimed "
 		"FROM s WHERE ub.id = s.id AND s.n > 0 RETURNING s.credits, s.n) "
 		"SELECT (SELECT coalesce(sum(credits_used), 0) FROM c) + "
 		"(SELECT coalesce(sum(credits), 0) FROM u), "

@@ -120,7 +120,7 @@ static char *fingerprint(const char *ws)
 		"charged, credits_used, request_id, outcome, created_at), ';' "
 		"ORDER BY request_id) FROM usage_all WHERE workspace_id = $1), "
 		"(SELECT string_agg(concat_ws('|', user_id, key_id, first_at, last_at, "
-		"n_calls, credits_used, unclaimed, calls), ';' "
+		"n_calls, credits_used, unclaimed, calls, calls_compact), ';' "
 		"ORDER BY first_at, key_id, user_id) FROM usage_batches "
 		"WHERE workspace_id = $1), "
 		"(SELECT string_agg(concat_ws('|', holder, stream, reported_seq), ';' "

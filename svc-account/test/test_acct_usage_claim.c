@@ -50,8 +50,8 @@ static void row(const char *id, const char *key, long long credits, long long ag
 
 /* A batch `id` of `key` (usage_batches) of `n` calls of 1 credit each
  * but the first (0: refunded), made `age`, `age` - step, ... ms before
- * NOW, its calls' text in migration 010's compact form or, `old` set,
- * in 008's array. */
+ * NOW, its calls in migration 010's calls_compact or, `old` set, in
+ * 008's array in calls. */
 static void batch_as(int old, const char *id, const char *key, int n,
 		     long long age, long long step)
 {
@@ -61,9 +61,10 @@ static void batch_as(int old, const char *id, const char *key, int n,
 	CU_ASSERT_FATAL(q != NULL);
 	len = (size_t)sprintf(q, "INSERT INTO usage_batches (id, workspace_id, key_id, "
 			      "first_at, last_at, n_calls, credits_used, unclaimed, "
-			      "calls) VALUES ('%s', '%s', '%s', %lld, %lld, %d, %d, %d, '%s",
-			      id, ws, key, NOW - age, NOW - age + (n - 1) * step, n,
-			      n - 1, n, old ? "[" : "{\"p\":\"req_");
+			      "calls%s) VALUES ('%s', '%s', '%s', %lld, %lld, %d, %d, %d, %s",
+			      old ? "" : ", calls_compact", id, ws, key, NOW - age,
+			      NOW - age + (n - 1) * step, n, n - 1, n,
+			      old ? "'[" : "'[]', '{\"p\":\"req_");
 	if (!old)
 		len += (size_t)sprintf(q + len, "%s_\",\"c\":[", id);
 	for (int i = 0; i < n; i++) {
@@ -165,8 +166,9 @@ static void test_batches(void)
 	CU_ASSERT_EQUAL(calls, 5);
 	CU_ASSERT_EQUAL(credits, 4);
 	/* A claimed batch keeps its form, every call named by usage_all. */
-	r = PQexec(db, "SELECT count(*) FILTER (WHERE left(calls, 1) = '{'), "
-		       "count(*) FILTER (WHERE left(calls, 1) = '[') FROM usage_batches "
+	r = PQexec(db, "SELECT count(*) FILTER (WHERE calls = '[]' AND "
+		       "left(calls_compact, 1) = '{'), count(*) FILTER (WHERE "
+		       "calls_compact IS NULL) FROM usage_batches "
 		       "WHERE key_id IN ('key_c', 'key_d')");
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "2");
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "2");

@@ -90,12 +90,14 @@ def clear_usage(c, key):
     rows, and its calls in batches (a leased call's, migration 008)."""
     db(c, "UPDATE usage SET attributed_to = 'act_setup' WHERE key_id = '%s' "
           "AND attributed_to IS NULL" % key_id(key))
-    db(c, "UPDATE usage_batches b SET unclaimed = 0, calls = (SELECT CASE WHEN "
-          "left(b.calls, 1) = '{' THEN jsonb_set(b.calls::jsonb, '{c}', a::jsonb)::text "
-          "ELSE a::text END FROM (SELECT json_agg(CASE WHEN x.attributed_to IS NULL "
-          "THEN json_build_array(e->0, e->1, e->2, e->3, e->4, e->5, 'act_setup') "
-          "ELSE e END ORDER BY o) AS a FROM usage_batch_calls(b.calls, b.first_at) x) s) "
-          "WHERE key_id = '%s' AND unclaimed > 0" % key_id(key))
+    db(c, "UPDATE usage_batches b SET unclaimed = 0, calls = CASE WHEN "
+          "b.calls_compact IS NULL THEN s.a::text ELSE b.calls END, calls_compact = "
+          "jsonb_set(b.calls_compact::jsonb, '{c}', s.a::jsonb)::text FROM (SELECT "
+          "b2.id, json_agg(CASE WHEN x.attributed_to IS NULL THEN json_build_array("
+          "e->0, e->1, e->2, e->3, e->4, e->5, 'act_setup') ELSE e END ORDER BY o) AS a "
+          "FROM usage_batches b2, usage_batch_calls(b2.calls, b2.calls_compact, "
+          "b2.first_at) x WHERE b2.key_id = '%s' AND b2.unclaimed > 0 GROUP BY b2.id) s "
+          "WHERE b.id = s.id" % key_id(key))
 
 
 @test
