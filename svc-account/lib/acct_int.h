@@ -638,10 +638,11 @@ typedef struct acct__batch_call {
 } acct__batch_call;
 
 /*
- * Writes into `w` (appending) the text of usage_batches.calls for calls
- * c[0 .. n) of one batch (migration 010): names said once, request ids
- * after their common prefix, times from `first` (the batch's first_at:
- * none may be earlier), `now` standing for a call without its time.
+ * Writes into `w` (appending) the text of usage_batches.calls_compact
+ * for calls c[0 .. n) of one batch (migration 010): names said once,
+ * request ids after their common prefix, times from `first` (the batch's
+ * first_at: none may be earlier), `now` standing for a call without its
+ * time.
  * Returns 0, or SEO_ENOMEM when `w` failed.
  */
 int acct__usage_text(seo_jw *w, const acct__batch_call *c, size_t n,

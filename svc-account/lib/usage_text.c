@@ -2,7 +2,7 @@
  * The text of a usage batch's calls (acct_int.h, migration 010): what a
  * busy key repeats at every call (its routes and domains, the gateway's
  * request id prefix, the time to the millisecond) is said once a batch,
- * so that svc-account formats and PostgreSQL compresses and stores a
+ * so that svc-account formats, and PostgreSQL receives and compresses, a
  * quarter of the bytes.
  */
 #include "acct_int.h"
