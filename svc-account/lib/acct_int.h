@@ -541,8 +541,9 @@ int acct__leases_load(acct__leases *r, PGconn *pg, const char *workspace_id,
 int acct__leases_reload(acct__leases *r, PGconn *pg, acct_err *err);
 /* The credits the workspace's open leases hold unused (0: none). */
 int64_t acct__leases_unused(acct__leases *r, const char *workspace_id);
-/* As acct__leases_unused(), for a ledger batch: waits for a Lease being
- * committed to set its state. */
+/* As acct__leases_unused(), for a ledger batch's balances and a debit's
+ * choice to recall (service.c): waits for a Lease being committed to set
+ * its state. */
 int64_t acct__leases_unused_settled(acct__leases *r, const char *workspace_id);
 /* How many leases the workspace has open. */
 int64_t acct__leases_count(acct__leases *r, const char *workspace_id);
