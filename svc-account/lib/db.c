@@ -17,6 +17,11 @@
 /* A constant of acct_int.h written into a statement. */
 #define SQL_NUM_(x) #x
 #define SQL_NUM(x) SQL_NUM_(x)
+/* What the open leases of workspace `ws` (an SQL expression) hold
+ * unused: still the customer's, so every balance shown adds it. */
+#define SQL_LEASES_UNUSED(ws)                                                \
+	"(SELECT coalesce(sum(granted - used), 0) FROM credit_leases "        \
+	"WHERE workspace_id = " ws " AND closed_at IS NULL)"
 
 static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 	[ACCT_Q_KEY_LOOKUP] = {"key_lookup",
@@ -60,14 +65,13 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE id = $1 RETURNING id"},
 	[ACCT_Q_NOTIFY] = {"notify",
 		"SELECT pg_notify('" ACCT_AUTH_CHANNEL "', $1)"},
-	/* The balance a customer is shown: what the open leases hold unused,
-	 * whichever replica granted them, is still theirs; one snapshot, so a
-	 * top-up committed anywhere moves credits within it, never out of it
-	 * (test_acct_lease's replica test). */
+	/* The balance a customer is shown, with its open leases whichever
+	 * replica granted them: one snapshot, so a top-up committed anywhere
+	 * moves credits within it, never out of it (test_acct_lease's
+	 * replica test). */
 	[ACCT_Q_BALANCE] = {"balance",
-		"SELECT w.balance + (SELECT coalesce(sum(l.granted - l.used), 0) "
-		"FROM credit_leases l WHERE l.workspace_id = w.id "
-		"AND l.closed_at IS NULL) FROM workspaces w WHERE w.id = $1"},
+		"SELECT balance + " SQL_LEASES_UNUSED("w.id") " FROM workspaces w "
+		"WHERE id = $1"},
 	[ACCT_Q_WORKSPACE_INSERT] = {"workspace_insert",
 		"INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)"},
 	/* The balance answered counts what open leases hold; the holders
@@ -77,8 +81,7 @@ static const seo_pg_stmt stmts[ACCT__Q_COUNT] = {
 		"WHERE id = $1 RETURNING id, balance), "
 		"l AS (INSERT INTO ledger (workspace_id, delta, reason, created_at) "
 		"SELECT id, $2, 'grant', $3 FROM w) "
-		"SELECT balance + (SELECT coalesce(sum(granted - used), 0) FROM credit_leases "
-		"WHERE workspace_id = w.id AND closed_at IS NULL), "
+		"SELECT balance + " SQL_LEASES_UNUSED("w.id") ", "
 		"pg_notify('" ACCT_AUTH_CHANNEL "', '" ACCT_AUTH_BALANCE_PREFIX "' || id) FROM w"},
 	/* Locks in id order everywhere, so that two writers cannot deadlock. */
 	[ACCT_Q_LEDGER_LOCK_CHARGES] = {"ledger_lock_charges",
