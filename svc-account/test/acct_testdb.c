@@ -1,6 +1,8 @@
 /* The set-up svc-account's tests against PostgreSQL share (acct_testdb.h). */
 #include "acct_testdb.h"
 
+#include <CUnit/Basic.h>
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +50,26 @@ void acct_testdb_close(acct_testdb *t)
 	PQfinish(t->db);
 	test_pgdb_drop(&t->pgdb);
 	memset(t, 0, sizeof(*t));
+}
+
+int acct_testdb_run(acct_testdb *t, const char *suite,
+		    const acct_testdb_case *cases, size_t n)
+{
+	unsigned failures = 1;
+	CU_pSuite s;
+
+	if (CU_initialize_registry() == CUE_SUCCESS) {
+		s = CU_add_suite(suite, NULL, NULL);
+		for (size_t i = 0; s != NULL && i < n; i++)
+			CU_add_test(s, cases[i].name, cases[i].fn);
+		CU_basic_set_mode(CU_BRM_VERBOSE);
+		CU_basic_run_tests();
+		failures = CU_get_number_of_failures() +
+			   CU_get_number_of_suites_failed() + (s == NULL);
+		CU_cleanup_registry();
+	}
+	acct_testdb_close(t);
+	return failures == 0 ? 0 : 1;
 }
 
 long long acct_testdb_int(PGconn *db, const char *sql, ...)

@@ -1008,47 +1008,40 @@ static void test_replica_reads_see_top_ups(void)
 	acct_free(other);
 }
 
+static const acct_testdb_case cases[] = {
+	{"open, report, top up, close", test_numbers},
+	{"a report sent again applies once", test_report_twice},
+	{"calls written once by their stream and number",
+	 test_report_by_sequence},
+	{"usage rows' ids in time order", test_ids_in_time_order},
+	{"calls without an open lease are free", test_calls_without_lease_free},
+	{"top-ups: 10000 at least, an eighth at most", test_sizing},
+	{"no top-up while recalled", test_recalled_no_top_up},
+	{"outside counts the other holders", test_outside},
+	{"the reconcile job expires stale leases", test_expiry},
+	{"calls reported beyond the lease", test_overspent},
+	{"a debit short of balance recalls the leases", test_recall},
+	{"a recall nobody answers refuses after the wait",
+	 test_recall_unanswered},
+	{"bad input", test_bad_input},
+	{"a grant reaches the holders", test_balance_event},
+	{"a watch lease holds nothing and never delays a debit",
+	 test_watch_lease},
+	{"a recall waits only for leases holding credits",
+	 test_recall_ignores_watch_leases},
+	{"8 holders at once conserve credits", test_concurrent_holders},
+	{"a restart keeps the open leases", test_restart_keeps_leases},
+	{"a replica's balance counts the leases granted elsewhere",
+	 test_replica_reads_see_top_ups},
+};
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_lease", "acct_lease");
-	CU_pSuite s;
-	unsigned failures;
 
 	if (rc != 0)
 		return rc < 0;
 	db = T.db;
 	svc = T.svc;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("leases", NULL, NULL);
-	CU_add_test(s, "open, report, top up, close", test_numbers);
-	CU_add_test(s, "a report sent again applies once", test_report_twice);
-	CU_add_test(s, "calls written once by their stream and number",
-		    test_report_by_sequence);
-	CU_add_test(s, "usage rows' ids in time order", test_ids_in_time_order);
-	CU_add_test(s, "calls without an open lease are free", test_calls_without_lease_free);
-	CU_add_test(s, "top-ups: 10000 at least, an eighth at most", test_sizing);
-	CU_add_test(s, "no top-up while recalled", test_recalled_no_top_up);
-	CU_add_test(s, "outside counts the other holders", test_outside);
-	CU_add_test(s, "the reconcile job expires stale leases", test_expiry);
-	CU_add_test(s, "calls reported beyond the lease", test_overspent);
-	CU_add_test(s, "a debit short of balance recalls the leases", test_recall);
-	CU_add_test(s, "a recall nobody answers refuses after the wait",
-		    test_recall_unanswered);
-	CU_add_test(s, "bad input", test_bad_input);
-	CU_add_test(s, "a grant reaches the holders", test_balance_event);
-	CU_add_test(s, "a watch lease holds nothing and never delays a debit",
-		    test_watch_lease);
-	CU_add_test(s, "a recall waits only for leases holding credits",
-		    test_recall_ignores_watch_leases);
-	CU_add_test(s, "8 holders at once conserve credits", test_concurrent_holders);
-	CU_add_test(s, "a restart keeps the open leases", test_restart_keeps_leases);
-	CU_add_test(s, "a replica's balance counts the leases granted elsewhere",
-		    test_replica_reads_see_top_ups);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	acct_testdb_close(&T);
-	return failures == 0 ? 0 : 1;
+	return ACCT_TESTDB_RUN(&T, "leases", cases);
 }

@@ -693,35 +693,27 @@ static void test_time_batch(void)
 	       (long long)(single_us / TIME_REPS), TIME_REPS);
 }
 
+static const acct_testdb_case cases[] = {
+	{"a batch of 300 leaves what 300 Leases leave",
+	 test_same_as_one_by_one},
+	{"a bad report or an unknown workspace refused alone",
+	 test_report_refused_alone},
+	{"a batch over the limits, a workspace twice, two holders: refused whole",
+	 test_batch_refused_whole},
+	{"a batch sent again writes every call once", test_batch_sent_again},
+	{"two holders in opposite orders and debits: no deadlock, credits conserved",
+	 test_two_holders_and_debits},
+	{"200 workspaces: a batch against 200 Leases (printed)",
+	 test_time_batch},
+};
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_lease_batch", "acct_lease_batch");
-	CU_pSuite s;
-	unsigned failures;
 
 	if (rc != 0)
 		return rc < 0;
 	db = T.db;
 	svc = T.svc;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("lease batches", NULL, NULL);
-	CU_add_test(s, "a batch of 300 leaves what 300 Leases leave",
-		    test_same_as_one_by_one);
-	CU_add_test(s, "a bad report or an unknown workspace refused alone",
-		    test_report_refused_alone);
-	CU_add_test(s, "a batch over the limits, a workspace twice, two holders: "
-		       "refused whole", test_batch_refused_whole);
-	CU_add_test(s, "a batch sent again writes every call once",
-		    test_batch_sent_again);
-	CU_add_test(s, "two holders in opposite orders and debits: no deadlock, "
-		       "credits conserved", test_two_holders_and_debits);
-	CU_add_test(s, "200 workspaces: a batch against 200 Leases (printed)",
-		    test_time_batch);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	acct_testdb_close(&T);
-	return failures == 0 ? 0 : 1;
+	return ACCT_TESTDB_RUN(&T, "lease batches", cases);
 }

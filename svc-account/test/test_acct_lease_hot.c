@@ -401,32 +401,24 @@ static int pgss_present(void)
 	return ok;
 }
 
+static const acct_testdb_case cases[] = {
+	{"a lease reported on lives its TTL past the report",
+	 test_reported_lives_ttl},
+	{"a lease last reported on before migration 009 lives its TTL",
+	 test_reported_before_009},
+	{"a stream reported on is kept its day", test_reported_stream_kept},
+	{"reports of 100 workspaces in 200 batches: updates heap-only",
+	 test_reports_hot},
+};
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_lease_hot", "acct_lease_hot");
-	CU_pSuite s;
-	unsigned failures;
 
 	if (rc != 0)
 		return rc < 0;
 	db = T.db;
 	svc = T.svc;
 	have_pgss = pgss_present();
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("lease reports heap-only", NULL, NULL);
-	CU_add_test(s, "a lease reported on lives its TTL past the report",
-		    test_reported_lives_ttl);
-	CU_add_test(s, "a lease last reported on before migration 009 lives "
-		       "its TTL", test_reported_before_009);
-	CU_add_test(s, "a stream reported on is kept its day",
-		    test_reported_stream_kept);
-	CU_add_test(s, "reports of 100 workspaces in 200 batches: updates "
-		       "heap-only", test_reports_hot);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	acct_testdb_close(&T);
-	return failures == 0 ? 0 : 1;
+	return ACCT_TESTDB_RUN(&T, "lease reports heap-only", cases);
 }

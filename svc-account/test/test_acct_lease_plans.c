@@ -180,26 +180,17 @@ static void test_report_plans(void)
 	CU_ASSERT_EQUAL(bad, 0);
 }
 
+static const acct_testdb_case cases[] = {
+	{"a report's generic plans find leases and streams by index",
+	 test_report_plans},
+};
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_lease_plans", "acct_lease_plans");
-	CU_pSuite s;
-	unsigned failures;
 
 	if (rc != 0)
 		return rc < 0;
 	db = T.db;
-	if (CU_initialize_registry() != CUE_SUCCESS) {
-		acct_testdb_close(&T);
-		return 1;
-	}
-	s = CU_add_suite("lease report plans", NULL, NULL);
-	CU_add_test(s, "a report's generic plans find leases and streams by index",
-		    test_report_plans);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	acct_testdb_close(&T);
-	return failures == 0 ? 0 : 1;
+	return ACCT_TESTDB_RUN(&T, "lease report plans", cases);
 }

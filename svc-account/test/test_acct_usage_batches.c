@@ -360,32 +360,28 @@ static void test_every_field_read_back(void)
 			      ws), 0);
 }
 
+static const acct_testdb_case cases[] = {
+	{"pages merge batches and per-call rows in order",
+	 test_pages_merge_in_order},
+	{"the largest report, from 20 keys", test_largest_report_many_keys},
+	{"text JSON escapes, read back", test_text_escaped},
+	{"every field read back", test_every_field_read_back},
+};
+
 int main(void)
 {
 	int rc = acct_testdb_open(&T, "test_acct_usage_batches", "acct_batches");
-	unsigned failures;
-	CU_pSuite s;
 
 	if (rc != 0)
 		return rc < 0;
 	db = T.db;
 	svc = T.svc;
 	text = calloc(REPORTS * 200 * 4 + ACCT_LEASE_CALLS_MAX * 2 + 1000, sizeof(*text));
-	if (text == NULL || CU_initialize_registry() != CUE_SUCCESS) {
+	if (text == NULL) {
 		acct_testdb_close(&T);
 		return 1;
 	}
-	s = CU_add_suite("usage_batches", NULL, NULL);
-	CU_add_test(s, "pages merge batches and per-call rows in order",
-		    test_pages_merge_in_order);
-	CU_add_test(s, "the largest report, from 20 keys", test_largest_report_many_keys);
-	CU_add_test(s, "text JSON escapes, read back", test_text_escaped);
-	CU_add_test(s, "every field read back", test_every_field_read_back);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	acct_testdb_close(&T);
+	rc = ACCT_TESTDB_RUN(&T, "usage_batches", cases);
 	free(text);
-	return failures == 0 ? 0 : 1;
+	return rc;
 }
