@@ -87,23 +87,22 @@ static int fill_workspaces(void)
 /* Closed leases and streams of three holders numbered (from, to]. */
 static int fill(int from, int to)
 {
+	static const char *const rows[] = {
+		"INSERT INTO credit_leases (id, workspace_id, holder, granted, "
+		"used, created_at, renewed_at, reported_at, closed_at) "
+		"SELECT 'lse_plan' || g, 'ws_plan' || (g %% %d + 1), 'gw' || (g %% 3), "
+		"100, 50, g, g, g, g FROM generate_series(%d, %d) g",
+		"INSERT INTO lease_streams (workspace_id, holder, stream, "
+		"reported_seq, updated_at) SELECT 'ws_plan' || (g %% %d + 1), "
+		"'gw' || (g %% 3), 'st' || g, g, g FROM generate_series(%d, %d) g",
+	};
 	char sql[512];
 
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO credit_leases (id, workspace_id, holder, granted, "
-		 "used, created_at, renewed_at, reported_at, closed_at) "
-		 "SELECT 'lse_plan' || g, 'ws_plan' || (g %% %d + 1), 'gw' || (g %% 3), "
-		 "100, 50, g, g, g, g FROM generate_series(%d, %d) g",
-		 FILL_WORKSPACES, from + 1, to);
-	if (run(sql) != 0)
-		return -1;
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO lease_streams (workspace_id, holder, stream, "
-		 "reported_seq, updated_at) SELECT 'ws_plan' || (g %% %d + 1), "
-		 "'gw' || (g %% 3), 'st' || g, g, g FROM generate_series(%d, %d) g",
-		 FILL_WORKSPACES, from + 1, to);
-	if (run(sql) != 0)
-		return -1;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(sql, sizeof(sql), rows[i], FILL_WORKSPACES, from + 1, to);
+		if (run(sql) != 0)
+			return -1;
+	}
 	return run("ANALYZE workspaces, credit_leases, lease_streams");
 }
 

@@ -37,6 +37,20 @@ static void sql(const char *q)
 }
 
 /* A usage row of `key` made `age` ms before NOW. */
+/* The first row of `q`, its values joined by '|', into out[0 .. size). */
+static const char *first_row(const char *q, char *out, size_t size)
+{
+	PGresult *r = PQexec(db, q);
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int i = 0; PQntuples(r) > 0 && i < PQnfields(r) && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i > 0 ? "|" : "",
+					PQgetvalue(r, 0, i));
+	PQclear(r);
+	return out;
+}
+
 static void row(const char *id, const char *key, long long credits, long long age)
 {
 	char q[512];
@@ -131,6 +145,7 @@ static void test_window_and_key(void)
 static void test_batches(void)
 {
 	int64_t credits = -1, calls = -1;
+	char got[512];
 	PGresult *r;
 
 	row("chg_c1", "key_c", 4, HOUR);
@@ -150,15 +165,13 @@ static void test_batches(void)
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 1, 1), "0");
 	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 2, 1), "2");
 	PQclear(r);
-	r = PQexec(db, "SELECT count(*) FILTER (WHERE attributed_to = 'act_c'), "
-		       "count(*) FILTER (WHERE attributed_to IS NULL), "
-		       "count(*) FILTER (WHERE attributed_to = 'act_c' AND "
-		       "created_at < 1800000000000 - 86400000) FROM usage_all "
-		       "WHERE key_id = 'key_c'");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "8");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "8");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 2), "0");
-	PQclear(r);
+	CU_ASSERT_STRING_EQUAL(first_row("SELECT count(*) FILTER (WHERE "
+					 "attributed_to = 'act_c'), count(*) FILTER "
+					 "(WHERE attributed_to IS NULL), count(*) "
+					 "FILTER (WHERE attributed_to = 'act_c' AND "
+					 "created_at < 1800000000000 - 86400000) "
+					 "FROM usage_all WHERE key_id = 'key_c'",
+					 got, sizeof(got)), "8|8|0");
 	claim(db, "key_c", "act_c2", &credits, &calls);
 	CU_ASSERT_EQUAL(calls, 0);
 	CU_ASSERT_EQUAL(credits, 0);
@@ -166,24 +179,23 @@ static void test_batches(void)
 	CU_ASSERT_EQUAL(calls, 5);
 	CU_ASSERT_EQUAL(credits, 4);
 	/* A claimed batch keeps its form, every call named by usage_all. */
-	r = PQexec(db, "SELECT count(*) FILTER (WHERE calls = '[]' AND "
-		       "left(calls_compact, 1) = '{'), count(*) FILTER (WHERE "
-		       "calls_compact IS NULL) FROM usage_batches "
-		       "WHERE key_id IN ('key_c', 'key_d')");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "2");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "2");
-	PQclear(r);
-	r = PQexec(db, "SELECT string_agg(concat_ws('|', request_id, endpoint, "
-		       "coalesce(domain, '-'), charged, credits_used, attributed_to, "
-		       "created_at - 1800000000000), ' ' ORDER BY id) FROM usage_all "
-		       "WHERE key_id = 'key_d'");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0),
+	CU_ASSERT_STRING_EQUAL(first_row("SELECT count(*) FILTER (WHERE calls = "
+					 "'[]' AND left(calls_compact, 1) = '{'), "
+					 "count(*) FILTER (WHERE calls_compact IS "
+					 "NULL) FROM usage_batches WHERE key_id IN "
+					 "('key_c', 'key_d')", got, sizeof(got)),
+			       "2|2");
+	CU_ASSERT_STRING_EQUAL(first_row("SELECT string_agg(concat_ws('|', "
+					 "request_id, endpoint, coalesce(domain, "
+					 "'-'), charged, credits_used, attributed_to, "
+					 "created_at - 1800000000000), ' ' ORDER BY "
+					 "id) FROM usage_all WHERE key_id = 'key_d'",
+					 got, sizeof(got)),
 			       "req_ubt_d1_0|backlinks|-|1|0|act_d|-3600000 "
 			       "req_ubt_d1_1|backlinks|-|1|1|act_d|-3599999 "
 			       "req_ubt_d1_2|backlinks|-|1|1|act_d|-3599998 "
 			       "req_ubt_d1_3|backlinks|-|1|1|act_d|-3599997 "
 			       "req_ubt_d1_4|backlinks|-|1|1|act_d|-3599996");
-	PQclear(r);
 	/* A new call of the key after the claim is the next claim's. */
 	batch("ubt_c3", "key_c", 1, 1, 1);
 	claim(db, "key_c", "act_c3", &credits, &calls);
@@ -210,8 +222,7 @@ static void test_racing_claims_take_each_row_once(void)
 {
 	pthread_t t[RACERS];
 	int64_t total = 0;
-	char q[256];
-	PGresult *r;
+	char q[256], got[64];
 
 	snprintf(q, sizeof(q),
 		 "INSERT INTO usage (id, workspace_id, key_id, endpoint, charged, "
@@ -231,15 +242,13 @@ static void test_racing_claims_take_each_row_once(void)
 		total += race_calls[i];
 	}
 	CU_ASSERT_EQUAL(total, RACE_ROWS * 2);
-	r = PQexec(db, "SELECT count(*), count(DISTINCT id) FROM usage_all "
-		       "WHERE key_id = 'key_race' AND attributed_to IS NOT NULL");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "800");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 1), "800");
-	PQclear(r);
-	r = PQexec(db, "SELECT count(*) FROM usage_all WHERE key_id = 'key_race' "
-		       "AND attributed_to IS NULL");
-	CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "0");
-	PQclear(r);
+	CU_ASSERT_STRING_EQUAL(first_row("SELECT count(*), count(DISTINCT id) "
+					 "FROM usage_all WHERE key_id = 'key_race' "
+					 "AND attributed_to IS NOT NULL", got,
+					 sizeof(got)), "800|800");
+	CU_ASSERT_STRING_EQUAL(first_row("SELECT count(*) FROM usage_all WHERE "
+					 "key_id = 'key_race' AND attributed_to "
+					 "IS NULL", got, sizeof(got)), "0");
 }
 
 int main(void)
