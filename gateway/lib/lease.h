@@ -45,18 +45,19 @@
  * GW_LEASE_REPORT_CALLS calls or its oldest call waited
  * GW_LEASE_REPORT_MAX_MS (at once when a read waits for it, a top-up is
  * wanted or the lease is given back): a workspace spending little pays a
- * report's rows for many calls, not for one or two. */
-#define GW_LEASE_REPORT_CALLS 256
-#define GW_LEASE_REPORT_MAX_MS 500
+ * report's rows for many calls, not for one or two (docs/decisions.md
+ * "A report pays for many calls"). */
+#define GW_LEASE_REPORT_CALLS 2048
+#define GW_LEASE_REPORT_MAX_MS 2000
 #define GW_LEASE_IDLE_MS 5000
 #define GW_LEASE_STALE_MS 20000
 /* After a Lease call failed or granted nothing, the next waits this. */
 #define GW_LEASE_RETRY_MS 1000
 /* Calls one report carries at most: svc-account's limit for a call
  * (ACCT_LEASE_CALLS_MAX). A workspace spending faster than
- * GW_LEASE_REPORT_CALLS a tick pays one report a tick, not one per 1,024
- * calls: a report's transaction costs svc-account and PostgreSQL about
- * as much as a thousand of its calls (docs/decisions.md "A report pays
+ * GW_LEASE_REPORT_CALLS a tick pays one report a tick, not several: a
+ * report's transaction costs svc-account and PostgreSQL about as much as
+ * a thousand of its calls (docs/decisions.md "A report pays
  * for many calls"). */
 #define GW_LEASE_BATCH 4096
 
