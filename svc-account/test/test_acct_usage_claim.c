@@ -36,7 +36,6 @@ static void sql(const char *q)
 	PQclear(r);
 }
 
-/* A usage row of `key` made `age` ms before NOW. */
 /* The first row of `q`, its values joined by '|', into out[0 .. size). */
 static const char *first_row(const char *q, char *out, size_t size)
 {
@@ -51,6 +50,7 @@ static const char *first_row(const char *q, char *out, size_t size)
 	return out;
 }
 
+/* A usage row of `key` made `age` ms before NOW. */
 static void row(const char *id, const char *key, long long credits, long long age)
 {
 	char q[512];
